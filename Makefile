@@ -1,0 +1,27 @@
+# satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite.
+# Both bootstrap first (Debian packages only if missing, pinned Python packages in .venv/).
+# SPDX-License-Identifier: BSD-2-Clause
+
+.PHONY: demo test bench bootstrap clean
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
+
+demo: bootstrap
+	$(PY) -m satemu.demo
+
+test: bootstrap
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: bootstrap
+	$(PY) bench/bench_channel.py
+
+bootstrap: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/bootstrap.sh
+	bash scripts/bootstrap.sh
+	touch $@
+
+clean:
+	rm -rf build

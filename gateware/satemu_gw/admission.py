@@ -1,0 +1,250 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Admission engine: decides each frame's fate and schedules its departure and egress cycles."""
+
+from amaranth import Module, Signal, Mux
+from amaranth.lib import fifo, stream, wiring, data
+from amaranth.lib.wiring import In, Out
+
+from satemu.regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT
+
+from .layouts import Config, IngressDesc, Decision
+from .prng import Prng
+from .sertime import SerTime
+
+ENGINE_COUNTERS = ["rx_frames", "rx_bytes", "drop_runt", "drop_oversize", "drop_error",
+                   "drop_loss", "drop_queue", "drop_mem"]
+ENGINE_GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
+                 "mem_words_now", "mem_words_hwm"]
+
+QueueEntry = data.StructLayout({"departure": 48, "length": 16})
+
+
+class Admission(wiring.Component):
+    """Processes ingress descriptors in arrival order, at its own pace, but every decision is a
+    function of the frame's arrival cycle, never of when the engine gets to it:
+
+    * the bottleneck queue holds the frames whose departure cycle is >= the arrival cycle;
+    * memory holds the words of frames whose egress has not started before the arrival cycle
+      (the ingress snapshots the freed-words counter at that cycle);
+    * a staged commit applies to frames that arrive after the commit cycle.
+
+    The shaper keeps the virtual finish time V exactly as ``vi + vf/rate_den``.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        ports = {
+            "desc": In(stream.Signature(IngressDesc)),
+            "decision": Out(stream.Signature(Decision)),
+            "now": In(64),
+            "freed": In(32),
+            "cfg": In(Config),
+            "staged": In(Config),
+            "pending": In(1),
+            "commit_at": In(64),
+            "commit_flags": In(3),
+            "apply": Out(1),
+            "layout_ok": Out(1),
+            "empty": Out(1),
+            "clear": In(1),
+        }
+        ports.update({name: Out(64) for name in ENGINE_COUNTERS + ENGINE_GAUGES})
+        super().__init__(ports)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        cfg = self.cfg
+        m.submodules.prng = prng = Prng()
+        m.submodules.sertime = st = SerTime(m_bits=12)
+        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=QueueEntry.size, depth=p.queue_depth)
+        head = QueueEntry(queue.r_data)
+
+        cur = Signal(IngressDesc)
+        words = Signal(17)
+        beats = Signal(14)
+        m.d.comb += [beats.eq((cur.length + 7) >> 3), words.eq(beats + 1)]
+
+        vi = Signal(64)
+        vf = Signal(32)
+        egress_free = Signal(64)
+        admitted = Signal(32)       # words admitted to memory, mod 2^32
+        wr_off = Signal(32)
+        q_frames = Signal(range(p.queue_depth + 1))
+        q_bytes = Signal(33)
+        ge_bad = Signal()
+        lost = Signal()
+        departure = Signal(64)
+        release = Signal(64)
+        dec = Signal(Decision)
+
+        cnt = {name: getattr(self, name) for name in ENGINE_COUNTERS}
+        drop = {name: Signal(name=f"inc_{name}") for name in ENGINE_COUNTERS[2:]}
+        for name, inc in drop.items():
+            with m.If(self.clear):
+                m.d.sync += cnt[name].eq(0)
+            with m.Elif(inc):
+                m.d.sync += cnt[name].eq(cnt[name] + 1)
+
+        mem_used = Signal(32)
+        m.d.comb += [
+            mem_used.eq(admitted - cur.freed),
+            self.mem_words_now.eq((admitted - self.freed)[:32]),
+            self.empty.eq(admitted == self.freed),
+            self.queue_frames_now.eq(q_frames),
+            self.queue_bytes_now.eq(q_bytes),
+            self.decision.payload.eq(dec),
+            prng.seed.eq(self.staged.seed),
+            st.q.eq(cfg.rate_q), st.num.eq(cfg.rate_num), st.den.eq(cfg.rate_den),
+        ]
+
+        def pop_if_before(t):
+            diff = Signal(48)
+            m.d.comb += diff.eq(t[:48] - head.departure)
+            due = queue.r_rdy & (diff != 0) & ~diff[47]
+            with m.If(due):
+                m.d.comb += queue.r_en.eq(1)
+                m.d.sync += [q_frames.eq(q_frames - 1), q_bytes.eq(q_bytes - head.length)]
+            return due
+
+        def hwm(gauge, value):
+            with m.If(value > gauge):
+                m.d.sync += gauge.eq(value)
+
+        with m.If(self.clear):
+            m.d.sync += [self.rx_frames.eq(0), self.rx_bytes.eq(0)]
+
+        with m.FSM():
+            with m.State("IDLE"):
+                apply = self.pending & (~self.desc.valid | (self.desc.payload.arrival > self.commit_at))
+                with m.If(apply):
+                    layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
+                    m.d.comb += [self.apply.eq(1), self.layout_ok.eq(layout_ok)]
+                    with m.If(self.staged.rate_den != cfg.rate_den):
+                        m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
+                    with m.If((self.commit_flags & COMMIT_RESEED).any()):
+                        m.d.comb += prng.load.eq(1)
+                        m.d.sync += ge_bad.eq(0)
+                    with m.If(layout_ok):
+                        m.d.sync += wr_off.eq(0)
+                with m.Elif(self.desc.valid):
+                    m.d.comb += [self.desc.ready.eq(1), st.start.eq(1),
+                                 st.m.eq(self.desc.payload.length + cfg.overhead)]
+                    m.d.sync += cur.eq(self.desc.payload)
+                    with m.If(~self.clear):
+                        m.d.sync += [self.rx_frames.eq(self.rx_frames + 1),
+                                     self.rx_bytes.eq(self.rx_bytes + self.desc.payload.length)]
+                    m.next = "POP"
+                with m.Else():
+                    pop_if_before(self.now)
+
+            with m.State("POP"):
+                with m.If(~pop_if_before(cur.arrival)):
+                    m.next = "CLASSIFY"
+
+            with m.State("CLASSIFY"):
+                m.d.sync += [dec.keep.eq(0), dec.stored.eq(cur.stored), dec.length.eq(cur.length)]
+                with m.If(cur.length < cfg.min_len):
+                    m.d.comb += drop["drop_runt"].eq(1)
+                    m.next = "EMIT"
+                with m.Elif(cur.length > cfg.max_len):
+                    m.d.comb += drop["drop_oversize"].eq(1)
+                    m.next = "EMIT"
+                with m.Elif(cur.err):
+                    m.d.comb += drop["drop_error"].eq(1)
+                    m.next = "EMIT"
+                with m.Elif(cfg.loss_mode == LOSS_BERNOULLI):
+                    m.d.comb += prng.next.eq(1)
+                    with m.If(prng.out < cfg.loss_p):
+                        m.d.comb += drop["drop_loss"].eq(1)
+                        m.next = "EMIT"
+                    with m.Else():
+                        m.next = "CHECK"
+                with m.Elif(cfg.loss_mode == LOSS_GILBERT_ELLIOTT):
+                    m.d.comb += prng.next.eq(1)
+                    m.d.sync += lost.eq(prng.out < Mux(ge_bad, cfg.ge_loss_bad, cfg.ge_loss_good))
+                    m.next = "GE_STEP"
+                with m.Else():
+                    m.next = "CHECK"
+
+            with m.State("GE_STEP"):
+                m.d.comb += prng.next.eq(1)
+                with m.If(ge_bad):
+                    with m.If(prng.out < cfg.ge_r):
+                        m.d.sync += ge_bad.eq(0)
+                with m.Else():
+                    with m.If(prng.out < cfg.ge_p):
+                        m.d.sync += ge_bad.eq(1)
+                with m.If(lost):
+                    m.d.comb += drop["drop_loss"].eq(1)
+                    m.next = "EMIT"
+                with m.Else():
+                    m.next = "CHECK"
+
+            with m.State("CHECK"):
+                with m.If((q_frames >= cfg.queue_frames) | (q_frames >= p.queue_depth)
+                          | (q_bytes + cur.length > cfg.queue_bytes)):
+                    m.d.comb += drop["drop_queue"].eq(1)
+                    m.next = "EMIT"
+                with m.Elif(mem_used + words > cfg.mem_size):
+                    m.d.comb += drop["drop_mem"].eq(1)
+                    m.next = "EMIT"
+                with m.Else():
+                    m.next = "SHAPE"
+
+            with m.State("SHAPE"):
+                # V := max(arrival, V) + (length + overhead) x (q + num/den), exactly.
+                with m.If(~st.busy):
+                    idle = (cur.arrival > vi) | ((cur.arrival == vi) & (vf == 0))
+                    si = Mux(idle, cur.arrival, vi)
+                    sf = Mux(idle, 0, vf)
+                    fsum = Signal(33)
+                    m.d.comb += fsum.eq(sf + st.tf)
+                    carry = fsum >= cfg.rate_den
+                    m.d.sync += [
+                        vi.eq(si + st.ti + carry),
+                        vf.eq(Mux(carry, fsum - cfg.rate_den, fsum)),
+                    ]
+                    m.next = "DEPART"
+
+            with m.State("DEPART"):
+                m.d.sync += [
+                    departure.eq(vi + (vf != 0)),
+                    release.eq(vi + (vf != 0) + Mux(cfg.delay > p.latency_floor, cfg.delay,
+                                                    p.latency_floor)),
+                ]
+                m.next = "SCHEDULE"
+
+            with m.State("SCHEDULE"):
+                egress = Mux(release > egress_free, release, egress_free)
+                entry = Signal(QueueEntry)
+                new_qf = q_frames + 1
+                new_qb = q_bytes + cur.length
+                new_mem = mem_used + words
+                off_sum = Signal(33)
+                m.d.comb += [
+                    entry.departure.eq(departure[:48]), entry.length.eq(cur.length),
+                    queue.w_data.eq(entry), queue.w_en.eq(1),
+                    off_sum.eq(wr_off + words),
+                ]
+                m.d.sync += [
+                    egress_free.eq(egress + beats),
+                    q_frames.eq(new_qf), q_bytes.eq(new_qb),
+                    admitted.eq(admitted + words),
+                    dec.keep.eq(1), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),
+                    wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
+                ]
+                hwm(self.queue_frames_hwm, new_qf)
+                hwm(self.queue_bytes_hwm, new_qb)
+                hwm(self.mem_words_hwm, new_mem)
+                m.next = "EMIT"
+
+            with m.State("EMIT"):
+                m.d.comb += self.decision.valid.eq(1)
+                with m.If(self.decision.ready):
+                    m.next = "IDLE"
+
+        with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
+            m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),
+                         self.mem_words_hwm.eq(0)]
+        return m

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""One direction of the link: loss, bottleneck queue, rate shaper and a delay line in memory."""
+
+from amaranth import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from satemu.channel_model import ChannelParams
+
+from .layouts import Beat, MemPortSignature, RegBusSignature
+from .ingress import Ingress
+from .admission import Admission, ENGINE_COUNTERS, ENGINE_GAUGES
+from .writer import Writer
+from .reader import Reader
+from .egress import Egress, EGRESS_COUNTERS
+from .memarb import MemArbiter
+from .regs import Regs
+
+
+class Channel(wiring.Component):
+    """Frames enter on ``sink`` and leave on ``source`` (64-bit beats); ``mem`` is a
+    LiteDRAM-native-shaped port to the delay-line region; ``bus`` holds the registers of
+    ``satemu.regmap``; ``now`` is the shared timebase. The timing contract is the one of
+    ``satemu.channel_model.simulate`` and docs/architecture.md.
+    """
+
+    def __init__(self, params: ChannelParams = ChannelParams()):
+        self.params = params
+        super().__init__({
+            "sink": In(stream.Signature(Beat)),
+            "source": Out(stream.Signature(Beat)),
+            "mem": Out(MemPortSignature(params.addr_width)),
+            "bus": In(RegBusSignature),
+            "now": In(64),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        m.submodules.regs = regs = Regs(p)
+        m.submodules.ingress = ingress = Ingress(p)
+        m.submodules.admission = adm = Admission(p)
+        m.submodules.writer = writer = Writer(p)
+        m.submodules.reader = reader = Reader(p)
+        m.submodules.egress = egress = Egress(p)
+        m.submodules.arbiter = arb = MemArbiter(p.addr_width)
+
+        wiring.connect(m, wiring.flipped(self.bus), regs.bus)
+        wiring.connect(m, wiring.flipped(self.sink), ingress.sink)
+        wiring.connect(m, ingress.desc, adm.desc)
+        wiring.connect(m, adm.decision, writer.decision)
+        wiring.connect(m, ingress.beats, writer.beats)
+        wiring.connect(m, writer.cmd, arb.wr)
+        wiring.connect(m, reader.cmd, arb.rd)
+        wiring.connect(m, reader.data, egress.data)
+        wiring.connect(m, reader.desc, egress.desc)
+        wiring.connect(m, egress.source, wiring.flipped(self.source))
+        m.d.comb += [
+            self.mem.cmd.valid.eq(arb.cmd.valid),
+            self.mem.cmd.payload.eq(arb.cmd.payload),
+            arb.cmd.ready.eq(self.mem.cmd.ready),
+            self.mem.wdata.valid.eq(writer.wdata.valid),
+            self.mem.wdata.payload.eq(writer.wdata.payload),
+            writer.wdata.ready.eq(self.mem.wdata.ready),
+            reader.rdata.valid.eq(self.mem.rdata.valid),
+            reader.rdata.payload.eq(self.mem.rdata.payload),
+            self.mem.rdata.ready.eq(reader.rdata.ready),
+
+            ingress.now.eq(self.now), adm.now.eq(self.now), egress.now.eq(self.now),
+            regs.now.eq(self.now),
+            ingress.freed.eq(egress.freed), adm.freed.eq(egress.freed),
+            reader.written.eq(writer.written),
+            adm.cfg.eq(regs.active), writer.cfg.eq(regs.active), reader.cfg.eq(regs.active),
+            adm.staged.eq(regs.staged), adm.pending.eq(regs.pending),
+            adm.commit_at.eq(regs.commit_at), adm.commit_flags.eq(regs.commit_flags),
+            regs.apply.eq(adm.apply), regs.layout_ok.eq(adm.layout_ok), regs.empty.eq(adm.empty),
+            reader.layout_reset.eq(adm.apply & adm.layout_ok),
+            adm.clear.eq(regs.clear), egress.clear.eq(regs.clear),
+        ]
+        for name in ENGINE_COUNTERS + ENGINE_GAUGES:
+            m.d.comb += getattr(regs, name).eq(getattr(adm, name))
+        for name in EGRESS_COUNTERS:
+            m.d.comb += getattr(regs, name).eq(getattr(egress, name))
+        return m

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Channel egress: starts each frame at exactly its scheduled cycle and frees its memory."""
+
+from amaranth import Module, Signal, Mux
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layouts import Beat, PlayoutDesc
+
+EGRESS_COUNTERS = ["tx_frames", "tx_bytes", "late"]
+
+
+class Egress(wiring.Component):
+    """A frame starts (``source.valid`` first rises) in the first cycle with ``now >= egress``
+    and the port idle. A frame that starts later than its scheduled cycle, because memory or the
+    sink was too slow, is counted in ``late``. At its start the frame's memory words are freed.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        super().__init__({
+            "desc": In(stream.Signature(PlayoutDesc)),
+            "data": In(stream.Signature(64)),
+            "source": Out(stream.Signature(Beat)),
+            "now": In(64),
+            "freed": Out(32),
+            "clear": In(1),
+            **{name: Out(64) for name in EGRESS_COUNTERS},
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        d = self.desc.payload
+        sending = Signal()
+        idx = Signal(14)
+        beats = (d.length + 7) >> 3
+        diff = Signal(48)
+        m.d.comb += diff.eq(self.now[:48] - d.egress)
+        due = ~diff[47]
+        start = ~sending & self.desc.valid & due
+        active = sending | start
+        last = idx + 1 == beats
+        beat = self.source.payload
+        m.d.comb += [
+            self.source.valid.eq(active & self.data.valid),
+            self.data.ready.eq(active & self.source.ready),
+            beat.data.eq(self.data.payload),
+            beat.last.eq(last),
+            beat.nbytes.eq(Mux(last, d.length - ((beats - 1) << 3), 8)),
+            beat.err.eq(0),
+        ]
+        with m.If(start):
+            m.d.sync += [sending.eq(1), self.freed.eq(self.freed + beats + 1),
+                         self.tx_frames.eq(self.tx_frames + 1),
+                         self.tx_bytes.eq(self.tx_bytes + d.length)]
+            with m.If(diff != 0):
+                m.d.sync += self.late.eq(self.late + 1)
+        with m.If(self.source.valid & self.source.ready):
+            m.d.sync += idx.eq(idx + 1)
+            with m.If(last):
+                m.d.comb += self.desc.ready.eq(1)
+                m.d.sync += [idx.eq(0), sending.eq(0)]
+        with m.If(self.clear):
+            m.d.sync += [self.tx_frames.eq(0), self.tx_bytes.eq(0), self.late.eq(0)]
+        return m

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Payload layouts and interface signatures shared by the channel's components."""
+
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from satemu.regmap import CFG_FIELDS
+
+# One 64-bit beat of a frame. Byte 0 of the beat is bits 7..0. ``nbytes`` (1..8) and ``err``
+# (bad FCS from the MAC) are meaningful on the last beat only; other beats carry 8 bytes.
+Beat = data.StructLayout({"data": 64, "last": 1, "nbytes": 4, "err": 1})
+
+# Every profile field, as the channel consumes it after COMMIT.
+Config = data.StructLayout({f.name: f.width for f in CFG_FIELDS})
+
+# A frame as the ingress saw it, when its last beat was accepted.
+IngressDesc = data.StructLayout({
+    "arrival": 64,   # cycle of the last beat
+    "length": 16,    # bytes, saturating
+    "err": 1,        # bad FCS or malformed byte count
+    "stored": 9,     # beats held in the ingress FIFO (longer frames are truncated there)
+    "freed": 32,     # memory words freed by egress before the arrival cycle (mod 2^32)
+})
+
+# The admission engine's verdict on a frame, for the memory writer.
+Decision = data.StructLayout({
+    "keep": 1,
+    "stored": 9,     # beats to take from the ingress FIFO (written if keep, else discarded)
+    "egress": 48,    # scheduled egress start cycle, mod 2^48
+    "length": 16,
+    "offset": 32,    # header word offset within the memory region
+})
+
+# Memory header word: the first word of every stored frame.
+Header = data.StructLayout({"length": 16, "egress": 48})
+
+# The playout descriptor of a frame waiting for egress: its header word.
+PlayoutDesc = Header
+
+
+def mem_cmd_layout(addr_width):
+    return data.StructLayout({"we": 1, "addr": addr_width})
+
+
+WData = data.StructLayout({"data": 64, "we": 8})
+
+
+def MemPortSignature(addr_width):
+    """A memory port shaped like a LiteDRAM native port (64-bit words, in-order read data)."""
+    return wiring.Signature({
+        "cmd": Out(stream.Signature(mem_cmd_layout(addr_width))),
+        "wdata": Out(stream.Signature(WData)),
+        "rdata": In(stream.Signature(64)),
+    })
+
+
+# A 32-bit word-addressed register bus (master's view). Reads return data one cycle after addr.
+RegBusSignature = wiring.Signature({
+    "addr": Out(8),
+    "w_en": Out(1),
+    "w_data": Out(32),
+    "r_data": In(32),
+})

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Channel register file: shadow, staged and active profile copies, controls and a stats snapshot."""
+
+from dataclasses import asdict
+
+from amaranth import Module, Signal, Value, Cat
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from satemu.channel_model import ChannelRegs
+from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
+                           STATS_SNAPSHOT, STATS_CLEAR)
+
+from .layouts import Config, RegBusSignature
+
+STAT_INPUTS = COUNTERS + [g for g in GAUGES if g != "snapshot_cycle"]
+
+
+class Regs(wiring.Component):
+    """Bus writes land in the shadow profile. A COMMIT with APPLY copies the whole shadow into the
+    staged copy at once (refused while one is still pending); the channel then copies staged to
+    active at a well-defined point (``apply``). Reads of counters come from the last snapshot.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.reset = asdict(ChannelRegs(queue_frames=params.queue_depth))
+        super().__init__({
+            "bus": In(RegBusSignature),
+            "now": In(64),
+            "active": Out(Config, init=self.reset),
+            "staged": Out(Config, init=self.reset),
+            "pending": Out(1),
+            "commit_at": Out(64),
+            "commit_flags": Out(3),
+            "apply": In(1),
+            "layout_ok": In(1),
+            "empty": In(1),
+            "clear": Out(1),
+            **{name: In(64) for name in STAT_INPUTS},
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        shadow = Signal(Config, init=self.reset)
+        bus = self.bus
+        layout_rejected = Signal()
+        refused = Signal()
+        snap = {name: Signal(64, name=f"snap_{name}") for name in STAT_INPUTS + ["snapshot_cycle"]}
+
+        # Writes.
+        for f in CFG_FIELDS:
+            field = Value.cast(getattr(shadow, f.name))
+            for k in range(f.words):
+                with m.If(bus.w_en & (bus.addr == f.offset + k)):
+                    hi = min(32 * (k + 1), f.width)
+                    m.d.sync += field[32 * k:hi].eq(bus.w_data[:hi - 32 * k])
+        commit_reg = REGMAP["commit"].offset
+        with m.If(bus.w_en & (bus.addr == commit_reg) & (bus.w_data & COMMIT_APPLY).any()):
+            with m.If(self.pending):
+                m.d.sync += refused.eq(1)
+            with m.Else():
+                m.d.sync += [self.staged.eq(shadow), self.pending.eq(1), refused.eq(0),
+                             self.commit_at.eq(self.now), self.commit_flags.eq(bus.w_data[:3])]
+        stats_w = bus.w_en & (bus.addr == REGMAP["stats"].offset)
+        with m.If(stats_w & (bus.w_data & STATS_SNAPSHOT).any()):
+            m.d.sync += [snap[n].eq(getattr(self, n)) for n in STAT_INPUTS]
+            m.d.sync += snap["snapshot_cycle"].eq(self.now)
+        m.d.comb += self.clear.eq(stats_w & (bus.w_data & STATS_CLEAR).any())
+
+        # The channel applies the staged profile.
+        with m.If(self.apply):
+            m.d.sync += [self.pending.eq(0),
+                         layout_rejected.eq((self.commit_flags & COMMIT_LAYOUT).any() & ~self.layout_ok)]
+            for f in CFG_FIELDS:
+                if f.name in ("mem_base", "mem_size"):
+                    with m.If(self.layout_ok):
+                        m.d.sync += getattr(self.active, f.name).eq(getattr(self.staged, f.name))
+                else:
+                    m.d.sync += getattr(self.active, f.name).eq(getattr(self.staged, f.name))
+
+        # Reads, one cycle after the address.
+        words = {}
+        for f in CFG_FIELDS:
+            field = Value.cast(getattr(shadow, f.name))
+            for k in range(f.words):
+                words[f.offset + k] = field[32 * k:min(32 * (k + 1), f.width)]
+        words[REGMAP["status"].offset] = Cat(self.pending, layout_rejected, self.empty, refused)
+        for name, sig in snap.items():
+            words[REGMAP[name].offset] = sig[:32]
+            words[REGMAP[name].offset + 1] = sig[32:]
+        with m.Switch(bus.addr):
+            for addr, value in words.items():
+                with m.Case(addr):
+                    m.d.sync += bus.r_data.eq(value)
+            with m.Default():
+                m.d.sync += bus.r_data.eq(0)
+        return m

@@ -1,0 +1,346 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Cycle-exact reference model of one link channel (loss, bottleneck queue, shaper, delay line).
+
+The model and the gateware (``satemu_gw.channel.Channel``) share the timing semantics written down
+in docs/architecture.md; the cocotb benches assert that both agree on every frame, exactly. The
+model works on register values (:class:`ChannelRegs`), the same numbers the gateware sees;
+:func:`channel_registers` turns physical units into them for a given system clock.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .prng import Xoshiro128pp
+from .regmap import LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, REGMAP
+
+__all__ = ["ChannelParams", "ChannelRegs", "Fate", "FrameResult", "ModelResult", "Commit",
+           "simulate", "channel_registers", "rate_registers", "probability_register",
+           "frame_beats", "frame_words", "ConfigError"]
+
+TIME48 = (1 << 48) - 1
+
+
+class ConfigError(ValueError):
+    """A physical setting that the channel registers cannot hold; the message names the field."""
+
+
+@dataclass(frozen=True)
+class ChannelParams:
+    """Elaboration-time parameters of the channel gateware, shared by the model and the RTL."""
+
+    max_frame: int = 2048        # bytes stored per frame; the longest max_len can be
+    ingress_beats: int = 512     # on-chip ingress FIFO, 64-bit beats (holds frames until decided)
+    queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
+    playout_beats: int = 512     # on-chip playout FIFO between memory and egress
+    latency_floor: int = 1024    # L: departure-to-egress latency never falls below this (cycles)
+    spec_words: int = 9          # memory words read per frame before its header is known
+    addr_width: int = 28         # memory word address width (64-bit words)
+    queue_limit_bits: int = 16   # width of the queue_frames register
+
+    def __post_init__(self):
+        if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
+            raise ValueError("ingress FIFO must hold two longest frames")
+        if self.playout_beats < self.max_frame // 8 + self.spec_words:
+            raise ValueError("playout FIFO must hold the longest frame")
+
+    @property
+    def max_beats(self) -> int:
+        return self.max_frame // 8
+
+
+@dataclass(frozen=True)
+class ChannelRegs:
+    """Register values of one channel profile; defaults are the gateware's reset values."""
+
+    loss_mode: int = LOSS_NONE
+    loss_p: int = 0
+    ge_p: int = 0
+    ge_r: int = 0
+    ge_loss_good: int = 0
+    ge_loss_bad: int = 0
+    seed: int = 1
+    rate_q: int = 0
+    rate_num: int = 0
+    rate_den: int = 1
+    overhead: int = 0
+    delay: int = 0
+    queue_frames: int = 1024
+    queue_bytes: int = 0xFFFF_FFFF
+    min_len: int = 60
+    max_len: int = 1518
+    mem_base: int = 0
+    mem_size: int = 0
+
+    def check(self, params: ChannelParams = ChannelParams()) -> None:
+        """Raise ConfigError unless every field fits its register and the hardware's bounds."""
+        for name, value in vars(self).items():
+            width = REGMAP[name].width
+            if not 0 <= value < (1 << width):
+                raise ConfigError(f"{name}={value} does not fit its {width}-bit register")
+        if self.rate_den == 0 or self.rate_num >= self.rate_den:
+            raise ConfigError("rate_num must be < rate_den and rate_den >= 1")
+        if (self.rate_q or self.rate_num) and Fraction(self.rate_q) + Fraction(self.rate_num, self.rate_den) < Fraction(1, 8):
+            raise ConfigError("rate exceeds 8 bytes per cycle (the datapath width)")
+        if not 1 <= self.min_len <= self.max_len <= params.max_frame:
+            raise ConfigError(f"need 1 <= min_len <= max_len <= {params.max_frame}")
+        if self.queue_frames > params.queue_depth:
+            raise ConfigError(f"queue_frames={self.queue_frames} exceeds the hardware queue depth "
+                              f"of {params.queue_depth} frames")
+        if self.mem_base + self.mem_size > (1 << params.addr_width):
+            raise ConfigError("memory region exceeds the address space")
+        if self.loss_mode not in (LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT):
+            raise ConfigError(f"loss_mode={self.loss_mode} is not a loss model")
+
+
+class Fate(enum.IntEnum):
+    DELIVERED = 0
+    RUNT = 1
+    OVERSIZE = 2
+    ERROR = 3
+    LOSS = 4
+    QUEUE = 5
+    MEM = 6
+
+
+FATE_COUNTER = {Fate.RUNT: "drop_runt", Fate.OVERSIZE: "drop_oversize", Fate.ERROR: "drop_error",
+                Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem"}
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A COMMIT strobe at ``cycle``: frames whose last beat arrives at a later cycle see ``regs``."""
+
+    cycle: int
+    regs: ChannelRegs
+    reseed: bool = False
+
+
+@dataclass
+class FrameResult:
+    fate: Fate
+    departure: int | None = None   # cycle at which the shaper finishes serialising it
+    egress: int | None = None      # cycle of the first egress beat
+
+
+@dataclass
+class ModelResult:
+    frames: list[FrameResult]
+    counters: dict[str, int]
+    gauges: dict[str, int] = field(default_factory=dict)
+
+    def egress_cycles(self) -> np.ndarray:
+        """Egress start cycle per frame, -1 where the frame was dropped."""
+        return np.array([-1 if r.egress is None else r.egress for r in self.frames], dtype=np.int64)
+
+    def fates(self) -> np.ndarray:
+        return np.array([int(r.fate) for r in self.frames], dtype=np.int8)
+
+
+def frame_beats(length: int) -> int:
+    """64-bit beats a frame of ``length`` bytes occupies."""
+    return (length + 7) // 8
+
+
+def frame_words(length: int) -> int:
+    """Memory words a stored frame occupies: one header word, then its beats."""
+    return 1 + frame_beats(length)
+
+
+class _Shaper:
+    """Virtual finish time V = vi + vf/den, kept as an exact mixed number."""
+
+    def __init__(self):
+        self.vi = 0
+        self.vf = 0
+
+    def round_up(self):
+        """A commit that changes rate_den rounds V up to a whole cycle."""
+        self.vi += self.vf != 0
+        self.vf = 0
+
+    def depart(self, arrival: int, nbytes: int, regs: ChannelRegs) -> int:
+        den = regs.rate_den
+        if arrival > self.vi or (arrival == self.vi and self.vf == 0):
+            si, sf = arrival, 0
+        else:
+            si, sf = self.vi, self.vf
+        m = nbytes + regs.overhead
+        ti, tf = m * regs.rate_q + (m * regs.rate_num) // den, (m * regs.rate_num) % den
+        vf = sf + tf
+        self.vi = si + ti + (vf >= den)
+        self.vf = vf - den if vf >= den else vf
+        return self.vi + (self.vf != 0)
+
+
+class _Loss:
+    def __init__(self, seed: int):
+        self.prng = Xoshiro128pp(seed)
+        self.bad = False
+
+    def reseed(self, seed: int):
+        self.prng = Xoshiro128pp(seed)
+        self.bad = False
+
+    def lost(self, regs: ChannelRegs) -> bool:
+        if regs.loss_mode == LOSS_BERNOULLI:
+            return self.prng.next() < regs.loss_p
+        if regs.loss_mode == LOSS_GILBERT_ELLIOTT:
+            lost = self.prng.next() < (regs.ge_loss_bad if self.bad else regs.ge_loss_good)
+            u = self.prng.next()
+            if self.bad:
+                self.bad = not (u < regs.ge_r)
+            else:
+                self.bad = u < regs.ge_p
+            return lost
+        return False
+
+
+def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
+             params: ChannelParams = ChannelParams(), commits: Sequence[Commit] = ()) -> ModelResult:
+    """Predict every frame's fate and egress cycle, and the final counters.
+
+    ``frames`` holds (arrival cycle, length in bytes, error flag) in arrival order; the arrival
+    cycle is the cycle the frame's last beat is accepted. ``regs`` is the profile in force from
+    reset (or from an initial commit before the first arrival); ``commits`` lists later commits.
+    The model assumes the egress sink is always ready and that memory keeps up, which makes the
+    ``late`` counter zero; the benches check that the gateware agrees.
+    """
+    regs.check(params)
+    pending = sorted(commits, key=lambda c: c.cycle)
+    loss = _Loss(regs.seed)
+    shaper = _Shaper()
+    queue: deque[tuple[int, int]] = deque()       # (departure, length) of frames in the queue
+    inflight: deque[tuple[int, int]] = deque()    # (egress start, words) of frames in memory
+    q_frames = q_bytes = mem_words = 0
+    cnt = dict.fromkeys(COUNTERS, 0)
+    gauges = dict.fromkeys(["queue_frames_hwm", "queue_bytes_hwm", "mem_words_hwm"], 0)
+    egress_free = 0
+    last_arrival = -1
+    out: list[FrameResult] = []
+
+    for arrival, length, err in frames:
+        if arrival <= last_arrival:
+            raise ValueError("arrivals must be strictly increasing")
+        last_arrival = arrival
+        while pending and pending[0].cycle < arrival:
+            c = pending.pop(0)
+            if (c.regs.mem_base, c.regs.mem_size) != (regs.mem_base, regs.mem_size):
+                raise ValueError("the model does not move the memory region mid-run")
+            c.regs.check(params)
+            if c.regs.rate_den != regs.rate_den:
+                shaper.round_up()
+            regs = c.regs
+            if c.reseed:
+                loss.reseed(regs.seed)
+        length = min(length, 0xFFFF)              # the length counter saturates at 16 bits
+        cnt["rx_frames"] += 1
+        cnt["rx_bytes"] += length
+        while queue and queue[0][0] < arrival:
+            q_frames -= 1
+            q_bytes -= queue.popleft()[1]
+        while inflight and inflight[0][0] < arrival:
+            mem_words -= inflight.popleft()[1]
+
+        if length < regs.min_len:
+            fate = Fate.RUNT
+        elif length > regs.max_len:
+            fate = Fate.OVERSIZE
+        elif err:
+            fate = Fate.ERROR
+        elif loss.lost(regs):
+            fate = Fate.LOSS
+        elif (q_frames + 1 > min(regs.queue_frames, params.queue_depth)
+              or q_bytes + length > regs.queue_bytes):
+            fate = Fate.QUEUE
+        elif mem_words + frame_words(length) > regs.mem_size:
+            fate = Fate.MEM
+        else:
+            fate = Fate.DELIVERED
+        if fate is not Fate.DELIVERED:
+            cnt[FATE_COUNTER[fate]] += 1
+            out.append(FrameResult(fate))
+            continue
+
+        departure = shaper.depart(arrival, length, regs)
+        release = departure + max(regs.delay, params.latency_floor)
+        egress = max(release, egress_free)
+        egress_free = egress + frame_beats(length)
+        queue.append((departure, length))
+        q_frames += 1
+        q_bytes += length
+        inflight.append((egress, frame_words(length)))
+        mem_words += frame_words(length)
+        gauges["queue_frames_hwm"] = max(gauges["queue_frames_hwm"], q_frames)
+        gauges["queue_bytes_hwm"] = max(gauges["queue_bytes_hwm"], q_bytes)
+        gauges["mem_words_hwm"] = max(gauges["mem_words_hwm"], mem_words)
+        cnt["tx_frames"] += 1
+        cnt["tx_bytes"] += length
+        out.append(FrameResult(fate, departure, egress))
+
+    return ModelResult(out, cnt, gauges)
+
+
+# ---------------------------------------------------------------------------------------------
+# Physical units -> register values.
+
+def rate_registers(rate_bps: int | Fraction | None, f_clk: int) -> tuple[int, int, int]:
+    """(rate_q, rate_num, rate_den) for a shaped rate in bit/s; None or 0 means unshaped.
+
+    Serialisation time per byte is exactly 8 * f_clk / rate cycles, held as q + num/den, so no
+    rounding error exists to accumulate.
+    """
+    if not rate_bps:
+        return 0, 0, 1
+    per_byte = Fraction(8 * f_clk) / Fraction(rate_bps)
+    if per_byte < Fraction(1, 8):
+        raise ConfigError(f"rate {rate_bps} bit/s exceeds 64 bits per cycle at {f_clk} Hz")
+    q = per_byte.numerator // per_byte.denominator
+    if q >= 1 << 32 or per_byte.denominator >= 1 << 32:
+        raise ConfigError(f"rate {rate_bps} bit/s is not representable at {f_clk} Hz")
+    return q, per_byte.numerator % per_byte.denominator, per_byte.denominator
+
+
+def probability_register(p: float | Fraction, name: str = "probability") -> int:
+    """A probability as the 32-bit threshold the gateware compares draws against."""
+    if not 0 <= p <= 1:
+        raise ConfigError(f"{name}={p} is not in [0, 1]")
+    return min(round(Fraction(p) * (1 << 32)), (1 << 32) - 1)
+
+
+def channel_registers(*, f_clk: int, rate_bps=None, overhead: int = 0, delay_s=0,
+                      queue_frames: int | None = None, queue_bytes: int | None = None,
+                      loss: float = 0.0, gilbert_elliott: tuple[float, float, float, float] | None = None,
+                      seed: int = 1, min_len: int = 60, max_len: int = 1518,
+                      mem_base: int = 0, mem_size: int = 0,
+                      params: ChannelParams = ChannelParams()) -> ChannelRegs:
+    """Register values for a channel profile in physical units at system clock ``f_clk`` Hz.
+
+    ``delay_s`` is rounded to the nearest cycle. ``gilbert_elliott`` is (p, r, loss in Good,
+    loss in Bad), per frame. A delay below the latency floor is delivered as the floor.
+    """
+    q, num, den = rate_registers(rate_bps, f_clk)
+    if not 0 <= overhead <= 255:
+        raise ConfigError(f"overhead={overhead} bytes is outside 0..255")
+    delay = round(Fraction(delay_s) * f_clk)
+    regs = ChannelRegs(rate_q=q, rate_num=num, rate_den=den, overhead=overhead, delay=delay,
+                       queue_frames=params.queue_depth if queue_frames is None else queue_frames,
+                       queue_bytes=queue_bytes if queue_bytes is not None else 0xFFFF_FFFF,
+                       seed=seed, min_len=min_len, max_len=max_len,
+                       mem_base=mem_base, mem_size=mem_size)
+    if gilbert_elliott is not None:
+        gp, gr, kg, kb = gilbert_elliott
+        regs = replace(regs, loss_mode=LOSS_GILBERT_ELLIOTT,
+                       ge_p=probability_register(gp, "ge_p"), ge_r=probability_register(gr, "ge_r"),
+                       ge_loss_good=probability_register(kg, "ge_loss_good"),
+                       ge_loss_bad=probability_register(kb, "ge_loss_bad"))
+    elif loss:
+        regs = replace(regs, loss_mode=LOSS_BERNOULLI, loss_p=probability_register(loss, "loss"))
+    regs.check(params)
+    return regs

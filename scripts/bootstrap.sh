@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages only where missing, then the pinned Python packages in .venv/.
+# SPDX-License-Identifier: BSD-2-Clause
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: a C++ toolchain and make for Verilator's generated model, perl for the
+# verilator wrapper script, and python3 with venv support.
+need=()
+for pkg in g++ make perl python3 python3-venv git; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+# A python3 that is not Debian's (pyenv, say) counts if it can make a venv with pip.
+if printf '%s\n' "${need[@]:-}" | grep -qx python3-venv && python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    need=("${need[@]/python3-venv}")
+fi
+if printf '%s\n' "${need[@]:-}" | grep -qx python3 && command -v python3 >/dev/null; then
+    need=("${need[@]/python3}")
+fi
+need=($(printf '%s\n' "${need[@]:-}" | grep -v '^$' || true))
+if [ ${#need[@]} -gt 0 ]; then
+    echo "bootstrap: installing Debian packages: ${need[*]}"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade "pip>=24"
+.venv/bin/python -m pip install -q -e ".[dev]"
+echo "bootstrap: ready ($(.venv/bin/python -c 'import amaranth, cocotb; print("amaranth", amaranth.__version__, "cocotb", cocotb.__version__)'))"

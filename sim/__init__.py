@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Verilator harnesses: simulation tops and the cached build of their models."""
