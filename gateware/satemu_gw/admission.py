@@ -18,6 +18,11 @@ ENGINE_GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "que
 
 QueueEntry = data.StructLayout({"departure": 48, "length": 16})
 
+# A frame whose last beat is accepted at cycle a reaches the engine by cycle a + 2 (the ingress
+# descriptor FIFO is buffered). While no descriptor is visible, every frame still to come has
+# arrived at or after now - DESC_LATENCY, so the engine may act "as of" that cycle.
+DESC_LATENCY = 3
+
 
 class Admission(wiring.Component):
     """Processes ingress descriptors in arrival order, at its own pace, but every decision is a
@@ -116,7 +121,8 @@ class Admission(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                apply = self.pending & (~self.desc.valid | (self.desc.payload.arrival > self.commit_at))
+                apply = self.pending & Mux(self.desc.valid, self.desc.payload.arrival > self.commit_at,
+                                           self.now > self.commit_at + DESC_LATENCY)
                 with m.If(apply):
                     layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
                     m.d.comb += [self.apply.eq(1), self.layout_ok.eq(layout_ok)]
@@ -136,7 +142,7 @@ class Admission(wiring.Component):
                                      self.rx_bytes.eq(self.rx_bytes + self.desc.payload.length)]
                     m.next = "POP"
                 with m.Else():
-                    pop_if_before(self.now)
+                    pop_if_before(self.now - DESC_LATENCY)
 
             with m.State("POP"):
                 with m.If(~pop_if_before(cur.arrival)):

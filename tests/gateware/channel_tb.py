@@ -1,0 +1,336 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""cocotb bench for the channel: drives a scenario, plays the memory, checks against the model.
+
+The scenario (JSON, path in SATEMU_SCENARIO) names the registers, the frames to offer and how
+hostile the memory and the egress sink are. The bench records the cycle each frame's last beat
+was accepted, feeds those arrivals to ``satemu.channel_model.simulate`` and asserts, exactly:
+each frame's fate and egress cycle, the payload bytes, every counter and high-water mark, and
+conservation. A summary is written to SATEMU_RESULT for the pytest side and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import deque
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, First, RisingEdge
+
+from satemu.channel_model import ChannelParams, ChannelRegs, Commit, Fate, simulate
+from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_RESEED,
+                           COMMIT_LAYOUT, STATS_SNAPSHOT)
+
+MASK64 = (1 << 64) - 1
+
+
+def frame_bytes(seed: int, index: int, length: int) -> bytes:
+    """Deterministic payload; the first bytes carry the frame index."""
+    body = bytearray(random.Random(seed * 1_000_003 + index).randbytes(length))
+    tag = index.to_bytes(4, "little")
+    body[:min(4, length)] = tag[:min(4, length)]
+    return bytes(body)
+
+
+def reg_writes(regs: dict) -> list[tuple[int, int]]:
+    """Bus writes (word address, value) that load every profile field into the shadow copy."""
+    out = []
+    for f in CFG_FIELDS:
+        value = regs[f.name]
+        for k in range(f.words):
+            out.append((f.offset + k, (value >> (32 * k)) & 0xFFFF_FFFF))
+    return out
+
+
+class Memory:
+    """A LiteDRAM-native-like port model: in-order commands, write data after its command, read
+    data after a random latency, random backpressure on cmd and wdata."""
+
+    def __init__(self, dut, rng, cmd_ready, wdata_ready, lat_min, lat_max, depth=8):
+        self.dut, self.rng = dut, rng
+        self.p_cmd, self.p_wdata = cmd_ready, wdata_ready
+        self.lat = (lat_min, lat_max)
+        self.depth = depth
+        self.words: dict[int, int] = {}
+        self.queue: deque = deque()          # accepted commands: (we, addr)
+        self.responses: deque = deque()      # (ready cycle, data)
+        self.last_resp = -1
+        self.writes = self.reads = 0
+        self.cmd_ready = self.wdata_ready = False
+        self.rvalid = False
+
+    def busy(self) -> bool:
+        return bool(self.queue or self.responses or self.rvalid)
+
+    def cycle(self, t: int, cmd_valid: int, cmd_payload: int, wdata_valid: int, wdata_payload: int):
+        dut = self.dut
+        # Handshakes of the cycle that just ended.
+        if self.rvalid:                      # rdata.ready is sampled below; the core holds it high
+            if int(dut.mem__rdata__ready.value):
+                self.responses.popleft()
+        if cmd_valid and self.cmd_ready:
+            self.queue.append((cmd_payload & 1, cmd_payload >> 1))
+        if wdata_valid and self.wdata_ready:
+            we, addr = self.queue.popleft()
+            assert we == 1, "write data without a write command"
+            self.words[addr] = wdata_payload & MASK64
+            self.writes += 1
+        # Execute reads at the head of the command queue (in order after earlier writes).
+        while self.queue and self.queue[0][0] == 0:
+            _, addr = self.queue.popleft()
+            ready = max(t + self.rng.randint(*self.lat), self.last_resp + 1)
+            self.last_resp = ready
+            self.responses.append((ready, self.words.get(addr, 0xDEAD_BEEF_0BAD_F00D)))
+            self.reads += 1
+        # Drive the next cycle.
+        self.cmd_ready = len(self.queue) < self.depth and self.rng.random() < self.p_cmd
+        self.wdata_ready = bool(self.queue) and self.queue[0][0] == 1 and self.rng.random() < self.p_wdata
+        dut.mem__cmd__ready.value = int(self.cmd_ready)
+        dut.mem__wdata__ready.value = int(self.wdata_ready)
+        self.rvalid = bool(self.responses) and self.responses[0][0] <= t + 1
+        dut.mem__rdata__valid.value = int(self.rvalid)
+        if self.rvalid:
+            dut.mem__rdata__payload.value = self.responses[0][1]
+
+
+class Bench:
+    def __init__(self, dut, sc):
+        self.dut, self.sc = dut, sc
+        self.rng = random.Random(sc.get("tb_seed", 1))
+        m = sc.get("mem", {})
+        self.mem = Memory(dut, self.rng, m.get("cmd_ready", 1.0), m.get("wdata_ready", 1.0),
+                          m.get("lat_min", 1), m.get("lat_max", 1))
+        self.params = ChannelParams(**sc.get("params", {}))
+        self.frames = sc["frames"]            # [at, length, err]
+        self.arrivals: list[int] = []
+        self.egress: list[tuple[int, bytes]] = []
+        self.bus_ops: deque = deque()
+        self.commits: list[Commit] = []
+        self.commit_cycles: list[int] = []
+
+    async def reset(self):
+        dut = self.dut
+        for name in ("sink__valid", "source__ready", "mem__cmd__ready", "mem__wdata__ready",
+                     "mem__rdata__valid", "bus__w_en", "bus__addr", "bus__w_data"):
+            getattr(dut, name).value = 0
+        dut.rst.value = 1
+        await ClockCycles(dut.clk, 4)
+        dut.rst.value = 0
+
+    async def bus_read(self, addr: int) -> int:
+        self.dut.bus__addr.value = addr
+        await RisingEdge(self.dut.clk)
+        await RisingEdge(self.dut.clk)
+        return int(self.dut.bus__r_data.value)
+
+    async def read_stat(self, name: str) -> int:
+        f = REGMAP[name]
+        value = 0
+        for k in range(f.words):
+            value |= await self.bus_read(f.offset + k) << (32 * k)
+        return value
+
+    async def configure(self, regs: dict, flags: int):
+        dut = self.dut
+        for addr, value in reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
+            dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
+            await RisingEdge(dut.clk)
+        dut.bus__w_en.value = 0
+        while (await self.read_stat("status")) & 1:
+            pass
+
+    async def run(self):
+        dut, sc = self.dut, self.sc
+        seed = sc.get("tb_seed", 1)
+        p_gap = sc.get("beat_gap", 0.0)
+        p_sink = sc.get("sink_ready", 1.0)
+        # Scheduled commits: bus writes queued at their cycle, commit cycle recorded on the strobe.
+        commit_plan = deque(sorted(sc.get("commits", []), key=lambda c: c["at"]))
+
+        pending = deque(enumerate(self.frames))
+        beats: deque = deque()             # beats of the frame being driven: (payload, last)
+        driving = False
+        rx = bytearray()
+        in_frame_out = False
+        out_start = None
+        sink_valid = False
+        sink_payload = 0
+        src_ready = True
+        expect_end = None
+        t = int(dut.now.value)
+        skip_to = None
+
+        while True:
+            if skip_to is not None:
+                trig = await First(ClockCycles(dut.clk, max(1, skip_to - t)),
+                                   RisingEdge(dut.mem__cmd__valid), RisingEdge(dut.source__valid))
+                if not isinstance(trig, ClockCycles):
+                    await RisingEdge(dut.clk)
+                skip_to = None
+            else:
+                await RisingEdge(dut.clk)
+            t = int(dut.now.value)     # values read here are those of the cycle that just ended
+
+            # --- ingress handshake of cycle t
+            if sink_valid and int(dut.sink__ready.value):
+                beats.popleft()
+                if sink_payload >> 64 & 1:
+                    self.arrivals.append(t)
+                    driving = False
+            # --- egress
+            src_valid = int(dut.source__valid.value)
+            if src_valid:
+                if not in_frame_out:
+                    in_frame_out, out_start = True, t
+                    rx = bytearray()
+                if src_ready:
+                    word = int(dut.source__payload.value)
+                    last = word >> 64 & 1
+                    nbytes = word >> 65 & 0xF
+                    rx += (word & MASK64).to_bytes(8, "little")[:nbytes if last else 8]
+                    if last:
+                        self.egress.append((out_start, bytes(rx)))
+                        in_frame_out = False
+            # --- memory
+            cmd_valid = int(dut.mem__cmd__valid.value)
+            wdata_valid = int(dut.mem__wdata__valid.value)
+            self.mem.cycle(t, cmd_valid, int(dut.mem__cmd__payload.value) if cmd_valid else 0,
+                           wdata_valid, int(dut.mem__wdata__payload.value) if wdata_valid else 0)
+            # --- bus: commits
+            dut.bus__w_en.value = 0
+            if self.bus_ops:
+                addr, value, commit = self.bus_ops.popleft()
+                dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
+                if commit is not None:
+                    self.commits.append(Commit(t + 1, ChannelRegs(**commit["regs"]),
+                                               bool(commit.get("reseed"))))
+            elif commit_plan and t + 1 >= commit_plan[0]["at"]:
+                c = commit_plan.popleft()
+                ops = [(a, v, None) for a, v in reg_writes(c["regs"])]
+                flags = COMMIT_APPLY | (COMMIT_RESEED if c.get("reseed") else 0)
+                ops.append((REGMAP["commit"].offset, flags, c))
+                self.bus_ops.extend(ops)
+            # --- ingress: next beat
+            if not driving and not beats and pending and t + 1 >= pending[0][1][0]:
+                idx, (at, length, err) = pending.popleft()
+                data = frame_bytes(seed, idx, length)
+                nb = max(1, (length + 7) // 8)
+                for k in range(nb):
+                    chunk = data[8 * k:8 * k + 8]
+                    last = k == nb - 1
+                    n = len(chunk) if last else 8
+                    word = int.from_bytes(chunk.ljust(8, b"\0"), "little")
+                    # err 1: bad FCS; err 2: a malformed byte count (0) on the last beat.
+                    nbytes = 0 if (last and err == 2) else (n if last else 8)
+                    beats.append(word | (last << 64) | (nbytes << 65)
+                                 | ((err == 1 and last) << 69))
+                driving = True
+            if beats and (p_gap == 0 or self.rng.random() >= p_gap):
+                sink_valid, sink_payload = True, beats[0]
+            else:
+                sink_valid = False
+            dut.sink__valid.value = int(sink_valid)
+            if sink_valid:
+                dut.sink__payload.value = sink_payload
+            src_ready = p_sink >= 1.0 or self.rng.random() < p_sink
+            dut.source__ready.value = int(src_ready)
+
+            # --- end of stimulus: predict, then run until the last expected egress
+            if expect_end is None and not pending and not beats and not self.bus_ops and not commit_plan:
+                self.model = simulate(zip(self.arrivals, [f[1] for f in self.frames],
+                                          [f[2] for f in self.frames]),
+                                      ChannelRegs(**sc["regs"]), self.params, self.commits)
+                ends = [r.egress for r in self.model.frames if r.egress is not None]
+                expect_end = (max(ends) if ends else t) + self.params.max_beats + 64
+            if expect_end is not None and t >= expect_end and not in_frame_out:
+                break
+            # --- idle: jump ahead to the next event
+            if (not beats and not self.bus_ops and not in_frame_out and not src_valid
+                    and not cmd_valid and not wdata_valid and not self.mem.busy()):
+                nxt = [expect_end] if expect_end is not None else []
+                if pending:
+                    nxt.append(pending[0][1][0])
+                if commit_plan:
+                    nxt.append(commit_plan[0]["at"])
+                if nxt and min(nxt) - t > 4:
+                    skip_to = min(nxt) - 1
+        dut.sink__valid.value = 0
+
+    async def stats(self) -> dict:
+        dut = self.dut
+        dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = \
+            REGMAP["stats"].offset, STATS_SNAPSHOT, 1
+        await RisingEdge(dut.clk)
+        dut.bus__w_en.value = 0
+        return {name: await self.read_stat(name) for name in COUNTERS + GAUGES}
+
+
+def check(bench: Bench, hw: dict) -> dict:
+    """Compare gateware and model; returns the summary, raises AssertionError on any difference."""
+    model, sc = bench.model, bench.sc
+    seed = sc.get("tb_seed", 1)
+    delivered = [(i, r) for i, r in enumerate(model.frames) if r.fate == Fate.DELIVERED]
+    errors = []
+    if len(delivered) != len(bench.egress):
+        errors.append(f"{len(bench.egress)} frames left the channel, the model delivers {len(delivered)}")
+    exact = sc.get("sink_ready", 1.0) >= 1.0
+    late = 0
+    for k, ((i, r), (cycle, payload)) in enumerate(zip(delivered, bench.egress)):
+        length = bench.frames[i][1]
+        if payload != frame_bytes(seed, i, length):
+            got = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
+            errors.append(f"egress #{k}: payload differs from frame {i} (tag {got}, {len(payload)} bytes)")
+        late += cycle > r.egress
+        if not exact:
+            # A stalling sink may only delay frames, and every delayed start is counted.
+            if cycle < r.egress:
+                errors.append(f"frame {i}: egress at {cycle}, before its scheduled {r.egress}")
+        elif cycle != r.egress:
+            errors.append(f"frame {i}: egress at cycle {cycle}, model says {r.egress} "
+                          f"(arrival {bench.arrivals[i]}, departure {r.departure})")
+        if len(errors) > 20:
+            break
+    for name in COUNTERS:
+        if name == "late" and not exact:
+            continue
+        if hw[name] != model.counters[name]:
+            errors.append(f"counter {name}: gateware {hw[name]}, model {model.counters[name]}")
+    for name, value in model.gauges.items():
+        if hw[name] != value:
+            errors.append(f"gauge {name}: gateware {hw[name]}, model {value}")
+    drops = sum(hw[n] for n in COUNTERS if n.startswith("drop_"))
+    if hw["rx_frames"] != hw["tx_frames"] + drops or hw["rx_frames"] != len(bench.frames):
+        errors.append(f"conservation: rx {hw['rx_frames']} != tx {hw['tx_frames']} + drops {drops}"
+                      f" (offered {len(bench.frames)})")
+    if exact and hw["late"]:
+        errors.append(f"{hw['late']} frames left later than scheduled")
+    if not exact and hw["late"] != late:
+        errors.append(f"late counter {hw['late']}, but {late} frames started after their schedule")
+    summary = {
+        "frames": len(bench.frames), "delivered": len(bench.egress),
+        "counters": {n: hw[n] for n in COUNTERS + GAUGES},
+        "arrivals": bench.arrivals, "egress": [c for c, _ in bench.egress],
+        "late_observed": late, "mem_reads": bench.mem.reads, "mem_writes": bench.mem.writes,
+        "errors": errors,
+    }
+    return summary
+
+
+@cocotb.test()
+async def channel_matches_model(dut):
+    with open(os.environ["SATEMU_SCENARIO"]) as f:
+        sc = json.load(f)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    bench = Bench(dut, sc)
+    await bench.reset()
+    await bench.configure(sc["regs"], COMMIT_APPLY | COMMIT_RESEED | COMMIT_LAYOUT)
+    await bench.run()
+    hw = await bench.stats()
+    summary = check(bench, hw)
+    out = os.environ.get("SATEMU_RESULT")
+    if out:
+        with open(out, "w") as f:
+            json.dump(summary, f)
+    assert not summary["errors"], "\n".join(summary["errors"])

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Traffic and configuration scenarios for the channel bench (shared by tests and benchmarks)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, replace
+from fractions import Fraction
+
+from satemu.channel_model import ChannelParams, channel_registers, frame_words
+
+
+def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: float = 1.0,
+            start: int = 2000, lengths=(60, 1518), p_small: float = 0.3, p_full: float = 0.3,
+            p_runt: float = 0.0, p_oversize: float = 0.0, p_err: float = 0.0,
+            p_malformed: float = 0.0,
+            p_burst: float = 0.0, burst: tuple[int, int] = (4, 40),
+            p_idle: float = 0.0, idle_cycles: tuple[int, int] = (10_000, 100_000),
+            oversize_max: int = 2600) -> list[list]:
+    """Frames as [earliest start cycle, length, error flag].
+
+    Inter-frame spacing is exponential with a mean that offers ``load`` times ``rate_bps``
+    (line rate of the 64-bit port when unshaped); bursts send frames back to back, idle gaps
+    leave the channel alone for long stretches. Lengths mix minimum, full and uniform sizes,
+    with runts, oversize frames and bad-FCS frames at the given probabilities.
+    """
+    rng = random.Random(seed)
+    out = []
+    t = start
+    in_burst = 0
+    lo, hi = lengths
+    for _ in range(n):
+        u = rng.random()
+        if u < p_runt:
+            length = rng.randint(1, lo - 1)
+        elif u < p_runt + p_oversize:
+            length = rng.randint(hi + 1, oversize_max)
+        elif u < p_runt + p_oversize + p_small:
+            length = lo
+        elif u < p_runt + p_oversize + p_small + p_full:
+            length = hi
+        else:
+            length = rng.randint(lo, hi)
+        err = int(rng.random() < p_err)
+        if rng.random() < p_malformed:      # byte count 0 on the last beat: length rounds to 8
+            err, length = 2, max(8, (length + 7) // 8 * 8)
+        out.append([t, length, err])
+        if in_burst:
+            in_burst -= 1
+            continue
+        if rng.random() < p_burst:
+            in_burst = rng.randint(*burst)
+            continue
+        if rate_bps:
+            mean = length * 8 * f_clk / (rate_bps * load)
+        else:
+            mean = (length + 7) // 8 / load
+        t += max(1, int(rng.expovariate(1 / mean)))
+        if rng.random() < p_idle:
+            t += rng.randint(*idle_cycles)
+    return out
+
+
+def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(),
+             mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
+             sink_ready: float = 1.0, commits: list | None = None) -> dict:
+    return {
+        "name": name, "f_clk": f_clk, "params": asdict(params), "regs": asdict(regs),
+        "frames": frames, "mem": mem or {}, "tb_seed": tb_seed, "beat_gap": beat_gap,
+        "sink_ready": sink_ready,
+        "commits": [{"at": c["at"], "regs": asdict(c["regs"]), "reseed": c.get("reseed", False)}
+                    for c in (commits or [])],
+    }
+
+
+HOSTILE_MEM = {"cmd_ready": 0.6, "wdata_ready": 0.6, "lat_min": 4, "lat_max": 40}
+MEM_WORDS = 1 << 22     # 32 MiB of 64-bit words: enough for every profile below
+
+
+def mem_for(rate_bps, delay_s, f_clk, margin=2.0) -> int:
+    """Words a delay line needs for ``rate_bps`` x ``delay_s`` of minimum-size frames."""
+    if not rate_bps:
+        return MEM_WORDS
+    frames = rate_bps * float(delay_s) / (8 * 60) * margin + 4096
+    return min(MEM_WORDS, int(frames * frame_words(60)))
+
+
+def all_scenarios() -> dict[str, dict]:
+    """The configurations issue 2 names, each with random and adversarial traffic."""
+    sc = {}
+
+    # 10 Mbit/s forward, 2 Mbit/s return, 300 ms one way: the full delay, at a 1 MHz clock.
+    f = 1_000_000
+    for direction, rate, n in (("fwd-10M", 10_000_000, 700), ("ret-2M", 2_000_000, 250)):
+        regs = channel_registers(f_clk=f, rate_bps=rate, overhead=24, delay_s=Fraction(3, 10),
+                                 queue_frames=100, mem_size=MEM_WORDS, seed=7)
+        sc[f"geo-small-{direction}-300ms"] = scenario(
+            f"geo-small {direction}, 300 ms", f_clk=f, regs=regs, mem=HOSTILE_MEM, tb_seed=11,
+            frames=traffic(21, n, rate_bps=rate, f_clk=f, load=1.5, p_runt=0.02, p_oversize=0.02,
+                           p_err=0.02, p_burst=0.05, p_idle=0.01))
+
+    # 8.5/1.5 Mbit/s, forward queue 1 BDP (~640 KB), return queue 50 frames, 1% loss forward.
+    f = 2_000_000
+    bdp = int(8_500_000 * 0.6 / 8)
+    regs = channel_registers(f_clk=f, rate_bps=8_500_000, delay_s=Fraction(3, 10) / 30,
+                             queue_bytes=bdp, loss=0.01, mem_size=MEM_WORDS, seed=99)
+    sc["geo-testbed-fwd-bdp-loss"] = scenario(
+        "geo-testbed forward: 1-BDP queue, 1% loss", f_clk=f, regs=regs, tb_seed=3,
+        mem=HOSTILE_MEM, frames=traffic(5, 1500, rate_bps=8_500_000, f_clk=f, load=3.0,
+                                        p_burst=0.1, burst=(50, 200)))
+    regs = channel_registers(f_clk=f, rate_bps=1_500_000, delay_s=Fraction(1, 100),
+                             queue_frames=50, mem_size=MEM_WORDS, seed=5,
+                             gilbert_elliott=(0.01, 0.3, 0.0, 0.5))
+    sc["geo-testbed-ret-50pkt-ge"] = scenario(
+        "geo-testbed return: 50-frame queue, Gilbert-Elliott loss, 10x overload", f_clk=f,
+        regs=regs, tb_seed=4, mem=HOSTILE_MEM,
+        frames=traffic(6, 600, rate_bps=1_500_000, f_clk=f, load=10.0, p_small=0.6, p_burst=0.1))
+
+    # 250 Mbit/s at a 50 MHz clock (5 bytes per cycle of a 64-bit datapath).
+    f = 50_000_000
+    regs = channel_registers(f_clk=f, rate_bps=250_000_000, overhead=24, delay_s=Fraction(1, 1000),
+                             queue_frames=200, mem_size=MEM_WORDS, loss=0.01, seed=3)
+    sc["rate-250M"] = scenario(
+        "250 Mbit/s, 1 ms, 1% loss, 2x overload", f_clk=f, regs=regs, tb_seed=8,
+        frames=traffic(9, 1200, rate_bps=250_000_000, f_clk=f, load=2.0, p_runt=0.02, p_err=0.02,
+                       p_burst=0.05), mem={"cmd_ready": 0.9, "wdata_ready": 0.9, "lat_min": 4, "lat_max": 20})
+
+    # 100 kbit/s (constrained return): ~10x overload into a 20-frame queue.
+    f = 1_000_000
+    regs = channel_registers(f_clk=f, rate_bps=100_000, delay_s=Fraction(3, 10), queue_frames=20,
+                             mem_size=MEM_WORDS, seed=1)
+    sc["rate-100k"] = scenario(
+        "100 kbit/s, 300 ms, 20-frame queue", f_clk=f, regs=regs, tb_seed=12, mem=HOSTILE_MEM,
+        frames=traffic(13, 150, rate_bps=100_000, f_clk=f, load=10.0, p_small=0.7))
+
+    # No shaping and no delay: straight through (latency floor only). Beats come at about
+    # 1.2 Gbit/s (a GbE port is 0.21 beats per cycle at 75 MHz), bursts back to back.
+    f = 75_000_000
+    regs = channel_registers(f_clk=f, mem_size=MEM_WORDS)
+    sc["unshaped-nodelay"] = scenario(
+        "no shaping, no delay", f_clk=f, regs=regs, tb_seed=2, beat_gap=0.75,
+        frames=traffic(14, 1500, rate_bps=None, f_clk=f, load=0.25, p_runt=0.03, p_oversize=0.03,
+                       p_err=0.03, p_malformed=0.02, p_burst=0.05, burst=(2, 10)),
+        mem={"cmd_ready": 0.9, "wdata_ready": 0.9, "lat_min": 4, "lat_max": 16})
+
+    # A small memory region: the delay line overflows, frames are dropped as memory-full.
+    f = 1_000_000
+    regs = channel_registers(f_clk=f, rate_bps=10_000_000, delay_s=Fraction(1, 10),
+                             mem_size=2000, seed=1, mem_base=12345)
+    sc["mem-full"] = scenario(
+        "delay line overflow", f_clk=f, regs=regs, tb_seed=5, mem=HOSTILE_MEM,
+        frames=traffic(15, 500, rate_bps=10_000_000, f_clk=f, load=0.9))
+
+    # Profile changes mid-stream: each commit applies to frames arriving after its cycle.
+    f = 1_000_000
+    base = dict(f_clk=f, mem_size=MEM_WORDS, queue_frames=60)
+    r0 = channel_registers(rate_bps=10_000_000, delay_s=Fraction(5, 100), seed=3, **base)
+    r1 = channel_registers(rate_bps=2_000_000, overhead=40, delay_s=Fraction(49, 1000), loss=0.05,
+                           seed=77, **base)
+    r2 = channel_registers(rate_bps=3_333_333, delay_s=Fraction(7, 100), seed=5,
+                           gilbert_elliott=(0.05, 0.2, 0.01, 0.6), **base)
+    # A delay cut makes the frames of the cut due at once; exact while they fit the playout FIFO
+    # (1 ms at 3.3 Mbit/s is ~53 beats), counted as late beyond that (architecture.md).
+    r3 = replace(r2, delay=r2.delay - f // 1000, rate_q=r0.rate_q, rate_num=r0.rate_num,
+                 rate_den=r0.rate_den)
+    sc["commit-midstream"] = scenario(
+        "commits mid-stream: rate, delay, overhead and loss change atomically", f_clk=f, regs=r0,
+        tb_seed=9, mem=HOSTILE_MEM,
+        frames=traffic(17, 900, rate_bps=4_000_000, f_clk=f, load=1.2, p_burst=0.05),
+        commits=[{"at": 60_000, "regs": r1, "reseed": True}, {"at": 140_000, "regs": r2},
+                 {"at": 200_000, "regs": r3, "reseed": True}])
+
+    # A stalling egress sink: frames may only leave late, each late start is counted, and no
+    # frame is lost, duplicated or corrupted.
+    f = 10_000_000
+    regs = channel_registers(f_clk=f, rate_bps=50_000_000, delay_s=Fraction(1, 1000),
+                             mem_size=MEM_WORDS, queue_frames=64, seed=2)
+    sc["sink-backpressure"] = scenario(
+        "egress sink ready 50% of cycles", f_clk=f, regs=regs, tb_seed=6, sink_ready=0.5,
+        mem=HOSTILE_MEM, frames=traffic(18, 600, rate_bps=50_000_000, f_clk=f, load=1.5,
+                                        p_burst=0.1))
+    return sc
