@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Delay-line reader: prefetches stored frames, in order, into the on-chip playout FIFOs."""
+"""Delay-line reader: streams the memory ring, in order, into the on-chip playout FIFOs."""
 
 from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
@@ -9,12 +9,13 @@ from .layouts import Config, Header, PlayoutDesc
 
 
 class Reader(wiring.Component):
-    """Reads every frame the writer has finished, as early as the playout FIFO has room.
+    """Frames lie back to back in the region (header word, then beats), so the reader needs no
+    frame boundaries to issue reads: it reads every word the writer has committed, one word per
+    cycle, as far as the playout FIFOs have room, and parses frames from the returned words. A
+    frame's descriptor is pushed with its last beat, so egress only ever sees whole frames.
 
-    Per frame it first reads ``spec_words`` words (the header and the first data words, which
-    covers a minimum-size frame in one burst); once the header shows the length it reads the rest.
-    Words past the frame's end are discarded. Read data may arrive after any latency; the reader
-    only issues reads whose data the playout FIFO can take, so ``rdata`` is never stalled.
+    Read data may arrive after any latency; a read is issued only when its word is sure to find
+    room, so ``rdata`` is never stalled and no round trip sits in the per-frame loop.
     """
 
     def __init__(self, params):
@@ -22,7 +23,7 @@ class Reader(wiring.Component):
         super().__init__({
             "cmd": Out(stream.Signature(params.addr_width)),
             "rdata": In(stream.Signature(64)),
-            "written": In(32),
+            "written": In(32),          # words the writer has committed, mod 2^32
             "cfg": In(Config),
             "layout_reset": In(1),
             "data": Out(stream.Signature(64)),
@@ -32,101 +33,44 @@ class Reader(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        spec = p.spec_words
-        desc_depth = p.playout_beats // 8 + 4
+        desc_depth = max(16, p.playout_beats // 4)
         m.submodules.pdata = pdata = fifo.SyncFIFOBuffered(width=64, depth=p.playout_beats)
         m.submodules.pdesc = pdesc = fifo.SyncFIFOBuffered(width=PlayoutDesc.size, depth=desc_depth)
         wiring.connect(m, wiring.flipped(self.data), pdata.r_stream)
         wiring.connect(m, wiring.flipped(self.desc), pdesc.r_stream)
 
-        # ---- issue side -------------------------------------------------------------------
-        frames_read = Signal(32)     # frames whose reads have all been issued
-        off = Signal(32)             # next word to read, within the region
-        todo = Signal(range(p.max_beats + spec + 1))   # reads left in the current group
-        outstanding = Signal(range(p.playout_beats + spec + 1))  # data reads without data yet
-        open_frames = Signal(range(desc_depth + 1))    # frames issued, descriptor not yet pushed
-        hdr_seen = Signal()          # receive side: header of the frame being issued has arrived
-        hdr_len = Signal(16)
-
+        # ---- issue: one word per cycle while memory holds unread words and the FIFOs have room.
+        issued = Signal(32)          # words read so far, mod 2^32
+        off = Signal(32)             # next word's offset within the region
+        outstanding = Signal(range(max(p.playout_beats, desc_depth) + 1))
         nxt = Signal(33)
-        m.d.comb += [nxt.eq(off + 1), self.cmd.payload.eq(self.cfg.mem_base + off)]
-        off_next = Mux(nxt >= self.cfg.mem_size, 0, nxt)
-
-        issue_data = Signal()        # this cycle issues a data-word read
-        push_or_drop = Signal()      # this cycle retires one data-word response
-        frame_open = Signal()
-        frame_close = Signal()
-
-        def room(n):
-            return pdata.level + outstanding + n <= p.playout_beats
-
-        beats = (hdr_len + 7) >> 3
-        start = Signal(32)
-        end = Signal(33)
-        m.d.comb += end.eq(start + beats + 1)
-        tail = Signal(range(p.max_beats + 1))
-        m.d.comb += tail.eq(Mux(beats > spec - 1, beats - (spec - 1), 0))
-
-        with m.FSM():
-            with m.State("IDLE"):
-                with m.If((self.written != frames_read) & room(spec - 1)
-                          & (pdesc.level + open_frames < desc_depth) & ~self.layout_reset):
-                    m.d.sync += [todo.eq(spec), start.eq(off)]
-                    m.d.comb += frame_open.eq(1)
-                    m.next = "BURST"
-            with m.State("BURST"):
-                m.d.comb += self.cmd.valid.eq(1)
-                with m.If(self.cmd.ready):
-                    m.d.sync += [off.eq(off_next), todo.eq(todo - 1)]
-                    m.d.comb += issue_data.eq(todo != spec)
-                    with m.If(todo == 1):
-                        m.next = "WAIT_HEADER"
-            with m.State("WAIT_HEADER"):
-                with m.If(hdr_seen):
-                    with m.If(tail == 0):
-                        # The burst over-read a short frame: the next one starts right after it.
-                        m.d.sync += [frames_read.eq(frames_read + 1),
-                                     off.eq(Mux(end >= self.cfg.mem_size, end - self.cfg.mem_size, end))]
-                        m.next = "IDLE"
-                    with m.Elif(room(tail)):
-                        m.d.sync += todo.eq(tail)
-                        m.next = "TAIL"
-            with m.State("TAIL"):
-                m.d.comb += [self.cmd.valid.eq(1), issue_data.eq(self.cmd.ready)]
-                with m.If(self.cmd.ready):
-                    m.d.sync += [off.eq(off_next), todo.eq(todo - 1)]
-                    with m.If(todo == 1):
-                        m.d.sync += frames_read.eq(frames_read + 1)
-                        m.next = "IDLE"
+        m.d.comb += [
+            nxt.eq(off + 1),
+            self.cmd.payload.eq(self.cfg.mem_base + off),
+            # Every outstanding word may turn out to be a beat, or to complete a frame.
+            self.cmd.valid.eq((issued != self.written) & ~self.layout_reset
+                              & (pdata.level + outstanding < p.playout_beats)
+                              & (pdesc.level + outstanding < desc_depth)),
+        ]
+        issue = self.cmd.valid & self.cmd.ready
+        with m.If(issue):
+            m.d.sync += [issued.eq(issued + 1), off.eq(Mux(nxt >= self.cfg.mem_size, 0, nxt))]
         with m.If(self.layout_reset):
             m.d.sync += off.eq(0)
 
-        # ---- receive side -------------------------------------------------------------------
+        # ---- receive: header word, then its beats; the descriptor goes out with the last beat.
         m.d.comb += self.rdata.ready.eq(1)
-        got = Signal(range(p.max_beats + spec + 1))   # responses of the current frame so far
         hdr = Signal(Header)
-        total = Signal(range(p.max_beats + spec + 1))
-        r_beats = (hdr.length + 7) >> 3
-        m.d.comb += total.eq(Mux(r_beats + 1 > spec, r_beats + 1, spec))
+        left = Signal(14)            # beats of the current frame still to come; 0: expect a header
+        word = self.rdata.payload
         with m.If(self.rdata.valid):
-            with m.If(got == 0):
-                m.d.sync += [hdr.eq(self.rdata.payload), hdr_seen.eq(1),
-                             hdr_len.eq(Header(self.rdata.payload).length)]
+            with m.If(left == 0):
+                m.d.sync += [hdr.eq(word), left.eq((Header(word).length + 7) >> 3)]
             with m.Else():
-                m.d.comb += [push_or_drop.eq(1),
-                             pdata.w_data.eq(self.rdata.payload),
-                             pdata.w_en.eq(got <= r_beats)]
-            with m.If((got != 0) & (got + 1 == total)):
-                m.d.sync += got.eq(0)
-                m.d.comb += [frame_close.eq(1), pdesc.w_en.eq(1)]
-            with m.Else():
-                m.d.sync += got.eq(got + 1)
-        m.d.comb += [pdesc.w_data.eq(hdr)]
-        with m.If(frame_open):
-            m.d.sync += hdr_seen.eq(0)
-
-        m.d.sync += [
-            outstanding.eq(outstanding + issue_data - push_or_drop),
-            open_frames.eq(open_frames + frame_open - frame_close),
-        ]
+                m.d.comb += [pdata.w_en.eq(1), pdata.w_data.eq(word)]
+                m.d.sync += left.eq(left - 1)
+                with m.If(left == 1):
+                    m.d.comb += pdesc.w_en.eq(1)
+        m.d.comb += pdesc.w_data.eq(hdr)
+        m.d.sync += outstanding.eq(outstanding + issue - self.rdata.valid)
         return m

@@ -2,18 +2,16 @@
 """Delay-line writer: stores admitted frames (header word, then beats) and discards the rest."""
 
 from amaranth import Module, Signal, Mux
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layouts import Config, Decision, Header, WData
 
-WordTag = data.StructLayout({"data": 64, "last": 1})
-
 
 class Writer(wiring.Component):
     """Issues one write command per word through ``cmd`` and queues the word for ``wdata``; the
-    memory may take commands and data at any pace. ``written`` counts frames whose every word has
-    been accepted on ``wdata``: only those may be read back.
+    memory may take commands and data at any pace. ``written`` counts the words accepted on
+    ``wdata`` (mod 2^32): only those may be read back.
     """
 
     def __init__(self, params):
@@ -30,13 +28,13 @@ class Writer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=WordTag.size, depth=16)
+        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64, depth=16)
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
         off = Signal(32)
         header = Signal(Header)
-        word = Signal(WordTag)
+        word = Signal(64)
         m.d.comb += [
             header.length.eq(dec.length), header.egress.eq(dec.egress),
             self.cmd.payload.eq(self.cfg.mem_base + off),
@@ -65,28 +63,25 @@ class Writer(wiring.Component):
                         m.next = "IDLE"
 
             with m.State("HEADER"):
-                m.d.comb += [word.data.eq(header), word.last.eq(0),
-                             self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                m.d.comb += [word.eq(header), self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.sync += off.eq(off_next)
                     m.next = "DATA"
 
             with m.State("DATA"):
-                m.d.comb += [word.data.eq(self.beats.payload), word.last.eq(left == 1),
-                             self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
+                m.d.comb += [word.eq(self.beats.payload), self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.comb += [wq.w_en.eq(1), self.beats.ready.eq(1)]
                     m.d.sync += [off.eq(off_next), left.eq(left - 1)]
                     with m.If(left == 1):
                         m.next = "IDLE"
 
-        tag = WordTag(wq.r_data)
         m.d.comb += [
             self.wdata.valid.eq(wq.r_rdy),
-            self.wdata.payload.data.eq(tag.data),
+            self.wdata.payload.data.eq(wq.r_data),
             self.wdata.payload.we.eq(0xFF),
             wq.r_en.eq(self.wdata.ready),
         ]
-        with m.If(self.wdata.valid & self.wdata.ready & tag.last):
+        with m.If(self.wdata.valid & self.wdata.ready):
             m.d.sync += self.written.eq(self.written + 1)
         return m

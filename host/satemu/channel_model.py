@@ -40,14 +40,13 @@ class ChannelParams:
     queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
     latency_floor: int = 1024    # L: departure-to-egress latency never falls below this (cycles)
-    spec_words: int = 9          # memory words read per frame before its header is known
     addr_width: int = 28         # memory word address width (64-bit words)
     queue_limit_bits: int = 16   # width of the queue_frames register
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
             raise ValueError("ingress FIFO must hold two longest frames")
-        if self.playout_beats < self.max_frame // 8 + self.spec_words:
+        if self.playout_beats < self.max_frame // 8:
             raise ValueError("playout FIFO must hold the longest frame")
 
     @property

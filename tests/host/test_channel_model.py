@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The reference model's timing semantics, exactness and configuration checks."""
+
+from dataclasses import replace
+from fractions import Fraction
+import math
+
+import pytest
+
+from satemu.channel_model import (ChannelParams, ChannelRegs, Commit, ConfigError, Fate,
+                                  channel_registers, frame_beats, probability_register,
+                                  rate_registers, simulate)
+from satemu.prng import Xoshiro128pp, seed_state
+
+P = ChannelParams()
+L = P.latency_floor
+BIG = dict(mem_size=1 << 22)
+
+
+def test_xoshiro_known_answers():
+    g = Xoshiro128pp(0)
+    g.s = [1, 2, 3, 4]          # the reference implementation's customary test state
+    assert [g.next(), g.next()] == [641, 1573767]
+
+
+def test_seed_state_is_never_zero():
+    for seed in (0, 1, 0x9E3779B9, 0x6A09E667 << 32, (1 << 64) - 1):
+        assert any(seed_state(seed))
+
+
+def test_rate_registers_are_exact():
+    assert rate_registers(8_500_000, 75_000_000) == (70, 10, 17)     # 1200/17 cycles per byte
+    assert rate_registers(1_500_000, 75_000_000) == (400, 0, 1)
+    assert rate_registers(None, 75_000_000) == (0, 0, 1)
+    with pytest.raises(ConfigError, match="exceeds 64 bits per cycle"):
+        rate_registers(5_000_000_000, 75_000_000)
+
+
+def test_probability_register():
+    assert probability_register(0) == 0
+    assert probability_register(0.5) == 1 << 31
+    assert probability_register(1) == (1 << 32) - 1
+    with pytest.raises(ConfigError, match="loss=1.5"):
+        probability_register(1.5, "loss")
+
+
+def test_validation_names_the_field():
+    with pytest.raises(ConfigError, match="queue_frames"):
+        channel_registers(f_clk=1_000_000, queue_frames=P.queue_depth + 1, **BIG)
+    with pytest.raises(ConfigError, match="max_len"):
+        channel_registers(f_clk=1_000_000, max_len=P.max_frame + 1, **BIG)
+    with pytest.raises(ConfigError, match="overhead"):
+        channel_registers(f_clk=1_000_000, overhead=300, **BIG)
+    with pytest.raises(ConfigError, match="address space"):
+        channel_registers(f_clk=1_000_000, mem_base=1 << P.addr_width, mem_size=1)
+    with pytest.raises(ConfigError, match="delay"):
+        ChannelRegs(delay=1 << 40).check()
+
+
+def test_unshaped_frame_leaves_at_the_latency_floor():
+    r = simulate([(100, 60, False)], ChannelRegs(**BIG))
+    assert (r.frames[0].departure, r.frames[0].egress) == (100, 100 + L)
+
+
+def test_shaped_departure_and_delay():
+    regs = ChannelRegs(rate_q=2, delay=5000, **BIG)           # 2 cycles per byte
+    r = simulate([(100, 100, False), (101, 60, False)], regs)
+    assert r.frames[0].departure == 300                          # 100 + 100 x 2
+    assert r.frames[1].departure == 420                          # waits: 300 + 60 x 2
+    assert [f.egress for f in r.frames] == [5300, 5420]
+
+
+def test_fractional_rate_carries_the_remainder():
+    # 1/3 cycle per byte: three 60-byte frames back to back take exactly 60 cycles.
+    regs = ChannelRegs(rate_q=0, rate_num=1, rate_den=3, **BIG)
+    r = simulate([(10, 61, False), (11, 61, False), (12, 61, False)], regs)
+    assert [f.departure for f in r.frames] == [31, 51, 71]      # 10 + ceil(61/3), 10+ceil(122/3), ...
+
+
+def test_no_drift_over_many_frames():
+    """Frames offered exactly at the shaped rate: the N-th departure is exactly ceil(N x ser)."""
+    f_clk, rate, length, ovh = 75_000_000, 8_500_000, 1500, 24
+    regs = channel_registers(f_clk=f_clk, rate_bps=rate, overhead=ovh, **BIG)
+    ser = Fraction(8 * f_clk, rate) * (length + ovh)
+    n = 200_000
+    frames = [(math.floor(i * ser) + 1, length, False) for i in range(n)]
+    r = simulate(frames, regs)
+    assert all(f.fate == Fate.DELIVERED for f in r.frames)
+    assert r.frames[-1].departure == 1 + math.ceil(n * ser)
+    assert r.frames[n // 2].departure == 1 + math.ceil((n // 2 + 1) * ser)
+
+
+def test_queue_counts_frames_until_their_departure_cycle():
+    regs = ChannelRegs(rate_q=1, queue_frames=1, **BIG)         # 1 cycle per byte
+    # Frame 0 departs at 100 + 60 = 160. A frame arriving at 160 still finds it queued.
+    r = simulate([(100, 60, False), (160, 60, False), (161, 60, False)], regs)
+    assert [f.fate for f in r.frames] == [Fate.DELIVERED, Fate.QUEUE, Fate.DELIVERED]
+
+
+def test_queue_byte_limit_and_high_water_marks():
+    regs = ChannelRegs(rate_q=10, queue_bytes=150, min_len=20, **BIG)
+    r = simulate([(0, 60, False), (1, 60, False), (2, 60, False), (3, 30, False)], regs)
+    assert [f.fate for f in r.frames] == [Fate.DELIVERED, Fate.DELIVERED, Fate.QUEUE, Fate.DELIVERED]
+    assert r.gauges["queue_bytes_hwm"] == 150 and r.gauges["queue_frames_hwm"] == 3
+
+
+def test_bad_frames_are_classified_before_loss():
+    regs = ChannelRegs(loss_mode=1, loss_p=(1 << 32) - 1, **BIG)   # lose everything valid
+    r = simulate([(1, 10, False), (2, 2000, False), (3, 100, True), (4, 100, False)], regs)
+    assert [f.fate for f in r.frames] == [Fate.RUNT, Fate.OVERSIZE, Fate.ERROR, Fate.LOSS]
+
+
+def test_memory_region_overflow_drops_and_frees_at_egress():
+    words = 1 + frame_beats(1000)
+    regs = ChannelRegs(delay=10_000, mem_size=2 * words)
+    frames = [(1, 1000, False), (2, 1000, False), (3, 1000, False), (20_000, 1000, False)]
+    r = simulate(frames, regs)
+    assert [f.fate for f in r.frames] == [Fate.DELIVERED, Fate.DELIVERED, Fate.MEM, Fate.DELIVERED]
+
+
+def test_egress_port_serialises_frames_due_together():
+    r = simulate([(1, 1518, False), (2, 60, False)], ChannelRegs(**BIG))
+    first, second = r.frames
+    assert second.egress == first.egress + frame_beats(1518)
+
+
+def test_loss_is_repeatable_and_seeded():
+    def drops(seed):
+        regs = channel_registers(f_clk=1_000_000, loss=0.2, seed=seed, **BIG)
+        r = simulate([(10 * i + 1, 60, False) for i in range(2000)], regs)
+        return [f.fate == Fate.LOSS for f in r.frames]
+    assert drops(5) == drops(5)
+    assert drops(5) != drops(6)
+    assert abs(sum(drops(5)) / 2000 - 0.2) < 0.03
+
+
+def test_gilbert_elliott_long_run_loss():
+    p, rr, k_bad = 0.02, 0.25, 0.5
+    regs = channel_registers(f_clk=1_000_000, gilbert_elliott=(p, rr, 0.0, k_bad), seed=3, **BIG)
+    n = 40_000
+    r = simulate([(10 * i + 1, 60, False) for i in range(n)], regs)
+    lost = sum(f.fate == Fate.LOSS for f in r.frames) / n
+    expected = p / (p + rr) * k_bad
+    assert abs(lost - expected) < 0.25 * expected
+
+
+def test_commit_applies_after_its_cycle():
+    r0 = ChannelRegs(rate_q=1, **BIG)
+    r1 = replace(r0, rate_q=2)
+    r = simulate([(100, 60, False), (1000, 60, False), (1001, 60, False)], r0,
+                 commits=[Commit(1000, r1)])
+    assert [f.departure for f in r.frames] == [160, 1060, 1180]   # 1060 + 60 x 2
+
+
+def test_commit_changing_denominator_rounds_virtual_time_up():
+    r0 = ChannelRegs(rate_q=0, rate_num=1, rate_den=3, **BIG)
+    r1 = replace(r0, rate_num=1, rate_den=2)
+    # Frame 0 finishes at 10 + 61/3 = 30 1/3; the commit rounds V up to 31.
+    r = simulate([(10, 61, False), (20, 60, False)], r0, commits=[Commit(15, r1)])
+    assert [f.departure for f in r.frames] == [31, 61]
