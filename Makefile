@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
 
 demo: bootstrap
-	$(PY) -m satemu.demo
+	$(PY) -m sim.demo
 
 test: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider

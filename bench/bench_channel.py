@@ -15,10 +15,10 @@ from fractions import Fraction
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "gateware")]
+sys.path.insert(0, str(ROOT))
 
-from cocotb_run import run_scenario           # noqa: E402
-from scenarios import scenario                 # noqa: E402
+from sim.run import run_scenario               # noqa: E402
+from sim.traffic import scenario               # noqa: E402
 from satemu.channel_model import channel_registers  # noqa: E402
 
 F_CLK = 75_000_000

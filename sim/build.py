@@ -34,10 +34,11 @@ def verilator_env() -> dict[str, str]:
 
 def _source_hash(extra: str) -> str:
     h = hashlib.sha256(extra.encode())
-    for base in (ROOT / "gateware", ROOT / "host" / "satemu", ROOT / "sim"):
-        for path in sorted(base.rglob("*.py")):
-            h.update(str(path.relative_to(ROOT)).encode())
-            h.update(path.read_bytes())
+    paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "host" / "satemu").rglob("*.py"))
+    paths += [ROOT / "sim" / "channel_top.py", Path(__file__)]
+    for path in paths:
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
     import amaranth, cocotb, verilator  # noqa: E401  (versions are part of the key)
     h.update(f"{amaranth.__version__}{cocotb.__version__}{verilator.__file__}".encode())
     return h.hexdigest()[:16]
@@ -63,6 +64,6 @@ def channel_model_build(params) -> tuple[Path, str]:
         runner.build(sources=[src], hdl_toplevel=top, build_dir=out,
                      build_args=["-O3", "-Wno-fatal", "-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC",
                                  "--x-initial", "0"],
-                     always=True)
+                     always=True, log_file=out / "build.log")
         done.write_text(key)
     return out, top

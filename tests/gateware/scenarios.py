@@ -1,77 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Traffic and configuration scenarios for the channel bench (shared by tests and benchmarks)."""
+"""The channel configurations of issue 2, each with random and adversarial traffic."""
 
 from __future__ import annotations
 
-import random
-from dataclasses import asdict, replace
+from dataclasses import replace
 from fractions import Fraction
 
-from satemu.channel_model import ChannelParams, channel_registers, frame_words
-
-
-def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: float = 1.0,
-            start: int = 2000, lengths=(60, 1518), p_small: float = 0.3, p_full: float = 0.3,
-            p_runt: float = 0.0, p_oversize: float = 0.0, p_err: float = 0.0,
-            p_malformed: float = 0.0,
-            p_burst: float = 0.0, burst: tuple[int, int] = (4, 40),
-            p_idle: float = 0.0, idle_cycles: tuple[int, int] = (10_000, 100_000),
-            oversize_max: int = 2600) -> list[list]:
-    """Frames as [earliest start cycle, length, error flag].
-
-    Inter-frame spacing is exponential with a mean that offers ``load`` times ``rate_bps``
-    (line rate of the 64-bit port when unshaped); bursts send frames back to back, idle gaps
-    leave the channel alone for long stretches. Lengths mix minimum, full and uniform sizes,
-    with runts, oversize frames and bad-FCS frames at the given probabilities.
-    """
-    rng = random.Random(seed)
-    out = []
-    t = start
-    in_burst = 0
-    lo, hi = lengths
-    for _ in range(n):
-        u = rng.random()
-        if u < p_runt:
-            length = rng.randint(1, lo - 1)
-        elif u < p_runt + p_oversize:
-            length = rng.randint(hi + 1, oversize_max)
-        elif u < p_runt + p_oversize + p_small:
-            length = lo
-        elif u < p_runt + p_oversize + p_small + p_full:
-            length = hi
-        else:
-            length = rng.randint(lo, hi)
-        err = int(rng.random() < p_err)
-        if rng.random() < p_malformed:      # byte count 0 on the last beat: length rounds to 8
-            err, length = 2, max(8, (length + 7) // 8 * 8)
-        out.append([t, length, err])
-        if in_burst:
-            in_burst -= 1
-            continue
-        if rng.random() < p_burst:
-            in_burst = rng.randint(*burst)
-            continue
-        if rate_bps:
-            mean = length * 8 * f_clk / (rate_bps * load)
-        else:
-            mean = (length + 7) // 8 / load
-        t += max(1, int(rng.expovariate(1 / mean)))
-        if rng.random() < p_idle:
-            t += rng.randint(*idle_cycles)
-    return out
-
-
-def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(),
-             mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
-             sink_ready: float = 1.0, commits: list | None = None) -> dict:
-    return {
-        "name": name, "f_clk": f_clk, "params": asdict(params), "regs": asdict(regs),
-        "frames": frames, "mem": mem or {}, "tb_seed": tb_seed, "beat_gap": beat_gap,
-        "sink_ready": sink_ready,
-        "commits": [{"at": c["at"], "regs": asdict(c["regs"]), "reseed": c.get("reseed", False)}
-                    for c in (commits or [])],
-    }
-
+from satemu.channel_model import channel_registers, frame_words
+from sim.traffic import scenario, traffic
 
 HOSTILE_MEM = {"cmd_ready": 0.6, "wdata_ready": 0.6, "lat_min": 4, "lat_max": 40}
 MEM_WORDS = 1 << 22     # 32 MiB of 64-bit words: enough for every profile below

@@ -3,7 +3,7 @@
 
 import pytest
 
-from cocotb_run import run_scenario
+from sim.run import run_scenario
 from scenarios import all_scenarios
 
 SCENARIOS = all_scenarios()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Run one channel scenario in the Verilator model through cocotb's runner; used by tests and bench."""
+"""Run one channel scenario in the Verilator model through cocotb's runner (tests, bench, demo)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from cocotb_tools.runner import get_runner
 from satemu.channel_model import ChannelParams
 from sim.build import ROOT, channel_model_build, verilator_env
 
-HERE = Path(__file__).resolve().parent
 
 
 def run_scenario(sc: dict, workdir: Path) -> dict:
@@ -30,11 +29,11 @@ def run_scenario(sc: dict, workdir: Path) -> dict:
     env = verilator_env()
     env.update({
         "SATEMU_SCENARIO": str(scen), "SATEMU_RESULT": str(result),
-        "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     })
     runner = get_runner("verilator")
     t0 = time.monotonic()
-    xml = runner.test(test_module="channel_tb", hdl_toplevel=top, build_dir=build_dir, hdl_toplevel_lang="verilog",
+    xml = runner.test(test_module="sim.channel_tb", hdl_toplevel=top, build_dir=build_dir, hdl_toplevel_lang="verilog",
                       test_dir=workdir, extra_env=env, results_xml=str(workdir / "results.xml"),
                       log_file=str(workdir / "sim.log"))
     wall = time.monotonic() - t0
