@@ -18,11 +18,14 @@ if printf '%s\n' "${need[@]:-}" | grep -qx python3 && command -v python3 >/dev/n
     need=("${need[@]/python3}")
 fi
 need=($(printf '%s\n' "${need[@]:-}" | grep -v '^$' || true))
+apt_install() {
+    echo "bootstrap: installing Debian packages: $*"
+    local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+}
 if [ ${#need[@]} -gt 0 ]; then
-    echo "bootstrap: installing Debian packages: ${need[*]}"
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+    apt_install "${need[@]}"
 fi
 
 if [ ! -x .venv/bin/python ]; then
@@ -30,4 +33,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade "pip>=24"
 .venv/bin/python -m pip install -q -e ".[dev]"
+# cocotb embeds Python in the simulator: it needs a shared libpython (Debian: libpython3-dev).
+if ! .venv/bin/cocotb-config --libpython >/dev/null 2>&1; then
+    apt_install libpython3-dev
+fi
 echo "bootstrap: ready ($(.venv/bin/python -c 'import amaranth, cocotb; print("amaranth", amaranth.__version__, "cocotb", cocotb.__version__)'))"

@@ -4,7 +4,7 @@
 The scenario (JSON, path in SATEMU_SCENARIO) names the registers, the frames to offer and how
 hostile the memory and the egress sink are. The bench records the cycle each frame's last beat
 was accepted, feeds those arrivals to ``satemu.channel_model.simulate`` and asserts, exactly:
-each frame's fate and egress cycle, the payload bytes, every counter and high-water mark, and
+each frame's fate (from the channel's fate trace) and egress cycle, the payload bytes, every counter and high-water mark, and
 conservation. A summary is written to SATEMU_RESULT for the pytest side and the benchmarks.
 """
 
@@ -106,6 +106,7 @@ class Bench:
         self.frames = sc["frames"]            # [at, length, err]
         self.arrivals: list[int] = []
         self.egress: list[tuple[int, bytes]] = []
+        self.fates: list[int] = []
         self.bus_ops: deque = deque()
         self.commits: list[Commit] = []
         self.commit_cycles: list[int] = []
@@ -165,7 +166,8 @@ class Bench:
         while True:
             if skip_to is not None:
                 trig = await First(ClockCycles(dut.clk, max(1, skip_to - t)),
-                                   RisingEdge(dut.mem__cmd__valid), RisingEdge(dut.source__valid))
+                                   RisingEdge(dut.mem__cmd__valid), RisingEdge(dut.source__valid),
+                                   RisingEdge(dut.fate_valid))
                 if not isinstance(trig, ClockCycles):
                     await RisingEdge(dut.clk)
                 skip_to = None
@@ -179,6 +181,8 @@ class Bench:
                 if sink_payload >> 64 & 1:
                     self.arrivals.append(t)
                     driving = False
+            if int(dut.fate_valid.value):
+                self.fates.append(int(dut.fate.value))
             # --- egress
             src_valid = int(dut.source__valid.value)
             if src_valid:
@@ -292,6 +296,13 @@ def check(bench: Bench, hw: dict) -> dict:
                           f"(arrival {bench.arrivals[i]}, departure {r.departure})")
         if len(errors) > 20:
             break
+    if len(bench.fates) != len(model.frames):
+        errors.append(f"{len(bench.fates)} frames decided, {len(model.frames)} offered")
+    for i, (got, r) in enumerate(zip(bench.fates, model.frames)):
+        if got != int(r.fate):
+            errors.append(f"frame {i}: fate {Fate(got).name}, model says {r.fate.name}")
+            if len(errors) > 40:
+                break
     for name in COUNTERS:
         if name == "late" and not exact:
             continue

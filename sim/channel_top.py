@@ -20,6 +20,8 @@ class ChannelTop(wiring.Component):
             "mem": Out(MemPortSignature(params.addr_width)),
             "bus": In(RegBusSignature),
             "now": Out(64),
+            "fate_valid": Out(1),
+            "fate": Out(3),
         })
 
     def elaborate(self, platform):
@@ -30,5 +32,6 @@ class ChannelTop(wiring.Component):
         wiring.connect(m, ch.source, wiring.flipped(self.source))
         wiring.connect(m, ch.mem, wiring.flipped(self.mem))
         wiring.connect(m, wiring.flipped(self.bus), ch.bus)
-        m.d.comb += [ch.now.eq(tb.now), self.now.eq(tb.now)]
+        m.d.comb += [ch.now.eq(tb.now), self.now.eq(tb.now),
+                     self.fate_valid.eq(ch.fate_valid), self.fate.eq(ch.fate)]
         return m

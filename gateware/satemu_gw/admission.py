@@ -5,6 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
+from satemu.channel_model import Fate
 from satemu.regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT
 
 from .layouts import Config, IngressDesc, Decision
@@ -17,6 +18,7 @@ ENGINE_GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "que
                  "mem_words_now", "mem_words_hwm"]
 
 QueueEntry = data.StructLayout({"departure": 48, "length": 16})
+FATE_OF = {f"drop_{f.name.lower()}": int(f) for f in Fate if f is not Fate.DELIVERED}
 
 # A frame whose last beat is accepted at cycle a reaches the engine by cycle a + 2 (the ingress
 # descriptor FIFO is buffered). While no descriptor is visible, every frame still to come has
@@ -52,6 +54,9 @@ class Admission(wiring.Component):
             "layout_ok": Out(1),
             "empty": Out(1),
             "clear": In(1),
+            # One pulse per frame, in arrival order, with its fate (satemu.channel_model.Fate).
+            "fate_valid": Out(1),
+            "fate": Out(3),
         }
         ports.update({name: Out(64) for name in ENGINE_COUNTERS + ENGINE_GAUGES})
         super().__init__(ports)
@@ -90,6 +95,8 @@ class Admission(wiring.Component):
                 m.d.sync += cnt[name].eq(0)
             with m.Elif(inc):
                 m.d.sync += cnt[name].eq(cnt[name] + 1)
+            with m.If(inc):
+                m.d.sync += self.fate.eq(FATE_OF[name])
 
         mem_used = Signal(32)
         m.d.comb += [
@@ -238,6 +245,7 @@ class Admission(wiring.Component):
                     q_frames.eq(new_qf), q_bytes.eq(new_qb),
                     admitted.eq(admitted + words),
                     dec.keep.eq(1), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),
+                    self.fate.eq(int(Fate.DELIVERED)),
                     wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
                 ]
                 hwm(self.queue_frames_hwm, new_qf)
@@ -248,6 +256,7 @@ class Admission(wiring.Component):
             with m.State("EMIT"):
                 m.d.comb += self.decision.valid.eq(1)
                 with m.If(self.decision.ready):
+                    m.d.comb += self.fate_valid.eq(1)
                     m.next = "IDLE"
 
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update

@@ -32,6 +32,9 @@ class Channel(wiring.Component):
             "mem": Out(MemPortSignature(params.addr_width)),
             "bus": In(RegBusSignature),
             "now": In(64),
+            # Per-frame fate trace, for benches and on-chip debug: one pulse per frame.
+            "fate_valid": Out(1),
+            "fate": Out(3),
         })
 
     def elaborate(self, platform):
@@ -76,6 +79,7 @@ class Channel(wiring.Component):
             regs.apply.eq(adm.apply), regs.layout_ok.eq(adm.layout_ok), regs.empty.eq(adm.empty),
             reader.layout_reset.eq(adm.apply & adm.layout_ok),
             adm.clear.eq(regs.clear), egress.clear.eq(regs.clear),
+            self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
         ]
         for name in ENGINE_COUNTERS + ENGINE_GAUGES:
             m.d.comb += getattr(regs, name).eq(getattr(adm, name))

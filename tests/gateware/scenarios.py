@@ -38,13 +38,13 @@ def all_scenarios() -> dict[str, dict]:
     # 8.5/1.5 Mbit/s, forward queue 1 BDP (~640 KB), return queue 50 frames, 1% loss forward.
     f = 2_000_000
     bdp = int(8_500_000 * 0.6 / 8)
-    regs = channel_registers(f_clk=f, rate_bps=8_500_000, delay_s=Fraction(3, 10) / 30,
+    regs = channel_registers(f_clk=f, rate_bps=8_500_000, delay_s=Fraction(3, 10),
                              queue_bytes=bdp, loss=0.01, mem_size=MEM_WORDS, seed=99)
     sc["geo-testbed-fwd-bdp-loss"] = scenario(
         "geo-testbed forward: 1-BDP queue, 1% loss", f_clk=f, regs=regs, tb_seed=3,
         mem=HOSTILE_MEM, frames=traffic(5, 1500, rate_bps=8_500_000, f_clk=f, load=3.0,
                                         p_burst=0.1, burst=(50, 200)))
-    regs = channel_registers(f_clk=f, rate_bps=1_500_000, delay_s=Fraction(1, 100),
+    regs = channel_registers(f_clk=f, rate_bps=1_500_000, delay_s=Fraction(3, 10),
                              queue_frames=50, mem_size=MEM_WORDS, seed=5,
                              gilbert_elliott=(0.01, 0.3, 0.0, 0.5))
     sc["geo-testbed-ret-50pkt-ge"] = scenario(
