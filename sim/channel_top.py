@@ -2,27 +2,20 @@
 """Simulation top for one channel: the channel plus its timebase, with ``now`` visible."""
 
 from amaranth import Module
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
 
 from satemu.channel_model import ChannelParams
-from satemu_gw.channel import Channel
-from satemu_gw.layouts import Beat, MemPortSignature, RegBusSignature
+from satemu_gw.channel import Channel, channel_ports
 from satemu_gw.timebase import Timebase
 
 
 class ChannelTop(wiring.Component):
+    """The channel's ports, except that ``now`` comes from the top's own timebase."""
+
     def __init__(self, params: ChannelParams):
         self.params = params
-        super().__init__({
-            "sink": In(stream.Signature(Beat)),
-            "source": Out(stream.Signature(Beat)),
-            "mem": Out(MemPortSignature(params.addr_width)),
-            "bus": In(RegBusSignature),
-            "now": Out(64),
-            "fate_valid": Out(1),
-            "fate": Out(3),
-        })
+        super().__init__({**channel_ports(params), "now": Out(64)})
 
     def elaborate(self, platform):
         m = Module()

@@ -17,6 +17,20 @@ from .memarb import MemArbiter
 from .regs import Regs
 
 
+def channel_ports(params: ChannelParams) -> dict:
+    """The channel's ports, as ``wiring`` members (shared with simulation tops)."""
+    return {
+        "sink": In(stream.Signature(Beat)),
+        "source": Out(stream.Signature(Beat)),
+        "mem": Out(MemPortSignature(params.addr_width)),
+        "bus": In(RegBusSignature),
+        "now": In(64),
+        # Per-frame fate trace, for benches and on-chip debug: one pulse per frame.
+        "fate_valid": Out(1),
+        "fate": Out(3),
+    }
+
+
 class Channel(wiring.Component):
     """Frames enter on ``sink`` and leave on ``source`` (64-bit beats); ``mem`` is a
     LiteDRAM-native-shaped port to the delay-line region; ``bus`` holds the registers of
@@ -26,16 +40,7 @@ class Channel(wiring.Component):
 
     def __init__(self, params: ChannelParams = ChannelParams()):
         self.params = params
-        super().__init__({
-            "sink": In(stream.Signature(Beat)),
-            "source": Out(stream.Signature(Beat)),
-            "mem": Out(MemPortSignature(params.addr_width)),
-            "bus": In(RegBusSignature),
-            "now": In(64),
-            # Per-frame fate trace, for benches and on-chip debug: one pulse per frame.
-            "fate_valid": Out(1),
-            "fate": Out(3),
-        })
+        super().__init__(channel_ports(params))
 
     def elaborate(self, platform):
         m = Module()
