@@ -323,6 +323,8 @@ def check(bench: Bench, hw: dict) -> dict:
         "frames": len(bench.frames), "delivered": len(bench.egress),
         "counters": {n: hw[n] for n in COUNTERS + GAUGES},
         "arrivals": bench.arrivals, "egress": [c for c, _ in bench.egress],
+        "commit_cycles": [c.cycle for c in bench.commits],
+        "fates": bench.fates,
         "late_observed": late, "mem_reads": bench.mem.reads, "mem_writes": bench.mem.writes,
         "errors": errors,
     }

@@ -7,6 +7,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from satemu.channel_model import channel_registers, frame_words
+from satemu.regmap import CFG_FIELDS
 from sim.traffic import scenario, traffic
 
 HOSTILE_MEM = {"cmd_ready": 0.6, "wdata_ready": 0.6, "lat_min": 4, "lat_max": 40}
@@ -105,6 +106,41 @@ def all_scenarios() -> dict[str, dict]:
         frames=traffic(17, 900, rate_bps=4_000_000, f_clk=f, load=1.2, p_burst=0.05),
         commits=[{"at": 60_000, "regs": r1, "reseed": True}, {"at": 140_000, "regs": r2},
                  {"at": 200_000, "regs": r3, "reseed": True}])
+
+    # Frames whose last beat lands on the commit cycle C itself and on either side: frames up to
+    # C keep the old rate, frames after it get the new one. The bench writes the 20 profile words
+    # and then COMMIT one per cycle, so a commit planned at `at` strobes at C = at + 21.
+    f = 1_000_000
+    b0 = channel_registers(f_clk=f, rate_bps=10_000_000, delay_s=Fraction(1, 100), min_len=8,
+                           mem_size=MEM_WORDS, seed=4)
+    b1 = replace(b0, rate_q=8, rate_num=0, rate_den=1)           # 1 Mbit/s
+    at = 20_000
+    c = at + sum(fl.words for fl in CFG_FIELDS) + 1
+    boundary = [[c + k, 8, 0] for k in range(-2, 3)]
+    frames = traffic(19, 60, rate_bps=10_000_000, f_clk=f, load=0.5, start=2000)
+    frames = [fr for fr in frames if fr[0] < c - 2000] + boundary + \
+        traffic(20, 60, rate_bps=1_000_000, f_clk=f, load=0.5, start=c + 2000)
+    sc["commit-boundary"] = scenario(
+        "frames arriving at the commit cycle and around it", f_clk=f, regs=b0, tb_seed=10,
+        frames=frames, commits=[{"at": at, "regs": b1}])
+    sc["commit-boundary"]["expect_commit_cycle"] = c
+    sc["commit-boundary"]["expect_arrivals"] = [fr[0] for fr in boundary]
+
+    # Resource boundaries, hit on the exact cycle. 8-byte frames at 4 cycles per byte depart 32
+    # cycles after arriving into an empty queue (limit 1 frame), and start egress 2000 cycles
+    # later; the region holds two such frames. Per block: f0 at B; f1 at B+32, the cycle f0
+    # departs, finds it still queued (drop); f2 at B+33 is admitted; f3 at B+2032, the cycle f0
+    # starts egress, finds the region full (drop); f4 at B+2033 fits.
+    f = 1_000_000
+    edge = replace(channel_registers(f_clk=f, min_len=8, queue_frames=1, mem_size=4, seed=1),
+                   rate_q=4, delay=2000)
+    frames = []
+    for block in range(12):
+        b = 3000 + 7919 * block
+        frames += [[b, 8, 0], [b + 32, 8, 0], [b + 33, 8, 0], [b + 2032, 8, 0], [b + 2033, 8, 0]]
+    sc["boundaries"] = scenario("queue and memory freed exactly at their cycles", f_clk=f,
+                                regs=edge, tb_seed=13, frames=frames)
+    sc["boundaries"]["expect_fates"] = [0, 5, 0, 6, 0] * 12
 
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.
