@@ -39,7 +39,7 @@ class ChannelParams:
     ingress_beats: int = 512     # on-chip ingress FIFO, 64-bit beats (holds frames until decided)
     queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
-    latency_floor: int = 1024    # L: departure-to-egress latency never falls below this (cycles)
+    latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
     queue_limit_bits: int = 16   # width of the queue_frames register
 

@@ -127,17 +127,17 @@ def all_scenarios() -> dict[str, dict]:
     sc["commit-boundary"]["expect_arrivals"] = [fr[0] for fr in boundary]
 
     # Resource boundaries, hit on the exact cycle. 8-byte frames at 4 cycles per byte depart 32
-    # cycles after arriving into an empty queue (limit 1 frame), and start egress 2000 cycles
+    # cycles after arriving into an empty queue (limit 1 frame), and start egress 3000 cycles
     # later; the region holds two such frames. Per block: f0 at B; f1 at B+32, the cycle f0
-    # departs, finds it still queued (drop); f2 at B+33 is admitted; f3 at B+2032, the cycle f0
-    # starts egress, finds the region full (drop); f4 at B+2033 fits.
+    # departs, finds it still queued (drop); f2 at B+33 is admitted; f3 at B+3032, the cycle f0
+    # starts egress, finds the region full (drop); f4 at B+3033 fits.
     f = 1_000_000
     edge = replace(channel_registers(f_clk=f, min_len=8, queue_frames=1, mem_size=4, seed=1),
-                   rate_q=4, delay=2000)
+                   rate_q=4, delay=3000)
     frames = []
     for block in range(12):
         b = 3000 + 7919 * block
-        frames += [[b, 8, 0], [b + 32, 8, 0], [b + 33, 8, 0], [b + 2032, 8, 0], [b + 2033, 8, 0]]
+        frames += [[b, 8, 0], [b + 32, 8, 0], [b + 33, 8, 0], [b + 3032, 8, 0], [b + 3033, 8, 0]]
     sc["boundaries"] = scenario("queue and memory freed exactly at their cycles", f_clk=f,
                                 regs=edge, tb_seed=13, frames=frames)
     sc["boundaries"]["expect_fates"] = [0, 5, 0, 6, 0] * 12
