@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 from satemu.channel_model import ChannelParams, channel_registers, Fate
 from sim.build import ROOT

@@ -30,7 +30,6 @@ class Ingress(wiring.Component):
         m.submodules.data = data = fifo.SyncFIFOBuffered(width=64, depth=p.ingress_beats)
         m.submodules.descs = descs = fifo.SyncFIFOBuffered(width=IngressDesc.size, depth=16)
 
-        beat_idx = Signal(16)
         length = Signal(16)
         stored = Signal(range(p.max_beats + 1))
         beat = self.sink.payload
@@ -56,10 +55,9 @@ class Ingress(wiring.Component):
         ]
         with m.If(fire):
             with m.If(beat.last):
-                m.d.sync += [beat_idx.eq(0), length.eq(0), stored.eq(0)]
+                m.d.sync += [length.eq(0), stored.eq(0)]
             with m.Else():
                 m.d.sync += [
-                    beat_idx.eq(beat_idx + 1),
                     length.eq(Mux(length > 0xFFFF - 8, 0xFFFF, length + 8)),
                     stored.eq(stored + store),
                 ]

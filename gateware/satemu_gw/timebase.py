@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Free-running 64-bit cycle counter: the one clock every channel timestamp refers to."""
 
-from amaranth import Module, Signal
+from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 

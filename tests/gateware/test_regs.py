@@ -2,7 +2,7 @@
 """Register semantics of the whole channel, in Amaranth's simulator: shadow read-back, commit
 refusal while pending, layout changes only while the delay line is empty, snapshot and clear."""
 
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 from amaranth import Module
 from amaranth.sim import Simulator
