@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: a C++ toolchain and make for Verilator's generated model, perl for the
-# verilator wrapper script, and python3 with venv support.
+# verilator wrapper script, python3 with venv support, and clang with its libFuzzer runtime for
+# the firmware protocol's fuzz pass.
 need=()
-for pkg in g++ make perl python3 python3-venv git; do
+for pkg in g++ make perl python3 python3-venv git clang libclang-rt-14-dev; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 # A python3 that is not Debian's (pyenv, say) counts if it can make a venv with pip.

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The host–firmware protocol, declared once: framing constants, opcodes, status codes, messages.
+
+The C side (firmware) gets a header generated from this module (``satemu.gen_c``); both sides are
+checked against the committed vectors in ``tests/vectors/protocol.json``.
+
+Wire format of one frame, in both directions::
+
+    COBS( seq u8 | op u8 | length u16 LE | payload[length] | crc16 u16 LE ) 0x00
+
+* COBS removes every zero byte, so 0x00 only ever ends a frame: a receiver that sees garbage
+  resynchronises at the next zero. Senders put a 0x00 before every frame as well, so that a
+  partial frame left at the receiver (a host that died mid-frame, line noise) is discarded
+  instead of corrupting the next one.
+* ``crc16`` is CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no final xor) over
+  seq, op, length and payload.
+* ``length`` must equal the payload's size: a frame cut short is recognised even when its CRC
+  happens to match.
+* A request carries an opcode below 0x80; its response carries ``op | 0x80``, the same ``seq``,
+  and a payload that starts with a status byte.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+
+PROTOCOL_VERSION = 1
+MAX_PAYLOAD = 512
+HEADER_BYTES = 4          # seq, op, length
+CRC_BYTES = 2
+MAX_FRAME = HEADER_BYTES + MAX_PAYLOAD + CRC_BYTES
+MAX_ENCODED = MAX_FRAME + (MAX_FRAME + 253) // 254 + 1   # COBS worst case plus the delimiter
+RESPONSE_BIT = 0x80
+
+
+class Op(enum.IntEnum):
+    """Request opcodes. The response to each is ``op | RESPONSE_BIT``."""
+    HELLO = 0x01          # payload: host protocol version u16 → version, capabilities, hardware
+    GET_PROFILE = 0x02    # payload: channel u8 → the staged profile of that channel
+    SET_PROFILE = 0x03    # payload: channel u8, every profile field u64 → status
+    COMMIT = 0x04         # payload: flags u8 (COMMIT_* of satemu.regmap) → status
+    GET_STATS = 0x05      # payload: channel u8 → every counter and gauge u64
+    RESET_STATS = 0x06    # payload: none → status; clears both channels at once
+
+
+class Status(enum.IntEnum):
+    """First payload byte of every response."""
+    OK = 0
+    BAD_LENGTH = 1        # the payload's length does not fit the opcode
+    BAD_OPCODE = 2        # no such request
+    BAD_CHANNEL = 3       # channel is not 0 (forward) or 1 (return)
+    BAD_FIELD = 4         # + field index u8, value u64, min u64, max u64
+    BUSY = 5              # a commit is still pending in the gateware
+    BAD_VERSION = 6       # + the firmware's protocol version u16
+    BUDGET = 7            # + words needed u64, words available u64: the delay line cannot hold it
+
+
+class Capability(enum.IntFlag):
+    CHANNELS = 1 << 0     # two link channels (forward, return)
+    BOD = 1 << 1          # Bandwidth-on-Demand return link (a later issue)
+
+
+CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
+
+# HELLO response after the status byte.
+HELLO_RESPONSE = struct.Struct("<HIIHHII")
+HELLO_FIELDS = ("version", "capabilities", "f_clk", "queue_depth", "max_frame",
+                "latency_floor", "mem_words")
+
+
+class ProtocolError(Exception):
+    """A frame that cannot be decoded, or a response that does not fit its request."""
+
+
+def crc16(data: bytes, crc: int = 0xFFFF) -> int:
+    """CRC-16/CCITT-FALSE; crc16(b"123456789") == 0x29B1."""
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def cobs_encode(data: bytes) -> bytes:
+    """Consistent Overhead Byte Stuffing, without the trailing delimiter. Data that ends exactly
+    with a full 254-byte block gets no empty block after it (the usual form)."""
+    out = bytearray()
+    block = bytearray()
+    full = False                     # the last code written was a full block's 0xFF
+    for byte in data:
+        if byte == 0:
+            out.append(len(block) + 1)
+            out += block
+            block.clear()
+            full = False
+        else:
+            block.append(byte)
+            if len(block) == 254:
+                out.append(255)
+                out += block
+                block.clear()
+                full = True
+    if block or not full:
+        out.append(len(block) + 1)
+        out += block
+    return bytes(out)
+
+
+class OverlongError(ProtocolError):
+    """A frame that decodes to more than the buffer may hold."""
+
+
+def cobs_decode(data: bytes, cap: int | None = None) -> bytes:
+    """Inverse of :func:`cobs_encode`. Raises ProtocolError on a malformed block and
+    OverlongError once the output would exceed ``cap`` bytes, checking in the same order as the
+    firmware's decoder, so both classify every input alike."""
+    out = bytearray()
+    i = 0
+    cap = len(data) if cap is None else cap
+    while i < len(data):
+        code = data[i]
+        if code == 0 or i + code > len(data):
+            raise ProtocolError("malformed COBS block")
+        for byte in data[i + 1:i + code]:
+            if byte == 0:
+                raise ProtocolError("zero byte inside a COBS frame")
+            if len(out) >= cap:
+                raise OverlongError("frame too long")
+            out.append(byte)
+        i += code
+        if code != 255 and i < len(data):
+            if len(out) >= cap:
+                raise OverlongError("frame too long")
+            out.append(0)
+    return bytes(out)
+
+
+def encode_frame(seq: int, op: int, payload: bytes = b"") -> bytes:
+    """One frame on the wire, delimiter included."""
+    if len(payload) > MAX_PAYLOAD:
+        raise ProtocolError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+    body = struct.pack("<BBH", seq & 0xFF, op & 0xFF, len(payload)) + payload
+    return cobs_encode(body + struct.pack("<H", crc16(body))) + b"\0"
+
+
+class Deframer:
+    """Turns a byte stream into frames. Never raises on input: whatever cannot be a frame is
+    counted and skipped, and decoding resynchronises at the next delimiter."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.overflow = False
+        self.errors = {"cobs": 0, "short": 0, "length": 0, "crc": 0, "overlong": 0}
+
+    def feed(self, data: bytes) -> list[tuple[int, int, bytes]]:
+        """Returns the (seq, op, payload) of every complete, valid frame in ``data``."""
+        frames = []
+        for byte in data:
+            if byte != 0:
+                if len(self.buf) < MAX_ENCODED:
+                    self.buf.append(byte)
+                else:
+                    self.overflow = True
+                continue
+            raw, overflow = bytes(self.buf), self.overflow
+            self.buf.clear()
+            self.overflow = False
+            if overflow:
+                self.errors["overlong"] += 1
+            elif raw:
+                frame = self._decode(raw)
+                if frame is not None:
+                    frames.append(frame)
+        return frames
+
+    def _decode(self, raw: bytes):
+        try:
+            body = cobs_decode(raw, MAX_FRAME)
+        except OverlongError:
+            self.errors["overlong"] += 1
+            return None
+        except ProtocolError:
+            self.errors["cobs"] += 1
+            return None
+        if len(body) < HEADER_BYTES + CRC_BYTES:
+            self.errors["short"] += 1
+            return None
+        seq, op, length = struct.unpack_from("<BBH", body)
+        if length != len(body) - HEADER_BYTES - CRC_BYTES:
+            self.errors["length"] += 1
+            return None
+        if crc16(body[:-CRC_BYTES]) != struct.unpack_from("<H", body, len(body) - CRC_BYTES)[0]:
+            self.errors["crc"] += 1
+            return None
+        return seq, op, bytes(body[HEADER_BYTES:-CRC_BYTES])

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Write tests/vectors/protocol.json: the protocol vectors both codecs are checked against.
+
+Run it only to change the wire format on purpose; the tests compare both the Python and the C
+codec with the committed file, so an accidental format change fails them.
+"""
+
+import json
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
+from satemu import protocol as P  # noqa: E402
+
+
+def frames():
+    rng = random.Random(1)
+    cases = [(0, P.Op.HELLO, (1).to_bytes(2, "little")), (1, P.Op.COMMIT, b"\x07"),
+             (255, P.Op.RESET_STATS, b""), (7, P.Op.GET_STATS | P.RESPONSE_BIT, bytes(145)),
+             (42, P.Op.SET_PROFILE, bytes([1]) + rng.randbytes(144)),
+             (9, 0x7F, rng.randbytes(P.MAX_PAYLOAD))]
+    return [{"seq": s, "op": int(o), "payload": p.hex(), "wire": P.encode_frame(s, o, p).hex()}
+            for s, o, p in cases]
+
+
+def streams():
+    good = [P.encode_frame(3, P.Op.HELLO, b"\x01\x00"), P.encode_frame(4, P.Op.GET_STATS, b"\x01")]
+    bad_crc = bytearray(P.encode_frame(5, P.Op.COMMIT, b"\x01"))
+    bad_crc[2] ^= 0x10
+    short = P.cobs_encode(b"\x01\x02\x03") + b"\0"
+    wrong_len = P.cobs_encode(b"\x05\x01\x09\x00" + b"\xaa" * 3 + b"\x00\x00") + b"\0"
+    overlong = bytes(range(1, 256)) * 3 + b"\0"
+    body_too_long = P.cobs_encode(bytes(P.MAX_FRAME + 10)) + b"\0"
+    malformed = bytes([0x05, 0x11, 0x22]) + b"\0"
+    rng = random.Random(2)
+    garbage = bytes(rng.randrange(256) for _ in range(300))
+    cases = {
+        "two good frames": good[0] + good[1],
+        "leading garbage then a frame": b"\x13\x37\xff" + good[0],
+        "bad crc between good frames": good[0] + bytes(bad_crc) + good[1],
+        "short, wrong length, malformed": short + wrong_len + malformed + good[1],
+        "overlong run then a frame": overlong + good[0],
+        "decodes past the frame limit": body_too_long + good[1],
+        "empty frames and zero runs": b"\0\0\0" + good[0] + b"\0\0",
+        "random garbage then a frame": garbage + b"\0" + good[1],
+        "truncated frame then a frame": good[0][:5] + good[1],
+        "truncated frame, then a frame led by a delimiter": good[0][:5] + b"\0" + good[1],
+    }
+    out = []
+    for name, data in cases.items():
+        d = P.Deframer()
+        got = d.feed(data)
+        out.append({"name": name, "bytes": data.hex(),
+                    "frames": [[s, o, p.hex()] for s, o, p in got], "errors": d.errors})
+    return out
+
+
+def main():
+    vectors = {
+        "crc16": [{"data": b"123456789".hex(), "crc": 0x29B1}, {"data": "", "crc": 0xFFFF},
+                  {"data": "00", "crc": P.crc16(b"\0")}, {"data": "ff" * 64, "crc": P.crc16(b"\xff" * 64)}],
+        # The first six are textbook COBS examples; the rest cover the 254-byte block edges.
+        "cobs": [{"raw": r.hex(), "encoded": P.cobs_encode(r).hex()} for r in (
+            b"\x00", b"\x00\x00", b"\x11\x22\x00\x33", b"\x11\x22\x33\x44", b"\x11\x00\x00\x00",
+            bytes(range(1, 255)), bytes(range(0, 255)), bytes(range(1, 256)),
+            bytes(range(2, 256)) + b"\x00", bytes(range(3, 256)) + b"\x00\x01", b"")],
+        "frames": frames(),
+        "streams": streams(),
+    }
+    out = Path(__file__).with_name("protocol.json")
+    out.write_text(json.dumps(vectors, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
