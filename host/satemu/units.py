@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Exact parsing of quantities with units, as written in link profiles ("8.5 Mbit/s", "300 ms").
+
+Values come back as ``fractions.Fraction`` in base units (bit/s, seconds, bytes), so no float
+rounding enters a profile. Prefixes are decimal (k = 1000, as in networking); KiB and MiB are
+binary.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+__all__ = ["UnitError", "parse_rate", "parse_time", "parse_size", "parse_queue",
+           "parse_probability", "format_rate", "format_time", "format_size"]
+
+
+class UnitError(ValueError):
+    """A quantity that could not be read; the message says what was expected."""
+
+
+_NUMBER = r"(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?"
+_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[^\s0-9].*?)?\s*$")
+
+_RATE = {"bit/s": 1, "bps": 1, "kbit/s": 10**3, "kbps": 10**3, "Mbit/s": 10**6, "Mbps": 10**6,
+         "Gbit/s": 10**9, "Gbps": 10**9}
+_TIME = {"s": 1, "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "µs": Fraction(1, 10**6),
+         "ns": Fraction(1, 10**9)}
+_SIZE = {"B": 1, "bytes": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9,
+         "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+_PACKETS = {"packets", "packet", "frames", "frame", "pkts"}
+
+
+def _split(text, what: str, example: str) -> tuple[Fraction, str | None]:
+    if isinstance(text, bool):
+        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
+    if isinstance(text, (int, Fraction)):
+        return Fraction(text), None
+    if isinstance(text, float):
+        return Fraction(str(text)), None
+    if not isinstance(text, str):
+        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
+    m = _RE.match(text)
+    if not m:
+        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
+    value = Fraction(m["num"])
+    if m["exp"]:
+        value *= Fraction(10) ** int(m["exp"])
+    return value, m["unit"]
+
+
+def _scaled(text, table: dict, what: str, example: str, bare_ok: bool = False) -> Fraction:
+    value, unit = _split(text, what, example)
+    if unit is None:
+        if bare_ok:
+            return value
+        raise UnitError(f"{text!r} needs a unit ({', '.join(table)}), such as {example!r}")
+    if unit not in table:
+        raise UnitError(f"unknown unit {unit!r} in {text!r}; expected one of {', '.join(table)}")
+    return value * table[unit]
+
+
+def parse_rate(text) -> Fraction:
+    """bit/s, from "10 Mbit/s", "100 kbit/s", "1.5Mbps"."""
+    return _scaled(text, _RATE, "a rate", "10 Mbit/s")
+
+
+def parse_time(text) -> Fraction:
+    """Seconds, from "300 ms", "0.6 s", "250 us"."""
+    return _scaled(text, _TIME, "a time", "300 ms")
+
+
+def parse_size(text) -> Fraction:
+    """Bytes, from "640 KB", "1500 B", "2 MiB"."""
+    return _scaled(text, _SIZE, "a size", "640 KB")
+
+
+def parse_queue(text) -> tuple[str, int]:
+    """("frames", N) from "50 packets", or ("bytes", N) from "640 KB"."""
+    value, unit = _split(text, "a queue size", "50 packets")
+    if unit in _PACKETS:
+        if value.denominator != 1:
+            raise UnitError(f"{text!r}: a number of packets must be whole")
+        return "frames", int(value)
+    size = parse_size(text)
+    if size.denominator != 1:
+        raise UnitError(f"{text!r} is not a whole number of bytes")
+    return "bytes", int(size)
+
+
+def parse_probability(text) -> Fraction:
+    """A probability from "1%", "0.01" or 0.01."""
+    if isinstance(text, str) and text.strip().endswith("%"):
+        value, unit = _split(text.strip()[:-1], "a percentage", "1%")
+        if unit is not None:
+            raise UnitError(f"expected a percentage such as '1%', got {text!r}")
+        return value / 100
+    value, unit = _split(text, "a probability", "1%")
+    if unit is not None:
+        raise UnitError(f"expected a probability such as '1%' or 0.01, got {text!r}")
+    return value
+
+
+def _fmt(value: Fraction, table: list[tuple[str, Fraction]]) -> str:
+    for unit, scale in table:
+        if abs(value) >= scale:
+            v = value / scale
+            return f"{float(v):g} {unit}"
+    return f"{float(value):g} {table[-1][0]}"
+
+
+def format_rate(bps: Fraction) -> str:
+    return _fmt(Fraction(bps), [("Gbit/s", Fraction(10**9)), ("Mbit/s", Fraction(10**6)),
+                                ("kbit/s", Fraction(10**3)), ("bit/s", Fraction(1))])
+
+
+def format_time(s: Fraction) -> str:
+    return _fmt(Fraction(s), [("s", Fraction(1)), ("ms", Fraction(1, 10**3)),
+                              ("us", Fraction(1, 10**6)), ("ns", Fraction(1, 10**9))])
+
+
+def format_size(b: Fraction) -> str:
+    return _fmt(Fraction(b), [("GB", Fraction(10**9)), ("MB", Fraction(10**6)),
+                              ("KB", Fraction(10**3)), ("B", Fraction(1))])
