@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* libFuzzer target: arbitrary bytes into the deframer; every frame it delivers must re-encode to
- * something that decodes back to the same frame. */
+/* libFuzzer target: arbitrary bytes into the deframer and the command layer. Every frame the
+ * deframer delivers must re-encode to itself, and every request must get a response that fits a
+ * frame and starts with a known status, without touching memory it should not. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fw.h"
 #include "satemu_proto.h"
+
+static uint32_t regs[2][SATEMU_REG_WORDS];
+static uint32_t rd(void *ctx, int ch, unsigned word) { (void)ctx; return regs[ch][word]; }
+static void wr(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; regs[ch][word] = v; }
+static void strobe(void *ctx, unsigned flags) { (void)ctx; (void)flags; }
+static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
+                                     { 0, 6u << 20 }, { 6u << 20, 6u << 20 }, 1024, 2048, 2048 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,6 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t k = 0; k < n; k++)
             got += satemu_deframe_byte(&e, wire[k], &g);
         if (got != 1 || g.seq != seq || g.op != op || g.length != len || memcmp(g.payload, payload, len))
+            abort();
+        uint8_t resp[SATEMU_MAX_PAYLOAD];
+        struct satemu_frame r = { seq, op, len, payload };
+        size_t rn = satemu_handle(&hw, &r, resp);
+        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_BUDGET)
+            abort();
+        if (!satemu_encode_frame(seq, (uint8_t)(op | SATEMU_RESPONSE_BIT), resp, rn, wire))
             abort();
     }
     return 0;

@@ -22,7 +22,7 @@ from .regmap import LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, R
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FrameResult", "ModelResult", "Commit",
            "simulate", "channel_registers", "rate_registers", "probability_register",
-           "frame_beats", "frame_words", "ConfigError"]
+           "frame_beats", "frame_words", "ConfigError", "delay_line_budget"]
 
 TIME48 = (1 << 48) - 1
 
@@ -284,6 +284,28 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
         out.append(FrameResult(fate, departure, egress))
 
     return ModelResult(out, cnt, gauges)
+
+
+def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
+                      port_bps: int = 1_000_000_000) -> int:
+    """Memory words a channel can need at worst, in register units; the firmware computes the
+    same integer (firmware/app/fw.c) before it accepts a profile.
+
+    Minimum-size frames arrive back to back at the shaped rate for the delay plus the latency
+    floor, each one serialisation time apart; when the channel is not shaped they arrive at the
+    port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
+    """
+    window = max(regs.delay, params.latency_floor) + params.latency_floor
+    if regs.rate_q or regs.rate_num:
+        # per frame: (min_len + overhead) * (q + num/den) cycles
+        num = (regs.min_len + regs.overhead) * (regs.rate_q * regs.rate_den + regs.rate_num)
+        den = regs.rate_den
+    else:
+        num = (regs.min_len + 24) * 8 * f_clk
+        den = port_bps
+    in_delay = window * den // num + 2
+    queued = min(regs.queue_frames, params.queue_depth, regs.queue_bytes // regs.min_len)
+    return (in_delay + queued) * frame_words(regs.min_len)
 
 
 # ---------------------------------------------------------------------------------------------

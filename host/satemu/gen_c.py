@@ -3,6 +3,7 @@
 
     python -m satemu.gen_c proto OUT.h        # constants of satemu.protocol and satemu.regmap
     python -m satemu.gen_c vectors IN.json OUT.h   # shared protocol test vectors as C arrays
+    python -m satemu.gen_c profiles IN.json OUT.h  # shared profile-check vectors as C arrays
 
 Generated headers are build outputs: they are written under build/, never committed.
 """
@@ -104,10 +105,29 @@ def main(argv: list[str]) -> int:
         Path(argv[1]).write_text(proto_header())
     elif len(argv) == 3 and argv[0] == "vectors":
         Path(argv[2]).write_text(vectors_header(json.loads(Path(argv[1]).read_text())))
+    elif len(argv) == 3 and argv[0] == "profiles":
+        Path(argv[2]).write_text(profile_vectors_header(json.loads(Path(argv[1]).read_text())))
     else:
         print(__doc__, file=sys.stderr)
         return 2
     return 0
+
+
+
+def profile_vectors_header(cases: list) -> str:
+    """tests/vectors/profiles.json as a C array for the firmware's validator test."""
+    out = [BANNER, "#include <stdint.h>", "",
+           "static const struct profile_case {", "    const char *why;",
+           "    uint32_t f_clk, mem_words; uint64_t port_bps;", "    uint64_t fields[16];",
+           "    uint8_t status, field; uint64_t value, lo, hi;", "} profile_cases[] = {"]
+    for c in cases:
+        lim, v = c["limits"], c["verdict"]
+        fields = ", ".join(f"{x}u" for x in c["fields"])
+        out.append(f"    {{\"{c['why']}\", {lim['f_clk']}u, {lim['mem_words']}u, "
+                   f"{lim['port_bps']}u, {{{fields}}}, {v['status']}, {v['field']}, "
+                   f"{v['value']}u, {v['lo']}u, {v['hi']}u}},")
+    out.append("};")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from .channel_model import ChannelParams, ChannelRegs, channel_registers, frame_words
+from .channel_model import ChannelParams, ChannelRegs, channel_registers, delay_line_budget
 from .units import (UnitError, format_rate, format_size, format_time, parse_probability,
                     parse_queue, parse_rate, parse_size, parse_time)
 
@@ -77,18 +77,9 @@ class ChannelProfile:
     max_len: int = 1518
 
     def budget_words(self, hw: Hardware) -> int:
-        """Delay-line words this channel can need at worst: minimum-size frames arriving at the
-        shaped rate (or the port's line rate) for the delay plus the latency floor, plus a full
-        queue of them. The firmware applies the same bound."""
-        rate = self.rate or Fraction(hw.port_bps)
-        per_frame_s = Fraction(8 * (self.min_len + self.overhead)) / rate
-        if not self.rate:   # on the wire a frame also has preamble, FCS and gap
-            per_frame_s = Fraction(8 * (self.min_len + 24)) / rate
-        window = self.delay + Fraction(hw.params.latency_floor, hw.f_clk)
-        in_delay = int(window / per_frame_s) + 2
-        queued = min(self.queue_frames or hw.params.queue_depth,
-                     (self.queue_bytes or (1 << 32)) // self.min_len, hw.params.queue_depth)
-        return (in_delay + queued) * frame_words(self.min_len)
+        """Delay-line words this channel can need at worst (``delay_line_budget``), the bound
+        the firmware applies too."""
+        return delay_line_budget(self.registers(hw), hw.params, hw.f_clk, hw.port_bps)
 
     def registers(self, hw: Hardware, mem_base: int = 0) -> ChannelRegs:
         return channel_registers(
@@ -132,16 +123,16 @@ class Profile:
         regs = {}
         for name, ch in self.channels():
             _check_channel(name, ch, hw)
-            need = ch.budget_words(hw)
+            try:
+                regs[name] = ch.registers(hw)
+            except ValueError as e:            # ConfigError: a bound the registers enforce
+                raise ProfileError(f"{name}: {e}") from None
+            need = delay_line_budget(regs[name], hw.params, hw.f_clk, hw.port_bps)
             if need > hw.mem_words:
                 raise ProfileError(
                     f"{name}: delay x rate needs {need} delay-line words "
                     f"({format_size(need * 8)}) at worst, the channel has {hw.mem_words} "
                     f"({format_size(hw.mem_words * 8)}); lower the delay, the rate or the queue")
-            try:
-                regs[name] = ch.registers(hw)
-            except ValueError as e:            # ConfigError: a bound the registers enforce
-                raise ProfileError(f"{name}: {e}") from None
         return regs
 
 

@@ -195,3 +195,19 @@ class Deframer:
             self.errors["crc"] += 1
             return None
         return seq, op, bytes(body[HEADER_BYTES:-CRC_BYTES])
+
+
+# ---------------------------------------------------------------------------------------------
+# Message payloads. Integers are little-endian.
+
+from .regmap import CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
+
+# The profile fields a host sends, in this order, each as u64. The memory region (mem_base,
+# mem_size) is not among them: the firmware owns the memory layout.
+PROFILE_FIELDS = [f for f in CFG_FIELDS if f.name not in ("mem_base", "mem_size")]
+PROFILE = struct.Struct("<" + "Q" * len(PROFILE_FIELDS))
+SET_PROFILE_REQUEST = struct.Struct("<B" + "Q" * len(PROFILE_FIELDS))   # channel, fields
+BAD_FIELD_DETAIL = struct.Struct("<BQQQ")       # field index, value, min, max
+BUDGET_DETAIL = struct.Struct("<QQ")            # words needed, words available
+STATS_FIELDS = COUNTERS + GAUGES
+STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Firmware command layer; satemu.validate is its Python reference (shared vectors pin both). */
+#include <string.h>
+
+#include "fw.h"
+
+/* Field indices in the profile (satemu.protocol.PROFILE_FIELDS). */
+enum {
+    F_LOSS_MODE, F_LOSS_P, F_GE_P, F_GE_R, F_GE_LOSS_GOOD, F_GE_LOSS_BAD, F_SEED, F_RATE_Q,
+    F_RATE_NUM, F_RATE_DEN, F_OVERHEAD, F_DELAY, F_QUEUE_FRAMES, F_QUEUE_BYTES, F_MIN_LEN,
+    F_MAX_LEN
+};
+
+const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS] = {
+    SATEMU_REG_LOSS_MODE_WIDTH, SATEMU_REG_LOSS_P_WIDTH, SATEMU_REG_GE_P_WIDTH,
+    SATEMU_REG_GE_R_WIDTH, SATEMU_REG_GE_LOSS_GOOD_WIDTH, SATEMU_REG_GE_LOSS_BAD_WIDTH,
+    SATEMU_REG_SEED_WIDTH, SATEMU_REG_RATE_Q_WIDTH, SATEMU_REG_RATE_NUM_WIDTH,
+    SATEMU_REG_RATE_DEN_WIDTH, SATEMU_REG_OVERHEAD_WIDTH, SATEMU_REG_DELAY_WIDTH,
+    SATEMU_REG_QUEUE_FRAMES_WIDTH, SATEMU_REG_QUEUE_BYTES_WIDTH, SATEMU_REG_MIN_LEN_WIDTH,
+    SATEMU_REG_MAX_LEN_WIDTH,
+};
+
+static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = {
+    SATEMU_REG_LOSS_MODE, SATEMU_REG_LOSS_P, SATEMU_REG_GE_P, SATEMU_REG_GE_R,
+    SATEMU_REG_GE_LOSS_GOOD, SATEMU_REG_GE_LOSS_BAD, SATEMU_REG_SEED, SATEMU_REG_RATE_Q,
+    SATEMU_REG_RATE_NUM, SATEMU_REG_RATE_DEN, SATEMU_REG_OVERHEAD, SATEMU_REG_DELAY,
+    SATEMU_REG_QUEUE_FRAMES, SATEMU_REG_QUEUE_BYTES, SATEMU_REG_MIN_LEN, SATEMU_REG_MAX_LEN,
+};
+
+/* ---- 128-bit unsigned arithmetic, enough for the budget (RV32 has no __int128) ---------- */
+struct u128 { uint64_t hi, lo; };
+
+static struct u128 mul64(uint64_t a, uint64_t b)
+{
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    struct u128 r = { p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32), (mid << 32) | (uint32_t)p00 };
+    return r;
+}
+
+/* a * b for a 128-bit a and a small b (< 2^16): exact while the result fits. */
+static struct u128 mul_small(struct u128 a, uint64_t b)
+{
+    struct u128 lo = mul64(a.lo, b);
+    struct u128 r = { a.hi * b + lo.hi, lo.lo };
+    return r;
+}
+
+static int ge128(struct u128 a, struct u128 b)
+{
+    return a.hi != b.hi ? a.hi > b.hi : a.lo >= b.lo;
+}
+
+static struct u128 sub128(struct u128 a, struct u128 b)
+{
+    struct u128 r = { a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo };
+    return r;
+}
+
+/* floor(n / d) for d != 0, by shift and subtract; the quotient must fit 64 bits. */
+static uint64_t div128(struct u128 n, struct u128 d)
+{
+    struct u128 rem = { 0, 0 };
+    uint64_t q = 0;
+    for (int bit = 127; bit >= 0; bit--) {
+        rem.hi = (rem.hi << 1) | (rem.lo >> 63);
+        rem.lo = (rem.lo << 1) | ((bit >= 64 ? n.hi >> (bit - 64) : n.lo >> bit) & 1);
+        if (ge128(rem, d)) {
+            rem = sub128(rem, d);
+            if (bit < 64)
+                q |= (uint64_t)1 << bit;
+        }
+    }
+    return q;
+}
+
+uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
+{
+    uint64_t floor_ = hw->latency_floor;
+    uint64_t window = (f[F_DELAY] > floor_ ? f[F_DELAY] : floor_) + floor_;
+    struct u128 num, den;
+    if (f[F_RATE_Q] || f[F_RATE_NUM]) {
+        /* per frame: (min_len + overhead) * (q + num/den) cycles */
+        struct u128 per = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
+        per.lo += f[F_RATE_NUM];
+        per.hi += per.lo < f[F_RATE_NUM];
+        num = mul_small(per, f[F_MIN_LEN] + f[F_OVERHEAD]);
+        den.hi = 0;
+        den.lo = f[F_RATE_DEN];
+    } else {
+        /* not shaped: (min_len + 24) bytes on the wire at the port's line rate */
+        num = mul64((f[F_MIN_LEN] + 24) * 8, hw->f_clk);
+        den.hi = 0;
+        den.lo = hw->port_bps;
+    }
+    struct u128 top = mul64(window, den.lo);
+    uint64_t in_delay = div128(top, num) + 2;
+    uint64_t queued = f[F_QUEUE_FRAMES];
+    if (hw->queue_depth < queued)
+        queued = hw->queue_depth;
+    if (f[F_QUEUE_BYTES] / f[F_MIN_LEN] < queued)
+        queued = f[F_QUEUE_BYTES] / f[F_MIN_LEN];
+    return (in_delay + queued) * (1 + (f[F_MIN_LEN] + 7) / 8);
+}
+
+static void bad(struct satemu_verdict *v, const uint64_t *f, int field, uint64_t lo, uint64_t hi)
+{
+    v->status = SATEMU_STATUS_BAD_FIELD;
+    v->field = (uint8_t)field;
+    v->value = f[field];
+    v->lo = lo;
+    v->hi = hi;
+}
+
+#define BAD(...) do { bad(v, f, __VA_ARGS__); return; } while (0)
+
+void satemu_validate(const struct satemu_hw *hw, const uint64_t *f, struct satemu_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++) {
+        uint64_t max = satemu_profile_widths[i] >= 64 ? UINT64_MAX
+                     : ((uint64_t)1 << satemu_profile_widths[i]) - 1;
+        if (f[i] > max)
+            BAD(i, 0, max);
+    }
+    if (f[F_LOSS_MODE] > 2)
+        BAD(F_LOSS_MODE, 0, 2);
+    if (f[F_RATE_DEN] < 1)
+        BAD(F_RATE_DEN, 1, 0xFFFFFFFFu);
+    if (f[F_RATE_NUM] >= f[F_RATE_DEN])
+        BAD(F_RATE_NUM, 0, f[F_RATE_DEN] - 1);
+    if (f[F_RATE_Q] == 0 && f[F_RATE_NUM] && 8 * f[F_RATE_NUM] < f[F_RATE_DEN])
+        BAD(F_RATE_NUM, (f[F_RATE_DEN] + 7) / 8, f[F_RATE_DEN] - 1);
+    if (f[F_MIN_LEN] < 1 || f[F_MIN_LEN] > f[F_MAX_LEN])
+        BAD(F_MIN_LEN, 1, f[F_MAX_LEN]);
+    if (f[F_MAX_LEN] > hw->max_frame)
+        BAD(F_MAX_LEN, f[F_MIN_LEN], hw->max_frame);
+    if (f[F_QUEUE_FRAMES] < 1 || f[F_QUEUE_FRAMES] > hw->queue_depth)
+        BAD(F_QUEUE_FRAMES, 1, hw->queue_depth);
+    if (f[F_QUEUE_BYTES] < f[F_MIN_LEN])
+        BAD(F_QUEUE_BYTES, f[F_MIN_LEN], 0xFFFFFFFFu);
+    /* The channel of a profile does not change the bound: both regions are the same size. */
+    uint64_t need = satemu_budget_words(hw, f);
+    if (need > hw->mem_words[0]) {
+        v->status = SATEMU_STATUS_BUDGET;
+        v->value = need;
+        v->hi = hw->mem_words[0];
+    }
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint8_t *put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++, v >>= 8)
+        *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t read_field(const struct satemu_hw *hw, int ch, unsigned word, int width)
+{
+    uint64_t v = hw->read(hw->ctx, ch, word);
+    if (width > 32)
+        v |= (uint64_t)hw->read(hw->ctx, ch, word + 1) << 32;
+    return v;
+}
+
+static size_t status_only(uint8_t *out, uint8_t status)
+{
+    out[0] = status;
+    return 1;
+}
+
+static int pending(const struct satemu_hw *hw)
+{
+    return (hw->read(hw->ctx, 0, SATEMU_REG_STATUS) | hw->read(hw->ctx, 1, SATEMU_REG_STATUS)) & 1;
+}
+
+size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req, uint8_t *out)
+{
+    const uint8_t *p = req->payload;
+    switch (req->op) {
+    case SATEMU_OP_HELLO: {
+        if (req->length != 2)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        uint8_t *o = out + 1;
+        out[0] = get_le(p, 2) == SATEMU_PROTOCOL_VERSION ? SATEMU_STATUS_OK
+                                                         : SATEMU_STATUS_BAD_VERSION;
+        o = put_le(o, SATEMU_PROTOCOL_VERSION, 2);
+        o = put_le(o, SATEMU_CAP_CHANNELS, 4);
+        o = put_le(o, hw->f_clk, 4);
+        o = put_le(o, hw->queue_depth, 2);
+        o = put_le(o, hw->max_frame, 2);
+        o = put_le(o, hw->latency_floor, 4);
+        o = put_le(o, hw->mem_words[0], 4);
+        return (size_t)(o - out);
+    }
+    case SATEMU_OP_SET_PROFILE: {
+        if (req->length != 1 + 8 * SATEMU_PROFILE_FIELDS)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        if (p[0] > 1)
+            return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
+        uint64_t f[SATEMU_PROFILE_FIELDS];
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            f[i] = get_le(p + 1 + 8 * i, 8);
+        struct satemu_verdict v;
+        satemu_validate(hw, f, &v);
+        out[0] = v.status;
+        if (v.status == SATEMU_STATUS_BAD_FIELD) {
+            uint8_t *o = out + 1;
+            *o++ = v.field;
+            o = put_le(o, v.value, 8);
+            o = put_le(o, v.lo, 8);
+            o = put_le(o, v.hi, 8);
+            return (size_t)(o - out);
+        }
+        if (v.status == SATEMU_STATUS_BUDGET) {
+            uint8_t *o = put_le(out + 1, v.value, 8);
+            o = put_le(o, v.hi, 8);
+            return (size_t)(o - out);
+        }
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++) {
+            hw->write(hw->ctx, p[0], profile_regs[i], (uint32_t)f[i]);
+            if (satemu_profile_widths[i] > 32)
+                hw->write(hw->ctx, p[0], profile_regs[i] + 1, (uint32_t)(f[i] >> 32));
+        }
+        hw->write(hw->ctx, p[0], SATEMU_REG_MEM_BASE, hw->mem_base[p[0]]);
+        hw->write(hw->ctx, p[0], SATEMU_REG_MEM_SIZE, hw->mem_words[p[0]]);
+        return 1;
+    }
+    case SATEMU_OP_GET_PROFILE: {
+        if (req->length != 1)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        if (p[0] > 1)
+            return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
+        uint8_t *o = out;
+        *o++ = SATEMU_STATUS_OK;
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            o = put_le(o, read_field(hw, p[0], profile_regs[i], satemu_profile_widths[i]), 8);
+        return (size_t)(o - out);
+    }
+    case SATEMU_OP_COMMIT:
+        if (req->length != 1)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        if (pending(hw))
+            return status_only(out, SATEMU_STATUS_BUSY);
+        /* The region of a channel never changes, so LAYOUT is always safe to ask for: while
+         * frames are stored the gateware keeps the (same) region and applies the rest. */
+        hw->commit(hw->ctx, SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT | (p[0] & SATEMU_COMMIT_RESEED));
+        return status_only(out, SATEMU_STATUS_OK);
+    case SATEMU_OP_GET_STATS: {
+        static const uint16_t stats_regs[] = {
+            SATEMU_REG_RX_FRAMES, SATEMU_REG_RX_BYTES, SATEMU_REG_TX_FRAMES, SATEMU_REG_TX_BYTES,
+            SATEMU_REG_DROP_RUNT, SATEMU_REG_DROP_OVERSIZE, SATEMU_REG_DROP_ERROR,
+            SATEMU_REG_DROP_LOSS, SATEMU_REG_DROP_QUEUE, SATEMU_REG_DROP_MEM, SATEMU_REG_LATE,
+            SATEMU_REG_QUEUE_FRAMES_NOW, SATEMU_REG_QUEUE_BYTES_NOW, SATEMU_REG_QUEUE_FRAMES_HWM,
+            SATEMU_REG_QUEUE_BYTES_HWM, SATEMU_REG_MEM_WORDS_NOW, SATEMU_REG_MEM_WORDS_HWM,
+            SATEMU_REG_SNAPSHOT_CYCLE,
+        };
+        if (req->length != 1)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        if (p[0] > 1)
+            return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
+        hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
+        uint8_t *o = out;
+        *o++ = SATEMU_STATUS_OK;
+        for (size_t i = 0; i < sizeof(stats_regs) / sizeof(stats_regs[0]); i++)
+            o = put_le(o, read_field(hw, p[0], stats_regs[i], 64), 8);
+        return (size_t)(o - out);
+    }
+    case SATEMU_OP_RESET_STATS:
+        if (req->length != 0)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        hw->stats(hw->ctx, SATEMU_STATS_CLEAR);
+        return status_only(out, SATEMU_STATUS_OK);
+    default:
+        return status_only(out, SATEMU_STATUS_BAD_OPCODE);
+    }
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Firmware command layer: requests in, responses out, profiles checked before they touch the
+ * gateware. Hardware access goes through struct satemu_hw so the same code runs on the SoC and,
+ * for tests, on the host. */
+#ifndef SATEMU_FW_H
+#define SATEMU_FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "satemu_proto.h"
+
+#define SATEMU_PROFILE_FIELDS 16      /* PROFILE_FIELDS of satemu.protocol */
+
+struct satemu_hw {
+    void *ctx;
+    uint32_t (*read)(void *ctx, int channel, unsigned word);
+    void (*write)(void *ctx, int channel, unsigned word, uint32_t value);
+    /* Strobes that reach both channels in the same cycle. */
+    void (*commit)(void *ctx, unsigned flags);
+    void (*stats)(void *ctx, unsigned flags);
+    uint32_t f_clk;                   /* Hz */
+    uint64_t port_bps;
+    uint32_t mem_base[2], mem_words[2];
+    uint32_t queue_depth, max_frame, latency_floor;
+};
+
+struct satemu_verdict {
+    uint8_t status;                   /* enum satemu_status */
+    uint8_t field;                    /* index into the profile fields, for BAD_FIELD */
+    uint64_t value, lo, hi;           /* BAD_FIELD: value and range; BUDGET: need, -, have */
+};
+
+/* The widths of the profile fields, in order (satemu.protocol.PROFILE_FIELDS). */
+extern const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS];
+
+uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f);
+void satemu_validate(const struct satemu_hw *hw, const uint64_t *fields, struct satemu_verdict *v);
+
+/* Handles one request; writes the response payload (status byte first) to out, which holds
+ * SATEMU_MAX_PAYLOAD bytes, and returns its length. */
+size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req, uint8_t *out);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The firmware's command layer on the host: the profile checks against the shared vectors, and
+ * every request against a register file that stands in for the two channels' register banks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fw.h"
+#include "satemu_profile_vectors.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static int checks, failures;
+
+static void expect(int ok, const char *what, long i)
+{
+    checks++;
+    if (!ok) {
+        failures++;
+        printf("FAIL %s #%ld\n", what, i);
+    }
+}
+
+struct bank { uint32_t regs[2][SATEMU_REG_WORDS]; unsigned commits, last_commit, stats; };
+
+static uint32_t rd(void *ctx, int ch, unsigned word) { return ((struct bank *)ctx)->regs[ch][word]; }
+static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
+static void commit(void *ctx, unsigned flags)
+{
+    struct bank *b = ctx;
+    b->commits++;
+    b->last_commit = flags;
+}
+static void stats(void *ctx, unsigned flags) { ((struct bank *)ctx)->stats |= flags; }
+
+static size_t request(const struct satemu_hw *hw, uint8_t op, const uint8_t *payload, size_t len,
+                      uint8_t *resp)
+{
+    struct satemu_frame f = { 1, op, (uint16_t)len, payload };
+    return satemu_handle(hw, &f, resp);
+}
+
+int main(void)
+{
+    static struct bank bank;
+    struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
+                            { 0, 6u << 20 }, { 6u << 20, 6u << 20 }, 1024, 2048, 2048 };
+    uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
+
+    /* Profile checks: same verdict as satemu.validate for every shared case. */
+    for (size_t i = 0; i < N(profile_cases); i++) {
+        const struct profile_case *c = &profile_cases[i];
+        hw.f_clk = c->f_clk;
+        hw.port_bps = c->port_bps;
+        hw.mem_words[0] = hw.mem_words[1] = c->mem_words;
+        struct satemu_verdict v;
+        satemu_validate(&hw, c->fields, &v);
+        int same = v.status == c->status && (c->status != SATEMU_STATUS_BAD_FIELD
+            || (v.field == c->field && v.value == c->value && v.lo == c->lo && v.hi == c->hi))
+            && (c->status != SATEMU_STATUS_BUDGET || (v.value == c->value && v.hi == c->hi));
+        if (!same)
+            printf("  %s: status %u field %u value %llu range %llu..%llu\n", c->why, v.status,
+                   v.field, (unsigned long long)v.value, (unsigned long long)v.lo,
+                   (unsigned long long)v.hi);
+        expect(same, "profile verdict", (long)i);
+    }
+    hw.f_clk = 75000000u;
+    hw.mem_words[0] = hw.mem_words[1] = 6u << 20;
+
+    /* SET_PROFILE of a valid case writes every field and the channel's region; GET_PROFILE
+     * reads the same values back. */
+    const struct profile_case *ok = &profile_cases[0];
+    req[0] = 1;
+    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+        for (int k = 0; k < 8; k++)
+            req[1 + 8 * i + k] = (uint8_t)(ok->fields[i] >> (8 * k));
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, 1 + 8 * SATEMU_PROFILE_FIELDS, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "set profile", 0);
+    expect(bank.regs[1][SATEMU_REG_MEM_BASE] == (6u << 20) && bank.regs[1][SATEMU_REG_MEM_SIZE] == (6u << 20),
+           "region written", 0);
+    uint8_t ch = 1;
+    size_t n = request(&hw, SATEMU_OP_GET_PROFILE, &ch, 1, resp);
+    expect(n == 1 + 8 * SATEMU_PROFILE_FIELDS && resp[0] == SATEMU_STATUS_OK
+           && !memcmp(resp + 1, req + 1, 8 * SATEMU_PROFILE_FIELDS), "get profile", 0);
+
+    /* A rejected profile touches nothing and says why. */
+    memset(&bank.regs[0], 0, sizeof(bank.regs[0]));
+    req[0] = 0;
+    req[1 + 8 * 0] = 3;                                  /* loss_mode 3 */
+    n = request(&hw, SATEMU_OP_SET_PROFILE, req, 1 + 8 * SATEMU_PROFILE_FIELDS, resp);
+    expect(n == 26 && resp[0] == SATEMU_STATUS_BAD_FIELD && resp[1] == 0 && resp[2] == 3,
+           "bad field answer", 0);
+    uint32_t zero[SATEMU_REG_WORDS] = { 0 };
+    expect(!memcmp(bank.regs[0], zero, sizeof(zero)), "nothing written", 0);
+
+    /* Malformed requests. */
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, 20, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_LENGTH,
+           "short set", 0);
+    ch = 2;
+    expect(request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_CHANNEL,
+           "bad channel", 0);
+    expect(request(&hw, 0x55, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_OPCODE, "bad opcode", 0);
+    uint8_t ver[2] = { 9, 0 };
+    n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(n == 23 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
+           "hello, wrong version", 0);
+
+    /* COMMIT reaches both channels at once, never while one is pending. */
+    uint8_t flags = SATEMU_COMMIT_RESEED;
+    resp[0] = 0xEE;                                      /* the status byte must be written */
+    expect(request(&hw, SATEMU_OP_COMMIT, &flags, 1, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && bank.commits == 1 && bank.last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT | SATEMU_COMMIT_RESEED),
+           "commit", 0);
+    bank.regs[1][SATEMU_REG_STATUS] = 1;
+    expect(request(&hw, SATEMU_OP_COMMIT, &flags, 1, resp) == 1 && resp[0] == SATEMU_STATUS_BUSY
+           && bank.commits == 1, "busy", 0);
+
+    /* RESET_STATS clears both channels at once. */
+    resp[0] = 0xEE;
+    expect(request(&hw, SATEMU_OP_RESET_STATS, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && (bank.stats & SATEMU_STATS_CLEAR), "reset stats", 0);
+
+    /* GET_STATS snapshots, then reads 64-bit values. */
+    bank.regs[0][SATEMU_REG_TX_BYTES] = 0x89abcdefu;
+    bank.regs[0][SATEMU_REG_TX_BYTES + 1] = 0x1234567u;
+    ch = 0;
+    n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
+    uint64_t tx = 0;
+    for (int k = 7; k >= 0; k--)
+        tx = (tx << 8) | resp[1 + 8 * 3 + k];
+    expect(n == 1 + 8 * 18 && (bank.stats & SATEMU_STATS_SNAPSHOT) && tx == 0x0123456789abcdefull,
+           "stats", 0);
+
+    printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures != 0;
+}

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The firmware's profile checks, as a Python reference: the C firmware (firmware/app/fw.c) must
+return the same verdict for every profile; tests/vectors/profiles.json pins both to it.
+
+Checks run in a fixed order and the first failure is the verdict, with the field's index in
+``protocol.PROFILE_FIELDS``, its value and the range it must lie in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .channel_model import ChannelParams, ChannelRegs, delay_line_budget
+from .protocol import PROFILE_FIELDS, Status
+
+INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the firmware knows about its hardware (reported by HELLO)."""
+    f_clk: int
+    mem_words: int
+    port_bps: int = 1_000_000_000
+    params: ChannelParams = ChannelParams()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    field: int = 0
+    value: int = 0
+    lo: int = 0
+    hi: int = 0
+
+    def explain(self) -> str:
+        if self.status == Status.BAD_FIELD:
+            return (f"{PROFILE_FIELDS[self.field].name}={self.value} is outside "
+                    f"{self.lo} .. {self.hi}")
+        if self.status == Status.BUDGET:
+            return f"the delay line needs {self.value} words, the channel has {self.hi}"
+        return self.status.name
+
+
+def validate(fields: dict[str, int], lim: Limits) -> Verdict:
+    """Verdict on a profile given as register values (every name of PROFILE_FIELDS)."""
+    p = lim.params
+
+    def bad(name, lo, hi):
+        return Verdict(Status.BAD_FIELD, INDEX[name], fields[name], lo, hi)
+
+    for f in PROFILE_FIELDS:
+        if not 0 <= fields[f.name] < 1 << f.width:
+            return bad(f.name, 0, (1 << f.width) - 1)
+    v = fields
+    if v["loss_mode"] > 2:
+        return bad("loss_mode", 0, 2)
+    if v["rate_den"] < 1:
+        return bad("rate_den", 1, (1 << 32) - 1)
+    if v["rate_num"] >= v["rate_den"]:
+        return bad("rate_num", 0, v["rate_den"] - 1)
+    if v["rate_q"] == 0 and v["rate_num"] and 8 * v["rate_num"] < v["rate_den"]:
+        return bad("rate_num", (v["rate_den"] + 7) // 8, v["rate_den"] - 1)   # <= 8 bytes/cycle
+    if not 1 <= v["min_len"] <= v["max_len"]:
+        return bad("min_len", 1, v["max_len"])
+    if v["max_len"] > p.max_frame:
+        return bad("max_len", v["min_len"], p.max_frame)
+    if not 1 <= v["queue_frames"] <= p.queue_depth:
+        return bad("queue_frames", 1, p.queue_depth)
+    if v["queue_bytes"] < v["min_len"]:
+        return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
+    regs = ChannelRegs(**v, mem_base=0, mem_size=lim.mem_words)
+    need = delay_line_budget(regs, p, lim.f_clk, lim.port_bps)
+    if need > lim.mem_words:
+        return Verdict(Status.BUDGET, 0, need, 0, lim.mem_words)
+    return Verdict(Status.OK)
