@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from migen import Cat, ClockSignal, FSM, If, Instance, Module, NextState, NextValue, ResetSignal, Signal
+from migen import Cat, ClockSignal, FSM, If, Instance, Module, NextState, ResetSignal, Signal
 
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.io import CRG
