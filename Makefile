@@ -16,6 +16,7 @@ test: bootstrap
 
 bench: bootstrap
 	$(PY) bench/bench_channel.py
+	$(PY) bench/bench_board.py
 
 bootstrap: $(STAMP)
 
