@@ -9,7 +9,8 @@ LiteX (Migen) assembles the SoC around the Amaranth channel, which enters as gen
     0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
 
 Each channel owns a 64-bit LiteDRAM crossbar port for its delay line. The CPU's UART is the only
-way in: the channels' frame ports never reach the bus.
+way in: the channels' frame ports never reach the bus. In simulation they are pads that the
+satemu_eth module (sim/modules) drives at exact cycles for the host.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ _io = [
         Subsignal("source_data", Pins(8)),
         Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
         Subsignal("sink_data", Pins(8))),
+    # The channels' frame ports, for the simulation's Ethernet module (sim/modules/satemu_eth).
+    ("satemu_eth", 0, Subsignal("now", Pins(64)), *[
+        Subsignal(f"{ch}_{name}", Pins(width)) for ch in ("fwd", "ret") for name, width in (
+            ("sink_valid", 1), ("sink_ready", 1), ("sink_data", 64), ("sink_last", 1),
+            ("sink_nbytes", 4), ("sink_err", 1), ("source_valid", 1), ("source_ready", 1),
+            ("source_data", 64), ("source_last", 1), ("source_nbytes", 4))]),
 ]
 
 
@@ -98,25 +105,28 @@ class SatemuSimSoC(SoCCore):
 
         platform.add_source(str(channel_verilog))
         buses = []
-        self.channel_ports = {}
+        eth = platform.request("satemu_eth")
+        self.comb += eth.now.eq(now)
         for index, name in enumerate(CHANNELS):
+            pre = ("fwd", "ret")[index]
             port = self.sdram.crossbar.get_port(data_width=64)
             bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
             buses.append(bus)
-            sink = {k: Signal(w, name=f"{name}_sink_{k}") for k, w in
-                    (("valid", 1), ("ready", 1), ("payload", 70))}
-            source = {k: Signal(w, name=f"{name}_source_{k}") for k, w in
-                      (("valid", 1), ("ready", 1), ("payload", 70))}
-            self.channel_ports[name] = (sink, source)
-            # Until the co-simulation harness drives them, no frames enter and egress drains.
-            self.comb += [sink["valid"].eq(0), source["ready"].eq(1)]
+            # Frame ports: beats of satemu_gw.layouts.Beat (data, last, nbytes, err).
+            pad = lambda field: getattr(eth, f"{pre}_{field}")  # noqa: E731
+            source_payload = Signal(70)
+            self.comb += [
+                pad("source_data").eq(source_payload[:64]), pad("source_last").eq(source_payload[64]),
+                pad("source_nbytes").eq(source_payload[65:69]),
+            ]
             fate_valid, fate = Signal(), Signal(3)
             self.specials += Instance("satemu_channel",
                 i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
-                i_sink__valid=sink["valid"], o_sink__ready=sink["ready"],
-                i_sink__payload=sink["payload"],
-                o_source__valid=source["valid"], i_source__ready=source["ready"],
-                o_source__payload=source["payload"],
+                i_sink__valid=pad("sink_valid"), o_sink__ready=pad("sink_ready"),
+                i_sink__payload=Cat(pad("sink_data"), pad("sink_last"), pad("sink_nbytes"),
+                                    pad("sink_err")),
+                o_source__valid=pad("source_valid"), i_source__ready=pad("source_ready"),
+                o_source__payload=source_payload,
                 o_mem__cmd__valid=port.cmd.valid, i_mem__cmd__ready=port.cmd.ready,
                 o_mem__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
                 o_mem__wdata__valid=port.wdata.valid, i_mem__wdata__ready=port.wdata.ready,
@@ -149,7 +159,7 @@ def main():
 
 
 def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path,
-              uart_port: int = 0, opt_level: str = "O2") -> Path:
+              uart_port: int = 0, eth_port: int = 0, opt_level: str = "O2") -> Path:
     """Build the simulated board; returns its gateware directory (holding obj_dir/Vsim and the
     sim_config.js that names the UART's TCP port). Without ``firmware_bin`` only the headers and
     libraries the firmware builds against are generated."""
@@ -169,7 +179,10 @@ def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path
     sim_config = SimConfig()
     sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK)
     sim_config.add_module("serial2tcp", "serial", args={"port": uart_port})
-    builder.build(sim_config=sim_config, run=False, interactive=False, opt_level=opt_level)
+    sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
+    modules = Path(__file__).resolve().parent.parent / "sim" / "modules"
+    builder.build(sim_config=sim_config, run=False, interactive=False, opt_level=opt_level,
+                  extra_mods=["satemu_eth"], extra_mods_path=str(modules))
     gateware = Path(output_dir) / "gateware"
     if firmware_bin is not None:          # LiteX writes the Verilator script; compile it here
         import subprocess

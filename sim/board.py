@@ -42,7 +42,8 @@ def _key() -> str:
                                                            ROOT / "firmware" / "linker.ld"]
     paths += [ROOT / "host" / "satemu" / n for n in
               ("regmap.py", "channel_model.py", "prng.py", "protocol.py", "gen_c.py")]
-    paths += [Path(__file__), ROOT / "sim" / "build.py"]
+    paths += [Path(__file__), ROOT / "sim" / "build.py",
+              ROOT / "sim" / "modules" / "satemu_eth" / "satemu_eth.c"]
     for p in paths:
         h.update(str(p.relative_to(ROOT)).encode())
         h.update(p.read_bytes())
@@ -144,6 +145,7 @@ def launch(port: int | None = None, timeout: float = 60.0) -> dict:
 
     gateware = build_board(verbose=True)
     port = port or _free_port()
+    eth_port = _free_port()
     run = BOARD / f"run-{port}"
     run.mkdir(parents=True, exist_ok=True)
     for item in gateware.iterdir():
@@ -154,6 +156,8 @@ def launch(port: int | None = None, timeout: float = 60.0) -> dict:
     for entry in config:
         if entry.get("module") == "serial2tcp":
             entry["args"]["port"] = port
+        if entry.get("module") == "satemu_eth":
+            entry["args"]["port"] = eth_port
     (run / "sim_config.js").write_text(json.dumps(config, indent=1))
     with open(run / "sim.log", "w") as log:
         proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
@@ -161,6 +165,7 @@ def launch(port: int | None = None, timeout: float = 60.0) -> dict:
                                 start_new_session=True)
     _children[proc.pid] = proc
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
+             "eth_port": eth_port,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     while True:
