@@ -68,3 +68,36 @@ class EthPorts:
             self.buf += self.sock.recv(65536)
             self._parse()
         return t
+
+
+def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]]],
+                timeout: float = 300.0):
+    """Send ``sent`` (per channel: frames and their bad-FCS flags) into a running board, wait
+    for every frame the reference model says leaves, and return (traffic, models): what the
+    board reported and ``satemu.channel_model.simulate`` on the board's own arrivals, with the
+    profiles read back from the firmware."""
+    from satemu.channel_model import ChannelRegs, Fate, simulate
+    from satemu.device import Device
+
+    with Device(url) as dev:
+        params = dev.params()
+        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
+                for ch in sent}
+    with EthPorts(eth_port, timeout=timeout) as eth:
+        for ch, frames in sent.items():
+            for frame, err in frames:
+                eth.send(ch, frame, err)
+        traffic = eth.wait({ch: len(frames) for ch, frames in sent.items()}, {}, timeout)
+        models = {ch: simulate(zip(traffic.arrivals[ch], [len(f) for f, _ in frames],
+                                   [e for _, e in frames]), regs[ch], params)
+                  for ch, frames in sent.items()}
+        eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
+                      for ch in sent}, timeout)
+    return traffic, models
+
+
+def expected_egress(sent, models):
+    """Per channel, the (egress cycle, bytes) the model says leave, in order."""
+    from satemu.channel_model import Fate
+    return {ch: [(r.egress, f) for (f, _), r in zip(sent[ch], models[ch].frames)
+                 if r.fate == Fate.DELIVERED] for ch in sent}

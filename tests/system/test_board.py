@@ -13,6 +13,8 @@ from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, load_profile
 from sim import board
 
+_ETH = {}    # the Ethernet-module port of each board the fixture started
+
 
 @pytest.fixture(scope="module")
 def url():
@@ -102,15 +104,12 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
     on A come out on B, each at the egress cycle the reference model predicts, with their bytes;
     the counters the CLI reads back equal what was sent and dropped."""
     import random
-    from satemu.channel_model import ChannelRegs, Fate, simulate
-    from sim.frames import FORWARD, RETURN, EthPorts
+    from satemu.channel_model import Fate
+    from sim.frames import FORWARD, RETURN, expected_egress, run_traffic
 
     assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0
     with Device(url) as dev:
         dev.reset_stats()
-        params = dev.params()
-        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
-                for ch in (FORWARD, RETURN)}
     rng = random.Random(7)
     sent = {}
     for ch, n in ((FORWARD, 40), (RETURN, 30)):
@@ -118,21 +117,11 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
         for i in range(n):
             length = rng.choice([60, 1518, rng.randint(61, 1517), rng.randint(20, 59)])
             sent[ch].append((bytes(rng.randrange(256) for _ in range(length)), i % 9 == 4))
-    with EthPorts(int(board_eth_port(url))) as eth:
-        for ch in (FORWARD, RETURN):
-            for frame, err in sent[ch]:
-                eth.send(ch, frame, err)
-        traffic = eth.wait({FORWARD: 40, RETURN: 30}, {})
-        models = {ch: simulate(zip(traffic.arrivals[ch], [len(f) for f, _ in sent[ch]],
-                                   [e for _, e in sent[ch]]), regs[ch], params)
-                  for ch in (FORWARD, RETURN)}
-        delivered = {ch: [(r.egress, f) for (f, _), r in zip(sent[ch], models[ch].frames)
-                          if r.fate == Fate.DELIVERED] for ch in (FORWARD, RETURN)}
-        eth.wait({}, {ch: len(delivered[ch]) for ch in (FORWARD, RETURN)})
+    traffic, models = run_traffic(url, _ETH[url], sent)
+    expected = expected_egress(sent, models)
     for ch in (FORWARD, RETURN):
-        assert traffic.egress[ch] == delivered[ch]
-        fates = {f for f in models[ch].fates()}
-        assert {int(Fate.DELIVERED), int(Fate.RUNT), int(Fate.ERROR)} <= fates
+        assert traffic.egress[ch] == expected[ch]
+        assert {int(Fate.DELIVERED), int(Fate.RUNT), int(Fate.ERROR)} <= set(models[ch].fates())
     # The small return queue (3.75 KB at 1.5 Mbit/s) overflows: tail drops are exercised too.
     assert int(Fate.QUEUE) in set(models[FORWARD].fates()) | set(models[RETURN].fates())
 
@@ -145,10 +134,3 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
         if key.endswith("_now") or want[0] is None:
             continue
         assert [int(v) for v in rows[label]] == want, label
-
-
-_ETH = {}
-
-
-def board_eth_port(url):
-    return _ETH[url]
