@@ -27,7 +27,7 @@ static const struct satemu_hw hw = {
     0, reg_read, reg_write, commit, stats,
     SATEMU_F_CLK, 1000000000u,
     { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
-    1024, 2048, 2048,
+    SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
 };
 
 static int uart_get(void)

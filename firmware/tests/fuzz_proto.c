@@ -13,7 +13,8 @@ static uint32_t rd(void *ctx, int ch, unsigned word) { (void)ctx; return regs[ch
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; regs[ch][word] = v; }
 static void strobe(void *ctx, unsigned flags) { (void)ctx; (void)flags; }
 static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
-                                     { 0, 6u << 20 }, { 6u << 20, 6u << 20 }, 1024, 2048, 2048 };
+                                     { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
+                                     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -43,7 +43,8 @@ int main(void)
 {
     static struct bank bank;
     struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
-                            { 0, 6u << 20 }, { 6u << 20, 6u << 20 }, 1024, 2048, 2048 };
+                            { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
+                            SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
     /* Profile checks: same verdict as satemu.validate for every shared case. */

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from . import protocol as P
+from .channel_model import ChannelParams
 from .regmap import (REGMAP, REG_WORDS, COMMIT_APPLY, COMMIT_RESEED, COMMIT_LAYOUT,
                      STATS_SNAPSHOT, STATS_CLEAR, LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT,
                      CFG_FIELDS)
@@ -38,6 +39,11 @@ def proto_header() -> str:
         lines.append(f"#define SATEMU_REG_{f.name.upper()} {f.offset}")
         lines.append(f"#define SATEMU_REG_{f.name.upper()}_WIDTH {f.width}")
     lines.append(f"#define SATEMU_REG_WORDS {REG_WORDS}")
+    hw = ChannelParams()      # what the channel gateware is elaborated with
+    lines += ["", "/* Channel gateware parameters (satemu.channel_model.ChannelParams). */",
+              f"#define SATEMU_QUEUE_DEPTH {hw.queue_depth}",
+              f"#define SATEMU_MAX_FRAME_BYTES {hw.max_frame}",
+              f"#define SATEMU_LATENCY_FLOOR {hw.latency_floor}"]
     lines.append(f"#define SATEMU_CFG_FIELDS {len(CFG_FIELDS)}")
     for name, value in (("COMMIT_APPLY", COMMIT_APPLY), ("COMMIT_RESEED", COMMIT_RESEED),
                         ("COMMIT_LAYOUT", COMMIT_LAYOUT), ("STATS_SNAPSHOT", STATS_SNAPSHOT),
