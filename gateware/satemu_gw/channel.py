@@ -28,6 +28,10 @@ def channel_ports(params: ChannelParams) -> dict:
         # Per-frame fate trace, for benches and on-chip debug: one pulse per frame.
         "fate_valid": Out(1),
         "fate": Out(3),
+        # Ingress events, one per frame: taken (its last beat's cycle is its arrival), or
+        # discarded for want of room (wire mode only).
+        "arrived": Out(1),
+        "overrun": Out(1),
     }
 
 
@@ -38,15 +42,16 @@ class Channel(wiring.Component):
     ``satemu.channel_model.simulate`` and docs/architecture.md.
     """
 
-    def __init__(self, params: ChannelParams = ChannelParams()):
+    def __init__(self, params: ChannelParams = ChannelParams(), wire: bool = False):
         self.params = params
+        self.wire = wire      # fed by a MAC that cannot wait (see Ingress)
         super().__init__(channel_ports(params))
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         m.submodules.regs = regs = Regs(p)
-        m.submodules.ingress = ingress = Ingress(p)
+        m.submodules.ingress = ingress = Ingress(p, wire=self.wire)
         m.submodules.admission = adm = Admission(p)
         m.submodules.writer = writer = Writer(p)
         m.submodules.reader = reader = Reader(p)
@@ -83,8 +88,10 @@ class Channel(wiring.Component):
             adm.commit_at.eq(regs.commit_at), adm.commit_flags.eq(regs.commit_flags),
             regs.apply.eq(adm.apply), regs.layout_ok.eq(adm.layout_ok), regs.empty.eq(adm.empty),
             reader.layout_reset.eq(adm.apply & adm.layout_ok),
-            adm.clear.eq(regs.clear), egress.clear.eq(regs.clear),
+            adm.clear.eq(regs.clear), egress.clear.eq(regs.clear), ingress.clear.eq(regs.clear),
             self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
+            self.arrived.eq(ingress.arrived), self.overrun.eq(ingress.overrun),
+            regs.drop_overrun.eq(ingress.drop_overrun),
         ]
         for name in ENGINE_COUNTERS + ENGINE_GAUGES:
             m.d.comb += getattr(regs, name).eq(getattr(adm, name))

@@ -10,18 +10,32 @@ from .layouts import Beat, IngressDesc
 
 class Ingress(wiring.Component):
     """Stores up to ``max_beats`` beats per frame; longer frames are truncated (and later dropped
-    as oversize). The frame's arrival cycle is the cycle its last beat is accepted; ``sink.ready``
-    falls only while the on-chip FIFOs are full, so a frame is never cut by backpressure.
+    as oversize). The frame's arrival cycle is the cycle its last beat is accepted.
+
+    A frame is taken only if, at its first beat, the on-chip FIFOs have room for a longest frame
+    and its descriptor, so a taken frame is never cut. Otherwise:
+
+    * ``wire=False`` (a source that can wait): ``sink.ready`` stays low until there is room;
+    * ``wire=True`` (a MAC, which cannot wait): ``sink.ready`` is always high and the whole frame
+      is discarded and counted in ``drop_overrun``.
+
+    ``arrived`` pulses in the cycle a taken frame's last beat is accepted, ``overrun`` in the
+    cycle a discarded frame's last beat goes by.
     """
 
-    def __init__(self, params):
+    def __init__(self, params, wire: bool = False):
         self.params = params
+        self.wire = wire
         super().__init__({
             "sink": In(stream.Signature(Beat)),
             "beats": Out(stream.Signature(64)),
             "desc": Out(stream.Signature(IngressDesc)),
             "now": In(64),
             "freed": In(32),
+            "arrived": Out(1),
+            "overrun": Out(1),
+            "drop_overrun": Out(64),
+            "clear": In(1),
         })
 
     def elaborate(self, platform):
@@ -33,7 +47,25 @@ class Ingress(wiring.Component):
         length = Signal(16)
         stored = Signal(range(p.max_beats + 1))
         beat = self.sink.payload
-        fire = self.sink.valid & self.sink.ready
+        # Room for a longest frame and its descriptor. Only this frame writes until its last
+        # beat, so room at the first beat means no beat of it will find the FIFOs full.
+        room = Signal()
+        m.d.comb += room.eq((data.level + p.max_beats < p.ingress_beats) & (descs.level < 15))
+        in_frame = Signal()        # a beat of this frame has gone by
+        dropping = Signal()        # this frame is being discarded (wire mode)
+        go_by = self.sink.valid & self.sink.ready
+        discard = Signal()
+        m.d.comb += discard.eq(Mux(in_frame, dropping, ~room))
+        fire = go_by & ~discard
+        with m.If(go_by):
+            m.d.sync += in_frame.eq(~beat.last)
+            with m.If(~in_frame):
+                m.d.sync += dropping.eq(~room)
+        m.d.comb += [self.arrived.eq(fire & beat.last), self.overrun.eq(go_by & discard & beat.last)]
+        with m.If(self.overrun):
+            m.d.sync += self.drop_overrun.eq(self.drop_overrun + 1)
+        with m.If(self.clear):
+            m.d.sync += self.drop_overrun.eq(0)
         store = stored < p.max_beats
         nb_ok = (beat.nbytes >= 1) & (beat.nbytes <= 8)
         tail = Mux(nb_ok, beat.nbytes, 8)
@@ -42,7 +74,7 @@ class Ingress(wiring.Component):
 
         desc = Signal(IngressDesc)
         m.d.comb += [
-            self.sink.ready.eq(data.w_rdy & descs.w_rdy),
+            self.sink.ready.eq(1 if self.wire else (in_frame | room)),
             data.w_en.eq(fire & store),
             data.w_data.eq(beat.data),
             desc.arrival.eq(self.now),

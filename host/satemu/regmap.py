@@ -71,7 +71,7 @@ CTL_FIELDS = [
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
 COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes",
             "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue", "drop_mem",
-            "late"]
+            "drop_overrun", "late"]
 GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 
