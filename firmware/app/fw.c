@@ -27,6 +27,9 @@ static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = {
     SATEMU_REG_QUEUE_FRAMES, SATEMU_REG_QUEUE_BYTES, SATEMU_REG_MIN_LEN, SATEMU_REG_MAX_LEN,
 };
 
+/* PORT_COUNTERS at the last RESET_STATS, per channel. */
+static uint32_t port_base[2];
+
 /* ---- 128-bit unsigned arithmetic, enough for the budget (RV32 has no __int128) ---------- */
 struct u128 { uint64_t hi, lo; };
 
@@ -261,7 +264,8 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         static const uint16_t stats_regs[] = {
             SATEMU_REG_RX_FRAMES, SATEMU_REG_RX_BYTES, SATEMU_REG_TX_FRAMES, SATEMU_REG_TX_BYTES,
             SATEMU_REG_DROP_RUNT, SATEMU_REG_DROP_OVERSIZE, SATEMU_REG_DROP_ERROR,
-            SATEMU_REG_DROP_LOSS, SATEMU_REG_DROP_QUEUE, SATEMU_REG_DROP_MEM, SATEMU_REG_LATE,
+            SATEMU_REG_DROP_LOSS, SATEMU_REG_DROP_QUEUE, SATEMU_REG_DROP_MEM,
+            SATEMU_REG_DROP_OVERRUN, SATEMU_REG_LATE,
             SATEMU_REG_QUEUE_FRAMES_NOW, SATEMU_REG_QUEUE_BYTES_NOW, SATEMU_REG_QUEUE_FRAMES_HWM,
             SATEMU_REG_QUEUE_BYTES_HWM, SATEMU_REG_MEM_WORDS_NOW, SATEMU_REG_MEM_WORDS_HWM,
             SATEMU_REG_SNAPSHOT_CYCLE,
@@ -275,12 +279,16 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         *o++ = SATEMU_STATUS_OK;
         for (size_t i = 0; i < sizeof(stats_regs) / sizeof(stats_regs[0]); i++)
             o = put_le(o, read_field(hw, p[0], stats_regs[i], 64), 8);
+        /* PORT_COUNTERS: counted since the last RESET_STATS (mod 2^32). */
+        o = put_le(o, hw->port_drops ? (uint32_t)(hw->port_drops(hw->ctx, p[0]) - port_base[p[0]]) : 0, 8);
         return (size_t)(o - out);
     }
     case SATEMU_OP_RESET_STATS:
         if (req->length != 0)
             return status_only(out, SATEMU_STATUS_BAD_LENGTH);
         hw->stats(hw->ctx, SATEMU_STATS_CLEAR);
+        for (int ch = 0; ch < 2; ch++)
+            port_base[ch] = hw->port_drops ? hw->port_drops(hw->ctx, ch) : 0;
         return status_only(out, SATEMU_STATUS_OK);
     default:
         return status_only(out, SATEMU_STATUS_BAD_OPCODE);

@@ -23,6 +23,9 @@ struct satemu_hw {
     uint64_t port_bps;
     uint32_t mem_base[2], mem_words[2];
     uint32_t queue_depth, max_frame, latency_floor;
+    /* Frames the channel's ingress MAC discarded for a bad preamble: a free-running 32-bit
+     * count (NULL: none). */
+    uint32_t (*port_drops)(void *ctx, int channel);
 };
 
 struct satemu_verdict {

@@ -22,12 +22,21 @@ static void reg_write(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx;
 static void commit(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_COMMIT] = flags; }
 static void stats(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_STATS] = flags; }
 
+/* Frames each channel's ingress MAC discarded for a bad preamble: forward enters on port B,
+ * return on port A. */
+static uint32_t port_drops(void *ctx, int ch)
+{
+    (void)ctx;
+    return ch == 0 ? ethmac_b_mac_rx_datapath_preamble_errors_read()
+                   : ethmac_a_mac_rx_datapath_preamble_errors_read();
+}
+
 /* Each channel's delay line: the upper half of the DRAM, half each; the CPU never uses it. */
 static const struct satemu_hw hw = {
     0, reg_read, reg_write, commit, stats,
     SATEMU_F_CLK, 1000000000u,
     { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
-    SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
+    SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR, port_drops,
 };
 
 static int uart_get(void)

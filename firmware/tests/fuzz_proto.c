@@ -12,9 +12,11 @@ static uint32_t regs[2][SATEMU_REG_WORDS];
 static uint32_t rd(void *ctx, int ch, unsigned word) { (void)ctx; return regs[ch][word]; }
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; regs[ch][word] = v; }
 static void strobe(void *ctx, unsigned flags) { (void)ctx; (void)flags; }
+static uint32_t port_drops(void *ctx, int ch) { (void)ctx; return regs[ch][0] * 3u; }
 static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
                                      { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
-                                     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR };
+                                     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
+                                     port_drops };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

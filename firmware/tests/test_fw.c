@@ -20,7 +20,7 @@ static void expect(int ok, const char *what, long i)
     }
 }
 
-struct bank { uint32_t regs[2][SATEMU_REG_WORDS]; unsigned commits, last_commit, stats; };
+struct bank { uint32_t regs[2][SATEMU_REG_WORDS]; unsigned commits, last_commit, stats; uint32_t port[2]; };
 
 static uint32_t rd(void *ctx, int ch, unsigned word) { return ((struct bank *)ctx)->regs[ch][word]; }
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
@@ -31,6 +31,7 @@ static void commit(void *ctx, unsigned flags)
     b->last_commit = flags;
 }
 static void stats(void *ctx, unsigned flags) { ((struct bank *)ctx)->stats |= flags; }
+static uint32_t port_drops(void *ctx, int ch) { return ((struct bank *)ctx)->port[ch]; }
 
 static size_t request(const struct satemu_hw *hw, uint8_t op, const uint8_t *payload, size_t len,
                       uint8_t *resp)
@@ -44,7 +45,8 @@ int main(void)
     static struct bank bank;
     struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
                             { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
-                            SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR };
+                            SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
+                            port_drops };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
     /* Profile checks: same verdict as satemu.validate for every shared case. */
@@ -115,7 +117,9 @@ int main(void)
     expect(request(&hw, SATEMU_OP_COMMIT, &flags, 1, resp) == 1 && resp[0] == SATEMU_STATUS_BUSY
            && bank.commits == 1, "busy", 0);
 
-    /* RESET_STATS clears both channels at once. */
+    /* RESET_STATS clears both channels at once, the MAC's counts by a baseline. */
+    bank.port[0] = 0xfffffffeu;
+    bank.port[1] = 7;
     resp[0] = 0xEE;
     expect(request(&hw, SATEMU_OP_RESET_STATS, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK
            && (bank.stats & SATEMU_STATS_CLEAR), "reset stats", 0);
@@ -128,8 +132,12 @@ int main(void)
     uint64_t tx = 0;
     for (int k = 7; k >= 0; k--)
         tx = (tx << 8) | resp[1 + 8 * 3 + k];
-    expect(n == 1 + 8 * 18 && (bank.stats & SATEMU_STATS_SNAPSHOT) && tx == 0x0123456789abcdefull,
-           "stats", 0);
+    expect(n == 1 + 8 * SATEMU_STATS_FIELDS && (bank.stats & SATEMU_STATS_SNAPSHOT)
+           && tx == 0x0123456789abcdefull, "stats", 0);
+    /* The last field is the MAC's count since the reset, across the 32-bit wrap. */
+    bank.port[0] = 3;
+    n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
+    expect(resp[n - 8] == 5 && resp[n - 7] == 0 && resp[n - 1] == 0, "port counter", 0);
 
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;

@@ -69,7 +69,8 @@ STAT_ROWS = [("rx_frames", "frames in"), ("rx_bytes", "bytes in"), ("tx_frames",
              ("tx_bytes", "bytes out"), ("drop_loss", "dropped: loss"),
              ("drop_queue", "dropped: queue full"), ("drop_mem", "dropped: memory full"),
              ("drop_runt", "dropped: runt"), ("drop_oversize", "dropped: oversize"),
-             ("drop_error", "dropped: bad FCS"), ("late", "late"),
+             ("drop_error", "dropped: bad FCS"), ("drop_overrun", "dropped: overrun"),
+             ("drop_preamble", "dropped: no preamble"), ("late", "late"),
              ("queue_frames_now", "queue frames"), ("queue_frames_hwm", "queue frames, max"),
              ("queue_bytes_hwm", "queue bytes, max"), ("mem_words_hwm", "delay-line words, max")]
 

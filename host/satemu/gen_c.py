@@ -28,7 +28,7 @@ def proto_header() -> str:
     consts = {"PROTOCOL_VERSION": P.PROTOCOL_VERSION, "MAX_PAYLOAD": P.MAX_PAYLOAD,
               "MAX_FRAME": P.MAX_FRAME, "MAX_ENCODED": P.MAX_ENCODED,
               "RESPONSE_BIT": P.RESPONSE_BIT, "CHANNEL_FORWARD": P.CHANNEL_FORWARD,
-              "CHANNEL_RETURN": P.CHANNEL_RETURN}
+              "CHANNEL_RETURN": P.CHANNEL_RETURN, "STATS_FIELDS": len(P.STATS_FIELDS)}
     lines += [f"#define SATEMU_{k} {v}" for k, v in consts.items()]
     for enum_name, enum in (("op", P.Op), ("status", P.Status), ("cap", P.Capability)):
         lines += ["", f"enum satemu_{enum_name} {{"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -40,7 +40,7 @@ class Op(enum.IntEnum):
     GET_PROFILE = 0x02    # payload: channel u8 → the staged profile of that channel
     SET_PROFILE = 0x03    # payload: channel u8, every profile field u64 → status
     COMMIT = 0x04         # payload: flags u8 (COMMIT_* of satemu.regmap) → status
-    GET_STATS = 0x05      # payload: channel u8 → every counter and gauge u64
+    GET_STATS = 0x05      # payload: channel u8 → STATS_FIELDS, u64 each
     RESET_STATS = 0x06    # payload: none → status; clears both channels at once
 
 
@@ -209,5 +209,7 @@ PROFILE = struct.Struct("<" + "Q" * len(PROFILE_FIELDS))
 SET_PROFILE_REQUEST = struct.Struct("<B" + "Q" * len(PROFILE_FIELDS))   # channel, fields
 BAD_FIELD_DETAIL = struct.Struct("<BQQQ")       # field index, value, min, max
 BUDGET_DETAIL = struct.Struct("<QQ")            # words needed, words available
-STATS_FIELDS = COUNTERS + GAUGES
+# Counters of the channel's ingress port kept outside the channel (the MAC's), after the channel's.
+PORT_COUNTERS = ["drop_preamble"]   # frames the MAC discarded: no valid preamble and SFD
+STATS_FIELDS = COUNTERS + GAUGES + PORT_COUNTERS
 STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))
