@@ -8,9 +8,11 @@ LiteX (Migen) assembles the SoC around the Amaranth channel, which enters as gen
     0x400-0x7ff  return channel (port A -> B)
     0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
 
-Each channel owns a 64-bit LiteDRAM crossbar port for its delay line. The CPU's UART is the only
-way in: the channels' frame ports never reach the bus. In simulation they are pads that the
-satemu_eth module (sim/modules) drives at exact cycles for the host.
+Each channel owns a 64-bit LiteDRAM crossbar port for its delay line. Two LiteEth MACs, used raw
+at L2, are the box's ports (hw.ethport): port B's receive side feeds the forward channel, which
+sends on port A; port A's receive side feeds the return channel, which sends on port B. The
+CPU's UART is the only way in: the ports never reach the CPU or the bus. In simulation the PHYs'
+wire is a set of pads that the satemu_eth module (sim/modules) drives and reads at exact cycles.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from migen import Cat, ClockSignal, FSM, If, Instance, Module, NextState, ResetSignal, Signal
+from migen import Cat, ClockSignal, FSM, If, Instance, Module, NextState, Record, ResetSignal, Signal
 
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.io import CRG
@@ -30,7 +32,10 @@ from litex.soc.interconnect import wishbone
 from litedram import modules as litedram_modules
 from litedram.phy.model import SDRAMPHYModel
 
-SIM_F_CLK = 10_000_000        # nominal clock of the simulated board (registers count these cycles)
+from hw.ethport import EthPort, SimEthClocks, SimEthPHY
+
+SIM_F_CLK = 15_625_000        # nominal clock of the simulated board (registers count these cycles);
+                              # with its 64-bit PHYs, exactly 1 Gbit/s of wire per port
 ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 10 KB)
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
 CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window
@@ -43,12 +48,14 @@ _io = [
         Subsignal("source_data", Pins(8)),
         Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
         Subsignal("sink_data", Pins(8))),
-    # The channels' frame ports, for the simulation's Ethernet module (sim/modules/satemu_eth).
-    ("satemu_eth", 0, Subsignal("now", Pins(64)), *[
-        Subsignal(f"{ch}_{name}", Pins(width)) for ch in ("fwd", "ret") for name, width in (
-            ("sink_valid", 1), ("sink_ready", 1), ("sink_data", 64), ("sink_last", 1),
-            ("sink_nbytes", 4), ("sink_err", 1), ("source_valid", 1), ("source_ready", 1),
-            ("source_data", 64), ("source_last", 1), ("source_nbytes", 4))]),
+    # The simulated wire of ports A and B (hw.ethport.SimEthPHY), and the channels' ingress and
+    # egress events, for the simulation's Ethernet module (sim/modules/satemu_eth).
+    ("satemu_eth", 0, Subsignal("now", Pins(64)),
+        *[Subsignal(f"{port}_{name}", Pins(width)) for port in ("a", "b") for name, width in (
+            ("rx_valid", 1), ("rx_data", 64), ("rx_last", 1), ("rx_last_be", 8),
+            ("tx_valid", 1), ("tx_data", 64), ("tx_last", 1), ("tx_last_be", 8))],
+        *[Subsignal(f"{ch}_{name}", Pins(1)) for ch in ("fwd", "ret")
+          for name in ("arrived", "overrun", "start")]),
 ]
 
 
@@ -107,26 +114,34 @@ class SatemuSimSoC(SoCCore):
         buses = []
         eth = platform.request("satemu_eth")
         self.comb += eth.now.eq(now)
-        for index, name in enumerate(CHANNELS):
-            pre = ("fwd", "ret")[index]
+        # Port A is the terminal side, port B the gateway side.
+        ports = {}
+        self.eth_clocks = SimEthClocks()
+        for name in ("a", "b"):
+            pads = Record([(f, len(getattr(eth, f"{name}_{f}"))) for f in (
+                "rx_valid", "rx_data", "rx_last", "rx_last_be",
+                "tx_valid", "tx_data", "tx_last", "tx_last_be")])
+            self.comb += [getattr(eth, f"{name}_{f}").eq(getattr(pads, f)) for f in (
+                "tx_valid", "tx_data", "tx_last", "tx_last_be")]
+            self.comb += [getattr(pads, f).eq(getattr(eth, f"{name}_{f}")) for f in (
+                "rx_valid", "rx_data", "rx_last", "rx_last_be")]
+            phy = SimEthPHY(pads)
+            port = EthPort(phy)
+            setattr(self, f"ethphy_{name}", phy)
+            setattr(self, f"ethmac_{name}", port)
+            ports[name] = port
+        # forward: in on B, out on A; return: in on A, out on B.
+        for index, (name, pre, rx, tx) in enumerate(
+                (("forward", "fwd", ports["b"], ports["a"]), ("return", "ret", ports["a"], ports["b"]))):
             port = self.sdram.crossbar.get_port(data_width=64)
             bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
             buses.append(bus)
-            # Frame ports: beats of satemu_gw.layouts.Beat (data, last, nbytes, err).
-            pad = lambda field: getattr(eth, f"{pre}_{field}")  # noqa: E731
-            source_payload = Signal(70)
-            self.comb += [
-                pad("source_data").eq(source_payload[:64]), pad("source_last").eq(source_payload[64]),
-                pad("source_nbytes").eq(source_payload[65:69]),
-            ]
             fate_valid, fate = Signal(), Signal(3)
             self.specials += Instance("satemu_channel",
                 i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
-                i_sink__valid=pad("sink_valid"), o_sink__ready=pad("sink_ready"),
-                i_sink__payload=Cat(pad("sink_data"), pad("sink_last"), pad("sink_nbytes"),
-                                    pad("sink_err")),
-                o_source__valid=pad("source_valid"), i_source__ready=pad("source_ready"),
-                o_source__payload=source_payload,
+                i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
+                o_source__valid=tx.tx_valid, i_source__ready=tx.tx_ready,
+                o_source__payload=tx.tx_payload,
                 o_mem__cmd__valid=port.cmd.valid, i_mem__cmd__ready=port.cmd.ready,
                 o_mem__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
                 o_mem__wdata__valid=port.wdata.valid, i_mem__wdata__ready=port.wdata.ready,
@@ -135,8 +150,14 @@ class SatemuSimSoC(SoCCore):
                 i_mem__rdata__payload=port.rdata.data,
                 i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
                 o_bus__r_data=bus["r_data"],
-                o_fate_valid=fate_valid, o_fate=fate)
+                o_fate_valid=fate_valid, o_fate=fate,
+                o_arrived=getattr(eth, f"{pre}_arrived"), o_overrun=getattr(eth, f"{pre}_overrun"))
             self.comb += port.cmd.last.eq(1)
+            # The cycle a frame starts to leave the channel: its source's valid first rises.
+            started = Signal()
+            self.comb += getattr(eth, f"{pre}_start").eq(tx.tx_valid & ~started)
+            self.sync += If(tx.tx_valid & tx.tx_ready & tx.tx_payload[64], started.eq(0)).Elif(
+                tx.tx_valid, started.eq(1))
         self.submodules.channel_bridge = bridge = ChannelBridge(buses)
         self.bus.add_slave("satemu", bridge.bus,
                            SoCRegion(origin=0x9000_0000, size=3 * CHANNEL_WINDOW, cached=False))

@@ -31,6 +31,14 @@ BOARD = ROOT / "build" / "board"
 STATE = BOARD / "running.json"
 
 
+def _sim_channel():
+    from satemu.channel_model import ChannelParams
+    # A deeper ingress FIFO than a board's (32 KiB): the simulated wire brings 8 bytes every
+    # cycle, twice what one 64-bit memory port can write and read back, so line-rate bursts
+    # are absorbed here (see docs/architecture.md, "The simulated board").
+    return ChannelParams(ingress_beats=4096)
+
+
 class BoardError(RuntimeError):
     """The board could not be built or started; the message says where to look."""
 
@@ -75,6 +83,7 @@ def build_board(verbose: bool = False) -> Path:
     from satemu.gen_c import proto_header
     from satemu_gw.channel import Channel
 
+    SIM_CHANNEL = _sim_channel()
     out = BOARD / _key()
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
@@ -86,7 +95,7 @@ def build_board(verbose: bool = False) -> Path:
             print(f"building the simulated board in {out.relative_to(ROOT)} (log: build.log)",
                   file=sys.stderr)
         channel_v = out / "satemu_channel.v"
-        channel_v.write_text(verilog.convert(Channel(), name="satemu_channel", emit_src=False))
+        channel_v.write_text(verilog.convert(Channel(SIM_CHANNEL, wire=True), name="satemu_channel", emit_src=False))
         soc = [sys.executable, "-m", "hw.satemu_soc", "--channel-verilog", channel_v,
                "--output-dir", out / "soc"]
         _run(soc, log, ROOT, env)

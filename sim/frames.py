@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Host side of the simulated board's Ethernet ports (sim/modules/satemu_eth).
+"""Host side of the simulated board's Ethernet wire (sim/modules/satemu_eth).
 
-Frames are queued into a channel's ingress and enter back to back at one beat per cycle; the
-board reports the cycle each frame's last beat was accepted (its arrival) and every frame that
-leaves a channel, with the cycle of its first beat.
+Frames go onto port A's or port B's wire, preamble to FCS, at a chosen cycle or as soon as the
+wire is free; the board reports when each frame started on the wire, when each channel took it
+(its arrival) or discarded it for want of room (overrun), and every frame that leaves a port,
+with the cycle it started to leave its channel and the cycle it reached the wire.
 """
 
 from __future__ import annotations
@@ -13,13 +14,57 @@ import struct
 import time
 from dataclasses import dataclass, field
 
+from satemu.ether import from_wire, padded, to_wire
+
 FORWARD, RETURN = 0, 1      # forward: in on port B, out on port A; return: A -> B
+PORT_A, PORT_B = 0, 1
+INGRESS_PORT = {FORWARD: PORT_B, RETURN: PORT_A}
+EGRESS_PORT = {FORWARD: PORT_A, RETURN: PORT_B}
+CHANNEL_OUT_OF = {PORT_A: FORWARD, PORT_B: RETURN}
+
+
+GAP_CYCLES = 2       # idle cycles the simulated wire keeps between frames (12 bytes, whole beats)
+# The MACs' fixed latencies on the simulated board, in cycles (measured; the system tests hold
+# them): a frame of L bytes (no FCS) whose preamble is on the wire in cycle w arrives at its
+# channel in w + ceil(L/8) + RX_LATENCY; a frame that starts to leave its channel in cycle s has
+# its preamble on the wire in s + TX_LATENCY.
+RX_LATENCY = 6
+TX_LATENCY = 6
+
+
+def arrival_from_wire(wire_start: int, length: int) -> int:
+    """The channel's arrival cycle of a frame of ``length`` bytes put on the wire at ``wire_start``."""
+    return wire_start + (length + 7) // 8 + RX_LATENCY
+
+
+def wire_cycles(wire_bytes: int) -> int:
+    """Cycles a frame of ``wire_bytes`` (preamble to FCS) holds the simulated wire, gap included."""
+    return (wire_bytes + 7) // 8 + GAP_CYCLES
+
+
+@dataclass
+class Egress:
+    start: int          # cycle the frame started to leave its channel
+    wire: int           # cycle its first beat (the preamble) was on the port's wire
+    data: bytes         # the wire's bytes, preamble to FCS
+
+    @property
+    def frame(self) -> bytes:
+        return from_wire(self.data)[0]
+
+    @property
+    def wire_ok(self) -> bool:
+        return from_wire(self.data)[1]
 
 
 @dataclass
 class Traffic:
-    arrivals: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})
-    egress: dict[int, list[tuple[int, bytes]]] = field(default_factory=lambda: {0: [], 1: []})
+    wire_in: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})   # per port
+    events: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: {0: [], 1: []})
+    egress: dict[int, list[Egress]] = field(default_factory=lambda: {0: [], 1: []})  # per channel
+
+    def arrivals(self, ch: int) -> list[int]:
+        return [c for c, kind in self.events[ch] if kind == "A"]
 
 
 class EthPorts:
@@ -37,33 +82,56 @@ class EthPorts:
     def __exit__(self, *exc):
         self.close()
 
-    def send(self, channel: int, frame: bytes, err: bool = False) -> None:
-        self.sock.sendall(struct.pack("<cBBH", b"F", channel, int(err), len(frame)) + frame)
+    def send(self, port: int, wire: bytes, at: int = 0) -> None:
+        """Put ``wire`` (preamble to FCS) on a port's wire at cycle ``at`` or as soon as the wire
+        is free after it."""
+        self.sock.sendall(struct.pack("<cBQH", b"F", port, at, len(wire)) + wire)
+
+    def now(self) -> int:
+        """The board's present cycle."""
+        self._now = None
+        self.sock.sendall(b"T")
+        while self._now is None:
+            self.buf += self.sock.recv(65536)
+            self._parse()
+        return self._now
 
     def _parse(self):
-        while True:
-            if len(self.buf) >= 14 and self.buf[:1] == b"A":
-                _, ch, _index, cycle = struct.unpack_from("<cBIQ", self.buf)
-                self.traffic.arrivals[ch].append(cycle)
+        t = self.traffic
+        while self.buf:
+            kind = self.buf[:1]
+            if kind == b"T" and len(self.buf) >= 9:
+                self._now = struct.unpack_from("<Q", self.buf, 1)[0]
+                self.buf = self.buf[9:]
+            elif kind == b"W" and len(self.buf) >= 14:
+                _, port, _index, cycle = struct.unpack_from("<cBIQ", self.buf)
+                t.wire_in[port].append(cycle)
                 self.buf = self.buf[14:]
-            elif len(self.buf) >= 12 and self.buf[:1] == b"E":
-                _, ch, cycle, length = struct.unpack_from("<cBQH", self.buf)
-                if len(self.buf) < 12 + length:
+            elif kind in (b"A", b"O") and len(self.buf) >= 10:
+                _, ch, cycle = struct.unpack_from("<cBQ", self.buf)
+                t.events[ch].append((cycle, kind.decode()))
+                self.buf = self.buf[10:]
+            elif kind == b"E" and len(self.buf) >= 20:
+                _, port, start, wire, length = struct.unpack_from("<cBQQH", self.buf)
+                if len(self.buf) < 20 + length:
                     return
-                self.traffic.egress[ch].append((cycle, self.buf[12:12 + length]))
-                self.buf = self.buf[12 + length:]
+                t.egress[CHANNEL_OUT_OF[port]].append(Egress(start, wire, self.buf[20:20 + length]))
+                self.buf = self.buf[20 + length:]
+            elif kind in (b"T", b"W", b"A", b"O", b"E"):
+                return                                   # incomplete
             else:
-                return
+                raise RuntimeError(f"unexpected byte {self.buf[:1]!r} from the Ethernet module")
 
-    def wait(self, arrivals: dict[int, int], egress: dict[int, int], timeout: float = 120.0):
-        """Collect reports until each channel has the given numbers of arrivals and egress frames."""
+    def wait(self, events: dict[int, int], egress: dict[int, int], timeout: float = 120.0):
+        """Collect reports until each channel has the given numbers of ingress events (taken or
+        discarded) and of frames out."""
         deadline = time.monotonic() + timeout
         t = self.traffic
-        while any(len(t.arrivals[c]) < n for c, n in arrivals.items()) or \
+        while any(len(t.events[c]) < n for c, n in events.items()) or \
                 any(len(t.egress[c]) < n for c, n in egress.items()):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"board reported {[len(t.arrivals[c]) for c in (0, 1)]} arrivals "
-                                   f"and {[len(t.egress[c]) for c in (0, 1)]} egress frames")
+                raise TimeoutError(f"board reported {[len(t.events[c]) for c in (0, 1)]} ingress "
+                                   f"events and {[len(t.egress[c]) for c in (0, 1)]} frames out")
             self.sock.settimeout(max(0.1, deadline - time.monotonic()))
             self.buf += self.sock.recv(65536)
             self._parse()
@@ -71,33 +139,55 @@ class EthPorts:
 
 
 def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]]],
-                timeout: float = 300.0):
-    """Send ``sent`` (per channel: frames and their bad-FCS flags) into a running board, wait
-    for every frame the reference model says leaves, and return (traffic, models): what the
-    board reported and ``satemu.channel_model.simulate`` on the board's own arrivals, with the
-    profiles read back from the firmware."""
+                timeout: float = 300.0, bad_preamble: dict[int, set[int]] | None = None,
+                load: float = 0.25):
+    """Send ``sent`` (per channel: frames and their bad-FCS flags) into a running board's ports,
+    at ``load`` times the wire's rate (1.0: back to back), wait for every frame the reference
+    model says leaves, and return
+    (traffic, models, taken): what the board reported, ``satemu.channel_model.simulate`` on the
+    arrivals of the frames each channel took (with the profiles read back from the firmware),
+    and the indices of those frames. Frames listed in ``bad_preamble`` go out without an SFD;
+    the MAC must discard them before the channel."""
     from satemu.channel_model import ChannelRegs, Fate, simulate
     from satemu.device import Device
 
+    bad_preamble = bad_preamble or {}
     with Device(url) as dev:
         params = dev.params()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
                 for ch in sent}
     with EthPorts(eth_port, timeout=timeout) as eth:
+        expect_events = {}
+        start = eth.now() + 200_000                      # time to send them all
         for ch, frames in sent.items():
-            for frame, err in frames:
-                eth.send(ch, frame, err)
-        traffic = eth.wait({ch: len(frames) for ch, frames in sent.items()}, {}, timeout)
-        models = {ch: simulate(zip(traffic.arrivals[ch], [len(f) for f, _ in frames],
-                                   [e for _, e in frames]), regs[ch], params)
-                  for ch, frames in sent.items()}
+            bad = bad_preamble.get(ch, set())
+            at = start
+            for i, (frame, err) in enumerate(frames):
+                wire = to_wire(frame, bad_fcs=err, bad_preamble=i in bad)
+                eth.send(INGRESS_PORT[ch], wire, at if load < 1 else 0)
+                at += int(wire_cycles(len(wire)) / load)
+            expect_events[ch] = len(frames) - len(bad)
+        traffic = eth.wait(expect_events, {}, timeout)
+        models, taken = {}, {}
+        for ch, frames in sent.items():
+            bad = bad_preamble.get(ch, set())
+            reaching = [i for i in range(len(frames)) if i not in bad]   # past the MAC, in order
+            events = traffic.events[ch]
+            taken[ch] = [i for i, (_, kind) in zip(reaching, events) if kind == "A"]
+            models[ch] = simulate(zip(traffic.arrivals(ch), [len(frames[i][0]) for i in taken[ch]],
+                                      [frames[i][1] for i in taken[ch]]), regs[ch], params)
         eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
                       for ch in sent}, timeout)
-    return traffic, models
+    return traffic, models, taken
 
 
-def expected_egress(sent, models):
-    """Per channel, the (egress cycle, bytes) the model says leave, in order."""
+def expected_egress(sent, models, taken):
+    """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in order."""
     from satemu.channel_model import Fate
-    return {ch: [(r.egress, f) for (f, _), r in zip(sent[ch], models[ch].frames)
+    return {ch: [(r.egress, padded(sent[ch][i][0])) for i, r in zip(taken[ch], models[ch].frames)
                  if r.fate == Fate.DELIVERED] for ch in sent}
+
+
+def observed_egress(traffic, ch):
+    """What left a channel: (start cycle, frame) per frame, for comparison with the model."""
+    return [(e.start, e.frame) for e in traffic.egress[ch]]

@@ -33,7 +33,7 @@ def test_hello_reports_the_board(url):
     with Device(url) as dev:
         info = dev.hello()
     assert info["version"] == P.PROTOCOL_VERSION
-    assert info["f_clk"] == 10_000_000 and info["mem_words"] == 1 << 22
+    assert info["f_clk"] == 15_625_000 and info["mem_words"] == 1 << 22
 
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):
@@ -99,13 +99,21 @@ def test_cli_without_a_box_says_so(capsys):
     assert err.startswith("satemu: cannot open socket://127.0.0.1:1") and "Traceback" not in err
 
 
+def _stats_rows(capsys, url):
+    capsys.readouterr()
+    assert main(["stats", "--port", url]) == 0
+    return {line[2:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()[2:]}
+
+
 def test_frames_cross_both_channels_as_the_model_says(url, capsys):
-    """A profile loaded through the CLI; frames injected on port B come out on port A and frames
-    on A come out on B, each at the egress cycle the reference model predicts, with their bytes;
-    the counters the CLI reads back equal what was sent and dropped."""
+    """A profile loaded through the CLI; frames put on port B's wire come out on port A's and
+    frames on A come out on B, each leaving its channel at the cycle the reference model
+    predicts and reaching the wire a fixed number of cycles later, with its bytes and a good
+    FCS; the counters the CLI reads back equal what was sent and dropped."""
     import random
     from satemu.channel_model import Fate
-    from sim.frames import FORWARD, RETURN, expected_egress, run_traffic
+    from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, arrival_from_wire,
+                            expected_egress, observed_egress, run_traffic)
 
     assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0
     with Device(url) as dev:
@@ -117,20 +125,58 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
         for i in range(n):
             length = rng.choice([60, 1518, rng.randint(61, 1517), rng.randint(20, 59)])
             sent[ch].append((bytes(rng.randrange(256) for _ in range(length)), i % 9 == 4))
-    traffic, models = run_traffic(url, _ETH[url], sent)
-    expected = expected_egress(sent, models)
+    traffic, models, taken = run_traffic(url, _ETH[url], sent)
+    expected = expected_egress(sent, models, taken)
+    latency = set()
     for ch in (FORWARD, RETURN):
-        assert traffic.egress[ch] == expected[ch]
+        assert taken[ch] == list(range(len(sent[ch])))       # no overrun at this load
+        # The receiving MAC's latency is fixed: arrivals follow from the wire.
+        assert traffic.arrivals(ch) == [arrival_from_wire(w, len(f)) for w, (f, _) in
+                                        zip(traffic.wire_in[INGRESS_PORT[ch]], sent[ch])]
+        assert observed_egress(traffic, ch) == expected[ch]
+        assert all(e.wire_ok for e in traffic.egress[ch])
+        latency |= {e.wire - e.start for e in traffic.egress[ch]}
         assert {int(Fate.DELIVERED), int(Fate.RUNT), int(Fate.ERROR)} <= set(models[ch].fates())
+    # The transmit MAC adds the same latency to every frame of both ports.
+    assert latency == {TX_LATENCY}
     # The small return queue (3.75 KB at 1.5 Mbit/s) overflows: tail drops are exercised too.
     assert int(Fate.QUEUE) in set(models[FORWARD].fates()) | set(models[RETURN].fates())
 
-    capsys.readouterr()
-    assert main(["stats", "--port", url]) == 0
-    rows = {line[2:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()[2:]}
+    rows = _stats_rows(capsys, url)
     from satemu.cli import STAT_ROWS
     for key, label in STAT_ROWS:
-        want = [models[ch].counters.get(key, models[ch].gauges.get(key)) for ch in (FORWARD, RETURN)]
-        if key.endswith("_now") or want[0] is None:
+        want = [models[ch].counters.get(key, models[ch].gauges.get(key, 0)) for ch in (FORWARD, RETURN)]
+        if key.endswith("_now"):
             continue
         assert [int(v) for v in rows[label]] == want, label
+
+
+def test_every_frame_on_the_wire_is_delivered_or_counted(url, capsys):
+    """A burst of shortest frames at the full wire rate outruns the channel's admission engine:
+    the frames it has no room for are discarded whole and counted as overrun; frames without a
+    start-of-frame delimiter are discarded by the MAC and counted too. Every frame put on the
+    wire is accounted for, and the frames taken still leave exactly as the model says."""
+    from satemu.channel_model import Fate
+    from sim.frames import FORWARD, expected_egress, observed_egress, run_traffic
+
+    assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0
+    with Device(url) as dev:
+        dev.reset_stats()
+    sent = {FORWARD: [(bytes([i]) * 60, False) for i in range(120)]}
+    bad = {FORWARD: {3, 50, 51, 119}}
+    traffic, models, taken = run_traffic(url, _ETH[url], sent, bad_preamble=bad, load=1.0)
+    overrun = sum(kind == "O" for _, kind in traffic.events[FORWARD])
+    assert overrun > 0 and len(taken[FORWARD]) + overrun + len(bad[FORWARD]) == 120
+    assert observed_egress(traffic, FORWARD) == expected_egress(sent, models, taken)[FORWARD]
+    delivered = sum(r.fate == Fate.DELIVERED for r in models[FORWARD].frames)
+    with Device(url) as dev:
+        stats = dev.get_stats(FORWARD)
+    assert stats["drop_overrun"] == overrun and stats["drop_preamble"] == len(bad[FORWARD])
+    assert stats["tx_frames"] == delivered and stats["late"] == 0
+    assert (stats["rx_frames"] + stats["drop_overrun"] + stats["drop_preamble"] == 120)
+    assert stats["rx_frames"] == stats["tx_frames"] + sum(
+        stats[k] for k in ("drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue",
+                           "drop_mem"))
+    rows = _stats_rows(capsys, url)
+    assert rows["dropped: overrun"][0] == str(overrun)
+    assert rows["dropped: no preamble"][0] == str(len(bad[FORWARD]))

@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* LiteX sim module: the simulated board's Ethernet ports, driven over TCP at exact cycles.
+/* LiteX sim module: the wire of the simulated board's two Ethernet ports, over TCP, at exact cycles.
  *
- * Host -> board:  'F' channel u8, err u8, length u16 LE, bytes   a frame for a channel's ingress
- * Board -> host:  'A' channel u8, index u32 LE, cycle u64 LE     its last beat was accepted
- *                 'E' channel u8, cycle u64 LE, length u16 LE, bytes   a frame left the channel;
- *                                                                 cycle: its first valid beat
- * Channel 0 is forward (ingress on port B, egress on port A), channel 1 return (A -> B).
- * Frames enter back to back, one 64-bit beat per cycle; egress is always ready. */
+ * The wire is the 64-bit PHY of hw/ethport.py: eight bytes per cycle. A frame on it is its
+ * bytes from the preamble to the FCS, in beats; at least GAP idle cycles separate two frames.
+ * Port 0 is A (terminal side), port 1 is B (gateway side). Channel 0 is forward (in on B, out
+ * on A), channel 1 return (in on A, out on B).
+ *
+ * Host -> board:  'F' port u8, at u64, length u16, bytes   send a frame into a port: it starts
+ *                                                          on the wire at cycle max(at, wire free)
+ *                 'T'                                      ask for the present cycle
+ * Board -> host:  'T' cycle u64                           the present cycle
+ *                 'W' port u8, index u32, cycle u64        frame `index` of a port started then
+ *                 'A' channel u8, cycle u64                the channel took a frame: its arrival
+ *                 'O' channel u8, cycle u64                the channel discarded one (overrun)
+ *                 'E' port u8, start u64, wire u64, length u16, bytes
+ *                      a frame left the port: `start` is the cycle it started to leave its
+ *                      channel, `wire` the cycle its first beat was on the port's wire, the
+ *                      bytes are the wire's, preamble to FCS.
+ * Integers are little-endian. A cycle is the value of the board's timebase in that cycle. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,31 +34,39 @@
 
 #define MAX_FRAME 65536
 #define QUEUE 4096
+#define GAP 2                     /* idle cycles after a frame: 12 bytes, in whole beats */
+#define F_HEADER 12
 
-struct frame { uint8_t err; uint16_t len; uint8_t *data; };
+struct frame { uint64_t at; uint16_t len; uint8_t *data; };
 
-struct channel {
-    uint8_t *sink_valid, *sink_ready, *sink_last, *sink_nbytes, *sink_err;
-    uint64_t *sink_data;
-    uint8_t *source_valid, *source_ready, *source_last, *source_nbytes;
-    uint64_t *source_data;
+struct port {
+    uint8_t *rx_valid, *rx_last, *rx_last_be, *tx_valid, *tx_last, *tx_last_be;
+    uint64_t *rx_data, *tx_data;
     struct frame queue[QUEUE];
-    unsigned head, count, beat;          /* frames waiting; beat of the head being driven */
-    uint32_t accepted;                   /* frames whose last beat was taken */
-    int driving, was_valid, was_ready;
+    unsigned head, count, beat;   /* frames waiting; next beat of the head while driving */
+    int driving;
+    uint64_t free_at;             /* first cycle the wire may carry the next frame */
+    uint32_t sent;                /* frames started on the wire */
     uint8_t out[MAX_FRAME];
     unsigned out_len;
     int in_frame;
     uint64_t out_start;
 };
 
+struct channel {
+    uint8_t *arrived, *overrun, *start;
+    uint64_t starts[QUEUE];       /* start cycles of frames not yet off the wire */
+    unsigned head, count;
+};
+
 struct session {
+    struct port port[2];
     struct channel ch[2];
     uint64_t *now;
     char *sys_clk;
     int fd;
     struct event *ev;
-    uint8_t rx[MAX_FRAME + 8];
+    uint8_t rx[MAX_FRAME + F_HEADER];
     size_t rx_len;
 };
 
@@ -78,28 +97,45 @@ static void send_all(struct session *s, const void *buf, size_t len)
     }
 }
 
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
 static void parse_input(struct session *s)
 {
     for (;;) {
-        if (s->rx_len < 5)
+        if (s->rx_len && s->rx[0] == 'T') {
+            uint8_t msg[9] = { 'T' };
+            put64(msg + 1, s->now ? *s->now : 0);
+            send_all(s, msg, sizeof(msg));
+            memmove(s->rx, s->rx + 1, --s->rx_len);
+            continue;
+        }
+        if (s->rx_len < F_HEADER)
             return;
         if (s->rx[0] != 'F') {              /* not ours: drop one byte and resynchronise */
             memmove(s->rx, s->rx + 1, --s->rx_len);
             continue;
         }
-        unsigned ch = s->rx[1] & 1, len = s->rx[3] | (s->rx[4] << 8);
-        if (s->rx_len < 5 + len)
+        unsigned p = s->rx[1] & 1, len = s->rx[10] | (s->rx[11] << 8);
+        if (s->rx_len < F_HEADER + len)
             return;
-        struct channel *c = &s->ch[ch];
-        if (c->count < QUEUE && len > 0) {
-            struct frame *f = &c->queue[(c->head + c->count++) % QUEUE];
-            f->err = s->rx[2];
+        struct port *port = &s->port[p];
+        if (port->count < QUEUE && len > 0) {
+            struct frame *f = &port->queue[(port->head + port->count++) % QUEUE];
+            f->at = get64(s->rx + 2);
             f->len = (uint16_t)len;
             f->data = malloc(len);
-            memcpy(f->data, s->rx + 5, len);
+            memcpy(f->data, s->rx + F_HEADER, len);
         }
-        memmove(s->rx, s->rx + 5 + len, s->rx_len - 5 - len);
-        s->rx_len -= 5 + len;
+        memmove(s->rx, s->rx + F_HEADER + len, s->rx_len - F_HEADER - len);
+        s->rx_len -= F_HEADER + len;
     }
 }
 
@@ -184,80 +220,108 @@ static int satemu_eth_add_pads(void *sess, struct pad_list_s *plist)
     if (strcmp(plist->name, "satemu_eth"))
         return RC_OK;
     s->now = pad(p, "now");
-    static const char *names[2] = { "fwd", "ret" };
+    static const char *ports[2] = { "a", "b" }, *chans[2] = { "fwd", "ret" };
+    char n[64];
+#define P(prefix, field) (snprintf(n, sizeof(n), "%s_" #field, prefix), pad(p, n))
     for (int i = 0; i < 2; i++) {
+        struct port *q = &s->port[i];
+        q->rx_valid = P(ports[i], rx_valid);   q->rx_data = P(ports[i], rx_data);
+        q->rx_last = P(ports[i], rx_last);     q->rx_last_be = P(ports[i], rx_last_be);
+        q->tx_valid = P(ports[i], tx_valid);   q->tx_data = P(ports[i], tx_data);
+        q->tx_last = P(ports[i], tx_last);     q->tx_last_be = P(ports[i], tx_last_be);
         struct channel *c = &s->ch[i];
-        char n[64];
-#define P(field) (snprintf(n, sizeof(n), "%s_" #field, names[i]), pad(p, n))
-        c->sink_valid = P(sink_valid);     c->sink_ready = P(sink_ready);
-        c->sink_data = P(sink_data);       c->sink_last = P(sink_last);
-        c->sink_nbytes = P(sink_nbytes);   c->sink_err = P(sink_err);
-        c->source_valid = P(source_valid); c->source_ready = P(source_ready);
-        c->source_data = P(source_data);   c->source_last = P(source_last);
-        c->source_nbytes = P(source_nbytes);
-#undef P
+        c->arrived = P(chans[i], arrived);     c->overrun = P(chans[i], overrun);
+        c->start = P(chans[i], start);
     }
+#undef P
     return RC_OK;
 }
 
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+static void report(struct session *s, char kind, int index, uint64_t cycle)
+{
+    uint8_t msg[10] = { (uint8_t)kind, (uint8_t)index };
+    put64(msg + 2, cycle);
+    send_all(s, msg, sizeof(msg));
+}
 
 static void channel_tick(struct session *s, int i, uint64_t cycle)
 {
     struct channel *c = &s->ch[i];
-    /* The handshakes of the cycle before: what was driven then against what was read then. */
-    if (c->was_valid && c->was_ready) {
-        struct frame *f = &c->queue[c->head];
-        unsigned beats = (f->len + 7) / 8;
-        if (++c->beat == beats) {
-            uint8_t msg[14] = { 'A', (uint8_t)i };
-            msg[2] = (uint8_t)c->accepted; msg[3] = (uint8_t)(c->accepted >> 8);
-            msg[4] = (uint8_t)(c->accepted >> 16); msg[5] = (uint8_t)(c->accepted >> 24);
-            put64(msg + 6, cycle - 1);
-            send_all(s, msg, sizeof(msg));
-            c->accepted++;
-            free(f->data);
-            c->head = (c->head + 1) % QUEUE;
-            c->count--;
-            c->beat = 0;
+    if (*c->arrived)
+        report(s, 'A', i, cycle);
+    if (*c->overrun)
+        report(s, 'O', i, cycle);
+    if (*c->start && c->count < QUEUE)
+        c->starts[(c->head + c->count++) % QUEUE] = cycle;
+}
+
+static void port_tick(struct session *s, int i, uint64_t cycle)
+{
+    struct port *q = &s->port[i];
+    /* Transmit: collect the port's wire beats; channel i is the one that leaves by port i. */
+    if (*q->tx_valid) {
+        if (!q->in_frame) {
+            q->in_frame = 1;
+            q->out_start = cycle;
+            q->out_len = 0;
         }
-    }
-    /* Egress: the first cycle a frame's valid is high is its start; every beat is taken. */
-    if (*c->source_valid) {
-        if (!c->in_frame) {
-            c->in_frame = 1;
-            c->out_start = cycle;
-            c->out_len = 0;
-        }
-        unsigned n = *c->source_last ? (*c->source_nbytes & 0xF) : 8;
-        for (unsigned k = 0; k < n && k < 8 && c->out_len < MAX_FRAME; k++)
-            c->out[c->out_len++] = (uint8_t)(*c->source_data >> (8 * k));
-        if (*c->source_last) {
-            uint8_t hdr[12] = { 'E', (uint8_t)i };
-            put64(hdr + 2, c->out_start);
-            hdr[10] = (uint8_t)c->out_len;
-            hdr[11] = (uint8_t)(c->out_len >> 8);
+        unsigned n = 8;
+        if (*q->tx_last)
+            for (unsigned k = 0; k < 8; k++)
+                if (*q->tx_last_be & (1u << k))
+                    n = k + 1;
+        for (unsigned k = 0; k < n && q->out_len < MAX_FRAME; k++)
+            q->out[q->out_len++] = (uint8_t)(*q->tx_data >> (8 * k));
+        if (*q->tx_last) {
+            struct channel *c = &s->ch[i];
+            uint64_t start = UINT64_MAX;
+            if (c->count) {
+                start = c->starts[c->head];
+                c->head = (c->head + 1) % QUEUE;
+                c->count--;
+            }
+            uint8_t hdr[20] = { 'E', (uint8_t)i };
+            put64(hdr + 2, start);
+            put64(hdr + 10, q->out_start);
+            hdr[18] = (uint8_t)q->out_len;
+            hdr[19] = (uint8_t)(q->out_len >> 8);
             send_all(s, hdr, sizeof(hdr));
-            send_all(s, c->out, c->out_len);
-            c->in_frame = 0;
+            send_all(s, q->out, q->out_len);
+            q->in_frame = 0;
         }
     }
-    *c->source_ready = 1;
-    /* Drive this cycle's ingress beat. */
-    c->was_ready = *c->sink_ready;
-    c->was_valid = c->count > 0;
-    *c->sink_valid = (uint8_t)c->was_valid;
-    if (c->was_valid) {
-        struct frame *f = &c->queue[c->head];
-        unsigned beats = (f->len + 7) / 8, off = 8 * c->beat;
+    /* Receive: drive this cycle's beat of the frame on the wire, if any. */
+    if (!q->driving && q->count && cycle >= q->free_at && cycle >= q->queue[q->head].at) {
+        q->driving = 1;
+        q->beat = 0;
+        uint8_t msg[14] = { 'W', (uint8_t)i };
+        msg[2] = (uint8_t)q->sent; msg[3] = (uint8_t)(q->sent >> 8);
+        msg[4] = (uint8_t)(q->sent >> 16); msg[5] = (uint8_t)(q->sent >> 24);
+        put64(msg + 6, cycle);
+        send_all(s, msg, sizeof(msg));
+        q->sent++;
+    }
+    *q->rx_valid = (uint8_t)q->driving;
+    if (q->driving) {
+        struct frame *f = &q->queue[q->head];
+        unsigned beats = (f->len + 7) / 8, off = 8 * q->beat;
         uint64_t word = 0;
         for (unsigned k = 0; k < 8 && off + k < f->len; k++)
             word |= (uint64_t)f->data[off + k] << (8 * k);
-        int last = c->beat == beats - 1;
-        *c->sink_data = word;
-        *c->sink_last = (uint8_t)last;
-        *c->sink_nbytes = (uint8_t)(last ? f->len - off : 8);
-        *c->sink_err = (uint8_t)(last && f->err);
+        int last = q->beat == beats - 1;
+        *q->rx_data = word;
+        *q->rx_last = (uint8_t)last;
+        *q->rx_last_be = (uint8_t)(last ? 1u << ((f->len - 1) % 8) : 0);
+        if (last) {
+            q->driving = 0;
+            q->free_at = cycle + 1 + GAP;
+            free(f->data);
+            q->head = (q->head + 1) % QUEUE;
+            q->count--;
+        } else {
+            q->beat++;
+        }
     }
 }
 
@@ -269,8 +333,10 @@ static int satemu_eth_tick(void *sess, uint64_t time_ps)
     if (!clk_pos_edge(&edge, *s->sys_clk))
         return RC_OK;
     uint64_t cycle = *s->now;
-    channel_tick(s, 0, cycle);
-    channel_tick(s, 1, cycle);
+    for (int i = 0; i < 2; i++)
+        channel_tick(s, i, cycle);
+    for (int i = 0; i < 2; i++)
+        port_tick(s, i, cycle);
     return RC_OK;
 }
 

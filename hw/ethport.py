@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The box's Ethernet ports: a LiteEth MAC per port, used raw at L2, between a PHY and the channels.
+
+Each port is PHY -> ``LiteEthMACCore`` (preamble, FCS, padding, inter-frame gap) -> channel beats.
+The MAC's receive side feeds the ingress of the channel that leaves by the other port; its
+transmit side takes the egress of the channel that arrives by the other port. Nothing else is
+connected to a port: no frame can reach the CPU or the bus.
+
+``SimEthPHY`` is the simulated board's PHY: eight bytes of wire per cycle. At the simulated
+board's nominal 15.625 MHz that is exactly 1 Gbit/s, a GbE port's rate.
+"""
+
+from __future__ import annotations
+
+from migen import Cat, ClockDomain, ClockSignal, If, Mux, ResetSignal, Signal
+
+from litex.gen import LiteXModule
+
+from litex.soc.interconnect import stream
+from liteeth.common import eth_phy_description
+from liteeth.mac.core import LiteEthMACCore
+
+DW = 64          # the channels' beat width, and the MAC's system-side width
+
+
+class SimEthPHY(LiteXModule):
+    """A 64-bit PHY for simulation. A frame on the wire is its preamble and SFD (one beat), its
+    bytes and FCS, then idle cycles; ``last_be`` (one-hot) marks the last byte of the last beat.
+    The wire never waits: transmit is always ready and received beats are taken as they come."""
+
+    dw = DW
+    with_preamble_crc = True
+    with_padding = True
+
+    def __init__(self, pads):
+        self.sink = sink = stream.Endpoint(eth_phy_description(DW))
+        self.source = source = stream.Endpoint(eth_phy_description(DW))
+        self.comb += [
+            sink.ready.eq(1),
+            pads.tx_valid.eq(sink.valid),
+            pads.tx_data.eq(sink.data),
+            pads.tx_last.eq(sink.last),
+            pads.tx_last_be.eq(sink.last_be),
+        ]
+        self.sync += [
+            source.valid.eq(pads.rx_valid),
+            source.data.eq(pads.rx_data),
+            source.last.eq(pads.rx_last),
+            source.last_be.eq(pads.rx_last_be),
+        ]
+
+
+class SimEthClocks(LiteXModule):
+    """The MACs' ``eth_rx`` and ``eth_tx`` domains, shared by both ports: in the simulated board
+    the wire runs on the system clock (LiteEth still crosses domains through its FIFOs)."""
+
+    def __init__(self):
+        self.cd_eth_rx = ClockDomain()
+        self.cd_eth_tx = ClockDomain()
+        for cd in (self.cd_eth_rx, self.cd_eth_tx):
+            self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
+
+
+class EthPort(LiteXModule):
+    """A MAC on ``phy``. ``to_channel`` carries received frames as channel beats (Cat of data,
+    last, nbytes, err: ``satemu_gw.layouts.Beat``); ``from_channel`` takes beats to send."""
+
+    def __init__(self, phy):
+        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=True)
+        # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
+        self.rx_valid, self.rx_ready = Signal(), Signal()
+        self.rx_payload = Signal(DW + 6)
+        rx = mac.source
+        nbytes = Signal(4)
+        for i in range(DW // 8):
+            self.comb += If(rx.last_be[i], nbytes.eq(i + 1))
+        self.comb += [
+            self.rx_valid.eq(rx.valid),
+            rx.ready.eq(self.rx_ready),
+            # An end without a byte count (nbytes 0) reaches the channel as malformed.
+            self.rx_payload.eq(Cat(rx.data, rx.last, Mux(rx.last, nbytes, 0), rx.error != 0)),
+        ]
+        # Frames to send: the padding inserter pads runts, the CRC inserter appends the FCS.
+        self.tx_valid, self.tx_ready = Signal(), Signal()
+        self.tx_payload = Signal(DW + 6)
+        tx = mac.sink
+        last = self.tx_payload[DW]
+        count = self.tx_payload[DW + 1:DW + 5]
+        last_be = Signal(DW // 8)
+        for i in range(DW // 8):
+            self.comb += If(last & (count == i + 1), last_be.eq(1 << i))
+        self.comb += [
+            tx.valid.eq(self.tx_valid),
+            self.tx_ready.eq(tx.ready),
+            tx.data.eq(self.tx_payload[:DW]),
+            tx.last.eq(last),
+            tx.last_be.eq(last_be),
+            tx.error.eq(0),
+        ]
