@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Ethernet II / IPv4 / UDP frames that carry one QUIC datagram each, built and checked in full."""
+
+# A frame here is what the emulator's channels carry (see satemu.ether): destination MAC to the
+# end of the payload, without preamble or FCS. Frames shorter than the 60-byte Ethernet minimum
+# are zero-padded; the IPv4 total length tells the real size. Checksums follow RFC 791 (IPv4
+# header) and RFC 768 (UDP, over the pseudo-header). No IP options, no fragments.
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from dataclasses import dataclass
+
+from ..ether import MIN_FRAME
+
+__all__ = ["Endpoint", "CLIENT", "SERVER", "build_frame", "parse_frame", "internet_checksum",
+           "ETHERTYPE_IPV4", "IPPROTO_UDP", "HEADERS_BYTES", "MAX_FRAME", "MAX_UDP_PAYLOAD"]
+
+ETHERTYPE_IPV4 = 0x0800
+IPPROTO_UDP = 17
+ETH_HEADER_BYTES = 14
+IPV4_HEADER_BYTES = 20                  # IHL 5: no options
+UDP_HEADER_BYTES = 8
+HEADERS_BYTES = ETH_HEADER_BYTES + IPV4_HEADER_BYTES + UDP_HEADER_BYTES    # 42
+MAX_FRAME = 1514                        # a 1518-byte Ethernet frame less its FCS (1500-byte MTU)
+MAX_UDP_PAYLOAD = MAX_FRAME - HEADERS_BYTES                                # 1472
+TTL = 64
+FLAG_DF = 0x4000                        # don't fragment: QUIC sets it (RFC 9000 section 14)
+
+_ETH = struct.Struct("!6s6sH")
+_IPV4 = struct.Struct("!BBHHHBBH4s4s")
+_UDP = struct.Struct("!HHHH")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one side of the link lives: its MAC, IPv4 address and UDP port."""
+
+    mac: bytes
+    ipv4: str
+    port: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mac, bytes) or len(self.mac) != 6:
+            raise ValueError(f"MAC must be 6 bytes, got {self.mac!r}")
+        ipaddress.IPv4Address(self.ipv4)            # raises ValueError on a bad address
+        if not 0 < self.port < 65536:
+            raise ValueError(f"UDP port {self.port} is out of range")
+
+    @property
+    def addr(self) -> tuple[str, int]:
+        """The network address as a QUIC connection sees it: (IPv4 address, UDP port)."""
+        return (self.ipv4, self.port)
+
+    @property
+    def ip_bytes(self) -> bytes:
+        return ipaddress.IPv4Address(self.ipv4).packed
+
+
+# Locally administered unicast MACs (first octet 0x02): "SAT" then the host number.
+CLIENT = Endpoint(mac=bytes.fromhex("025341540002"), ipv4="10.0.0.2", port=50000)  # terminal: A
+SERVER = Endpoint(mac=bytes.fromhex("025341540001"), ipv4="10.0.0.1", port=4433)   # gateway: B
+
+
+def internet_checksum(data: bytes) -> int:
+    """The 16-bit one's complement of the one's complement sum of ``data`` (RFC 1071)."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def _udp_checksum(src_ip: bytes, dst_ip: bytes, udp: bytes) -> int:
+    """The UDP checksum over the pseudo-header and ``udp`` (header with a zero checksum field)."""
+    pseudo = src_ip + dst_ip + struct.pack("!BBH", 0, IPPROTO_UDP, len(udp))
+    check = internet_checksum(pseudo + udp)
+    return check or 0xFFFF              # zero means "no checksum" in IPv4, so send all ones
+
+
+def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> bytes:
+    """An Ethernet II frame (no FCS) carrying ``payload`` in one UDP datagram from src to dst."""
+    udp_length = UDP_HEADER_BYTES + len(payload)
+    total_length = IPV4_HEADER_BYTES + udp_length
+    if total_length > 0xFFFF:
+        raise ValueError(f"payload of {len(payload)} bytes does not fit in one IPv4 packet")
+    if not 0 <= ip_id <= 0xFFFF:
+        raise ValueError(f"IPv4 identification {ip_id} is not a 16-bit value")
+    src_ip, dst_ip = src.ip_bytes, dst.ip_bytes
+
+    udp_header = _UDP.pack(src.port, dst.port, udp_length, 0)
+    check = _udp_checksum(src_ip, dst_ip, udp_header + payload)
+    udp_header = _UDP.pack(src.port, dst.port, udp_length, check)
+
+    ip_header = _IPV4.pack(0x45, 0, total_length, ip_id, FLAG_DF, TTL, IPPROTO_UDP, 0,
+                           src_ip, dst_ip)
+    ip_header = ip_header[:10] + struct.pack("!H", internet_checksum(ip_header)) + ip_header[12:]
+
+    frame = _ETH.pack(dst.mac, src.mac, ETHERTYPE_IPV4) + ip_header + udp_header + payload
+    return frame.ljust(MIN_FRAME, b"\0")
+
+
+def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
+    """(source, destination, payload) of a frame from :func:`build_frame`; ValueError if bad."""
+    if len(frame) < ETH_HEADER_BYTES + IPV4_HEADER_BYTES:
+        raise ValueError(f"truncated frame: {len(frame)} bytes cannot hold Ethernet and IPv4 "
+                         "headers")
+    dst_mac, src_mac, ethertype = _ETH.unpack_from(frame, 0)
+    if ethertype != ETHERTYPE_IPV4:
+        raise ValueError(f"EtherType 0x{ethertype:04x} is not IPv4 (0x0800)")
+
+    ip = frame[ETH_HEADER_BYTES:ETH_HEADER_BYTES + IPV4_HEADER_BYTES]
+    (ver_ihl, _tos, total_length, _ip_id, flags_frag, _ttl, protocol, _check,
+     src_ip, dst_ip) = _IPV4.unpack(ip)
+    if ver_ihl >> 4 != 4:
+        raise ValueError(f"IP version {ver_ihl >> 4} is not 4")
+    if ver_ihl & 0xF != 5:
+        raise ValueError(f"IPv4 IHL {ver_ihl & 0xF} is not 5 (options are not supported)")
+    if internet_checksum(ip) != 0:
+        raise ValueError("bad IPv4 header checksum")
+    if flags_frag & 0x3FFF:
+        raise ValueError("fragmented IPv4 packets are not supported")
+    if protocol != IPPROTO_UDP:
+        raise ValueError(f"IPv4 protocol {protocol} is not UDP (17)")
+    if total_length < IPV4_HEADER_BYTES + UDP_HEADER_BYTES:
+        raise ValueError(f"IPv4 total length {total_length} is too short for a UDP datagram")
+    end = ETH_HEADER_BYTES + total_length
+    if len(frame) < end:
+        raise ValueError(f"truncated frame: IPv4 total length {total_length} needs {end} bytes, "
+                         f"frame has {len(frame)}")
+    if len(frame) != max(end, MIN_FRAME):
+        raise ValueError(f"frame has {len(frame) - end} bytes after the IPv4 packet "
+                         "beyond the minimum-length padding")
+
+    udp = frame[ETH_HEADER_BYTES + IPV4_HEADER_BYTES:end]
+    src_port, dst_port, udp_length, udp_check = _UDP.unpack_from(udp, 0)
+    if udp_length != len(udp):
+        raise ValueError(f"UDP length {udp_length} does not match the IPv4 payload of "
+                         f"{len(udp)} bytes")
+    if udp_check == 0:
+        raise ValueError("UDP checksum absent (zero)")
+    if internet_checksum(src_ip + dst_ip + struct.pack("!BBH", 0, IPPROTO_UDP, udp_length)
+                         + udp) != 0:
+        raise ValueError("bad UDP checksum")
+
+    src = Endpoint(mac=src_mac, ipv4=str(ipaddress.IPv4Address(src_ip)), port=src_port)
+    dst = Endpoint(mac=dst_mac, ipv4=str(ipaddress.IPv4Address(dst_ip)), port=dst_port)
+    return src, dst, udp[UDP_HEADER_BYTES:]

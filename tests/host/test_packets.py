@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Ethernet/IPv4/UDP framing of QUIC datagrams: round trip, known-answer checksums, rejections."""
+
+import struct
+
+import pytest
+
+from satemu.quic.packets import (CLIENT, SERVER, Endpoint, build_frame, internet_checksum,
+                                 parse_frame)
+
+
+def ones_complement_checksum(data: bytes) -> int:
+    """RFC 791/768 checksum written independently of the module: 16-bit words, end-around carry."""
+    if len(data) % 2:
+        data = data + b"\x00"
+    acc = 0
+    for i in range(0, len(data), 2):
+        acc += (data[i] << 8) | data[i + 1]
+        acc = (acc & 0xFFFF) + (acc >> 16)
+    return 0xFFFF ^ acc
+
+
+def test_checksum_known_answer():
+    # A header often used to teach RFC 791 (192.168.0.1 -> 192.168.0.199, UDP, total length 115):
+    # with the checksum field zeroed its checksum is 0xB861, worked out by hand.
+    header = bytes.fromhex("450000730000400040110000c0a80001c0a800c7")
+    assert ones_complement_checksum(header) == 0xB861
+    assert internet_checksum(header) == 0xB861
+    assert internet_checksum(b"\x01") == ones_complement_checksum(b"\x01")
+
+
+def test_round_trip():
+    payload = bytes(range(256)) * 5 + b"tail"
+    frame = build_frame(CLIENT, SERVER, payload, ip_id=7)
+    assert len(frame) == 14 + 20 + 8 + len(payload)
+    src, dst, got = parse_frame(frame)
+    assert (src, dst, got) == (CLIENT, SERVER, payload)
+    src, dst, got = parse_frame(build_frame(SERVER, CLIENT, b"", ip_id=0xFFFF))
+    assert (src, dst, got) == (SERVER, CLIENT, b"")
+
+
+def test_frame_fields_against_hand_built_frame():
+    payload = b"satemu quic known-answer test payload!\x01"  # odd length: checksum pads a 0
+    frame = build_frame(CLIENT, SERVER, payload, ip_id=0x1234)
+
+    # Hand-built expectation, field by field, with the test's own checksum helper.
+    src_ip, dst_ip = bytes([10, 0, 0, 2]), bytes([10, 0, 0, 1])
+    udp_len = 8 + len(payload)
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0x1234, 0x4000, 64, 17, 0,
+                               src_ip, dst_ip))
+    ip[10:12] = ones_complement_checksum(bytes(ip)).to_bytes(2, "big")
+    udp = bytearray(struct.pack("!HHHH", 50000, 4433, udp_len, 0) + payload)
+    pseudo = src_ip + dst_ip + bytes([0, 17]) + udp_len.to_bytes(2, "big")
+    udp[6:8] = ones_complement_checksum(pseudo + bytes(udp)).to_bytes(2, "big")
+    eth = SERVER.mac + CLIENT.mac + b"\x08\x00"
+    assert frame == eth + bytes(ip) + bytes(udp)
+
+    # and the checksums verify the way a receiver checks them: the sum over everything is 0
+    assert ones_complement_checksum(frame[14:34]) == 0
+    assert ones_complement_checksum(pseudo + frame[34:]) == 0
+
+
+def test_small_frames_are_padded_to_60_bytes():
+    frame = build_frame(CLIENT, SERVER, b"hi", ip_id=1)
+    assert len(frame) == 60
+    assert frame[14 + 20 + 8 + 2:] == bytes(60 - 44)
+    assert struct.unpack_from("!H", frame, 16)[0] == 20 + 8 + 2       # IPv4 total length
+    assert parse_frame(frame)[2] == b"hi"
+    # exactly 18 bytes of payload fills the minimum frame with no padding
+    assert len(build_frame(CLIENT, SERVER, bytes(18), ip_id=1)) == 60
+    assert len(build_frame(CLIENT, SERVER, bytes(19), ip_id=1)) == 61
+
+
+def _corrupt(frame: bytes, offset: int, xor: int = 0x01) -> bytes:
+    return frame[:offset] + bytes([frame[offset] ^ xor]) + frame[offset + 1:]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda f: _corrupt(f, 24), "bad IPv4 header checksum"),             # the checksum field
+    (lambda f: _corrupt(f, 22), "bad IPv4 header checksum"),             # TTL changed in transit
+    (lambda f: _corrupt(f, 40), "bad UDP checksum"),                     # the UDP checksum field
+    (lambda f: _corrupt(f, 60), "bad UDP checksum"),                     # one payload bit
+    (lambda f: f[:12] + b"\x86\xdd" + f[14:], r"EtherType 0x86dd is not IPv4"),
+    (lambda f: f[:-1], "truncated frame: IPv4 total length"),
+    (lambda f: f[:20], "truncated frame: 20 bytes"),
+    (lambda f: f + b"\0", "1 bytes after the IPv4 packet"),
+])
+def test_rejections(mutate, message):
+    frame = build_frame(SERVER, CLIENT, bytes(range(100)), ip_id=99)
+    parse_frame(frame)
+    with pytest.raises(ValueError, match=message):
+        parse_frame(mutate(frame))
+
+
+def test_rejects_other_protocols_and_bad_headers():
+    frame = bytearray(build_frame(SERVER, CLIENT, b"x" * 30, ip_id=5))
+
+    def with_ip_field(offset: int, value: bytes) -> bytes:
+        f = bytearray(frame)
+        f[offset:offset + len(value)] = value
+        f[24:26] = b"\0\0"
+        f[24:26] = ones_complement_checksum(bytes(f[14:34])).to_bytes(2, "big")
+        return bytes(f)
+
+    with pytest.raises(ValueError, match="protocol 6 is not UDP"):
+        parse_frame(with_ip_field(23, b"\x06"))
+    with pytest.raises(ValueError, match="IP version 6"):
+        parse_frame(with_ip_field(14, b"\x65"))
+    with pytest.raises(ValueError, match="IHL 6"):
+        parse_frame(with_ip_field(14, b"\x46"))
+    with pytest.raises(ValueError, match="fragmented"):
+        parse_frame(with_ip_field(20, b"\x20\x00"))                     # more-fragments flag
+    f = bytearray(frame)
+    f[38:40] = (8 + 29).to_bytes(2, "big")                              # UDP length one short
+    with pytest.raises(ValueError, match="UDP length 37 does not match"):
+        parse_frame(bytes(f))
+
+
+def test_endpoint_validation():
+    with pytest.raises(ValueError, match="6 bytes"):
+        Endpoint(mac=b"\x02", ipv4="10.0.0.1", port=1)
+    with pytest.raises(ValueError):
+        Endpoint(mac=bytes(6), ipv4="10.0.0.300", port=1)
+    with pytest.raises(ValueError, match="out of range"):
+        Endpoint(mac=bytes(6), ipv4="10.0.0.1", port=70000)
+    assert CLIENT.mac != SERVER.mac and all(m[0] & 0x03 == 0x02 for m in (CLIENT.mac, SERVER.mac))
+    assert SERVER.addr == ("10.0.0.1", 4433) and CLIENT.addr == ("10.0.0.2", 50000)
