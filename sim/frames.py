@@ -72,6 +72,7 @@ class EthPorts:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.buf = b""
         self.traffic = Traffic()
+        self._now = self._halted = None
 
     def close(self):
         self.sock.close()
@@ -96,12 +97,31 @@ class EthPorts:
             self._parse()
         return self._now
 
+    def run(self, limit: int, halt_on_egress: bool = True) -> int:
+        """Lock-step: let the board run until the cycle before ``limit`` (and, with
+        ``halt_on_egress``, no further than the end of the next frame to leave a port); returns
+        the cycle it halted before. Every report of the cycles run has arrived by then."""
+        self._halted = None
+        self.sock.sendall(struct.pack("<cQB", b"R", limit, int(halt_on_egress)))
+        while self._halted is None:
+            self.buf += self.sock.recv(65536)
+            self._parse()
+        return self._halted
+
+    def release(self) -> None:
+        """Leave lock-step: the board runs freely again."""
+        self.sock.sendall(struct.pack("<cQB", b"R", 0, 0))
+
     def _parse(self):
         t = self.traffic
         while self.buf:
             kind = self.buf[:1]
-            if kind == b"T" and len(self.buf) >= 9:
-                self._now = struct.unpack_from("<Q", self.buf, 1)[0]
+            if kind in (b"T", b"H") and len(self.buf) >= 9:
+                value = struct.unpack_from("<Q", self.buf, 1)[0]
+                if kind == b"T":
+                    self._now = value
+                else:
+                    self._halted = value
                 self.buf = self.buf[9:]
             elif kind == b"W" and len(self.buf) >= 14:
                 _, port, _index, cycle = struct.unpack_from("<cBIQ", self.buf)
@@ -117,7 +137,7 @@ class EthPorts:
                     return
                 t.egress[CHANNEL_OUT_OF[port]].append(Egress(start, wire, self.buf[20:20 + length]))
                 self.buf = self.buf[20 + length:]
-            elif kind in (b"T", b"W", b"A", b"O", b"E"):
+            elif kind in (b"T", b"H", b"W", b"A", b"O", b"E"):
                 return                                   # incomplete
             else:
                 raise RuntimeError(f"unexpected byte {self.buf[:1]!r} from the Ethernet module")

@@ -53,12 +53,7 @@ def cmd_show(args) -> int:
 def cmd_load(args) -> int:
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
-        info = dev.hello()
-        hw = Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], params=dev.params())
-        regs = p.check(hw)
-        dev.set_profile(CHANNEL_FORWARD, regs["forward"])
-        dev.set_profile(CHANNEL_RETURN, regs["return"])
-        dev.commit(reseed=args.reseed)
+        dev.load(p, reseed=args.reseed)
     print(f"loaded {p.name} into {args.port} and committed both channels")
     for name, ch in p.channels():
         print(f"  {name:<8} {ch.describe()}")
@@ -100,7 +95,8 @@ def cmd_sim(args) -> int:
         except board.BoardError as e:
             raise DeviceError(str(e)) from None
         print(f"simulated board running at {state['url']} (pid {state['pid']}, "
-              f"clock {state['hello']['f_clk'] / 1e6:g} MHz)")
+              f"clock {state['hello']['f_clk'] / 1e6:g} MHz; its Ethernet wire is on TCP port "
+              f"{state['eth_port']})")
         print(state["url"])
     elif args.action == "stop":
         print("simulated board stopped" if board.stop() else "no simulated board was running")
@@ -108,6 +104,127 @@ def cmd_sim(args) -> int:
         state = board.status()
         print(f"running at {state['url']} (pid {state['pid']})" if state else "not running")
     return 0
+
+
+def _simulated_board(args=None):
+    """The simulated board to use: the one ``--port``/``--eth-port`` name, else the one
+    ``satemu sim`` manages, started if need be. Returns (state, started here)."""
+    sys.path.insert(0, str(REPO))
+    from sim import board
+    if args is not None and args.port:
+        if not args.eth_port:
+            raise DeviceError("--port names a simulated board: give its --eth-port too")
+        with Device(args.port) as dev:
+            return {"url": args.port, "eth_port": args.eth_port, "hello": dev.hello()}, False
+    running = board.status()
+    if running:
+        return running, False
+    try:
+        return board.start(), True
+    except board.BoardError as e:
+        raise DeviceError(str(e)) from None
+
+
+def _transfer(state, profile: str, size: int, ack: str, args, label: str = ""):
+    """One QUIC download across the simulated board, with a progress line."""
+    from sim.cosim import run_transfer
+    from .report import ProgressLine
+    line = ProgressLine(size, f_clk=state["hello"]["f_clk"], every=5.0)
+    last = {}
+
+    def progress(sim):
+        import time as _t
+        now = _t.monotonic()
+        rate = 0.0
+        if last:
+            rate = (sim.now_cycle - last["cycle"]) / max(now - last["wall"], 1e-9)
+        last.update(cycle=sim.now_cycle, wall=now)
+        line.update(sim.time(sim.now_cycle), sim.client.received, rate)
+
+    if label:
+        print(label, file=sys.stderr)
+    t = run_transfer(state["url"], state["eth_port"], profile, size, ack=ack, cc=args.cc,
+                     seed=args.seed, max_seconds=args.max_time,
+                     max_ack_delay_ms=args.max_ack_delay, progress=progress)
+    line.update(t.virtual_s, t.size if t.completed else 0,
+                t.virtual_s * t.f_clk / max(t.wall_s, 1e-9))        # the average, at the end
+    line.finish()
+    return t
+
+
+def _size(text: str) -> int:
+    from .units import UnitError, parse_size
+    try:
+        value = int(text) if text.strip().isdigit() else parse_size(text)
+    except UnitError as e:
+        raise ProfileError(f"--size {text!r}: {e}") from None
+    if value < 1 or value != int(value):
+        raise ProfileError(f"--size {text!r}: a whole number of bytes, at least 1")
+    return int(value)
+
+
+def _check_ack(text: str) -> str:
+    from .quic.endpoints import AckPolicy
+    try:
+        return str(AckPolicy.parse(text))
+    except ValueError as e:
+        raise ProfileError(f"--ack: {e}") from None
+
+
+def cmd_quic(args) -> int:
+    from .report import write_transfer
+    load_profile(args.profile)                      # a bad profile fails before anything starts
+    size, ack = _size(args.size), _check_ack(args.ack)
+    state, started = _simulated_board(args)
+    try:
+        t = _transfer(state, args.profile, size, ack, args)
+    finally:
+        if started and not args.keep:
+            from sim import board
+            board.stop()
+    out = Path(args.out or f"satemu-quic-{t.profile}-{args.size}-{ack.replace(':', '')}")
+    s = write_transfer(t, out)
+    print(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}: "
+          + (f"done in {s['completion_s']:.3f} s, {s['goodput_mbps']:.2f} Mbit/s goodput"
+             if t.completed else f"NOT completed ({t.error or 'time limit'})"))
+    print(f"  forward {s['forward_packets']} packets, {s['forward_bytes']} bytes; return "
+          f"{s['return_packets']} packets, {s['return_bytes']} bytes "
+          f"({s['return_share_pct']:.2f}% of forward), {s['ack_only_packets']} ACK-only")
+    print(f"  emulator counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
+          f"the endpoints; {t.virtual_s:.3f} s of link time in {t.wall_s:.0f} s")
+    print(f"  wrote {out}/result.json, packets.csv and plots")
+    return 0 if t.completed and s["consistency"]["consistent"] else 1
+
+
+def cmd_experiment(args) -> int:
+    from .report import experiment_markdown, format_table, write_transfer
+    for p in args.profile:
+        load_profile(p)
+    sizes = [(text, _size(text)) for text in args.sizes.split(",")]
+    policies = [_check_ack(a) for a in args.policies.split(",")]
+    out = Path(args.out or f"satemu-experiment-{args.kind}")
+    state, started = _simulated_board(args)
+    rows = []
+    try:
+        for profile in args.profile:
+            for text, size in sizes:
+                for ack in policies:
+                    t = _transfer(state, profile, size, ack, args,
+                                  label=f"{profile}, {text}, ACK {ack}:")
+                    run_dir = out / profile / text / ack.replace(":", "")
+                    s = write_transfer(t, run_dir)
+                    rel = run_dir.relative_to(out)
+                    rows.append((s, {name: str(rel / f"{name}.png") for name in (
+                        "forward_goodput", "return_pps", "return_sizes", "sender_sequence")}))
+    finally:
+        if started and not args.keep:
+            from sim import board
+            board.stop()
+    print(format_table(rows))
+    report = experiment_markdown(rows, out / "report.md",
+                                 "ACK policy on the return link: satemu experiment")
+    print(f"wrote {report}")
+    return 0 if all(s["completed"] and s["consistency"]["consistent"] for s, _ in rows) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +256,38 @@ def build_parser() -> argparse.ArgumentParser:
                        help="repeat every S seconds (default 1)")
     port_args(stats)
     stats.set_defaults(func=cmd_stats)
+    def transfer_args(p):
+        p.add_argument("--cc", choices=["reno", "cubic"], default="reno",
+                       help="the server's congestion control (default %(default)s)")
+        p.add_argument("--seed", type=int, default=0, help="randomness of both endpoints")
+        p.add_argument("--max-ack-delay", type=float, default=25.0, metavar="MS",
+                       help="max_ack_delay both endpoints advertise (default %(default)s ms)")
+        p.add_argument("--max-time", type=float, default=600.0, metavar="S",
+                       help="give up after S seconds of link time (default %(default)s)")
+        p.add_argument("--out", metavar="DIR", help="where to write results")
+        p.add_argument("--keep", action="store_true",
+                       help="leave the simulated board running if this command started it")
+        p.add_argument("--port", metavar="URL", help="a running simulated board's UART "
+                       "(default: the one 'satemu sim' manages, started if need be)")
+        p.add_argument("--eth-port", type=int, metavar="PORT",
+                       help="with --port: that board's Ethernet-module TCP port")
+    quic = sub.add_parser("quic", help="a QUIC download across the simulated board, in its "
+                                       "virtual time, with results and plots")
+    quic.add_argument("--profile", required=True, help="a built-in profile name or a TOML file")
+    quic.add_argument("--size", default="1MB", help="bytes to download, e.g. 100KB, 10MB")
+    quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
+                      "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
+    transfer_args(quic)
+    quic.set_defaults(func=cmd_quic)
+    exp = sub.add_parser("experiment", help="a matrix of QUIC downloads with a Markdown report")
+    exp.add_argument("kind", choices=["ack-policy"])
+    exp.add_argument("--profile", nargs="+", default=["geo-testbed"],
+                     help="one or more profiles (default %(default)s)")
+    exp.add_argument("--sizes", default="100KB", help="comma-separated sizes (default %(default)s)")
+    exp.add_argument("--policies", default="default,ratio:2,ratio:10,adaptive,ack-frequency:10",
+                     help="comma-separated ACK policies (default %(default)s)")
+    transfer_args(exp)
+    exp.set_defaults(func=cmd_experiment)
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])
     sim.add_argument("--port", type=int, help="TCP port for its UART (default: a free one)")

@@ -121,6 +121,18 @@ class Device:
         from .regmap import COMMIT_RESEED
         self.call(P.Op.COMMIT, bytes([COMMIT_RESEED if reseed else 0]))
 
+    def load(self, profile, reseed: bool = False) -> dict[str, ChannelRegs]:
+        """Check ``profile`` (a ``satemu.profile.LinkProfile``) against this box's hardware, set
+        it into both channels and commit it; returns the register values per direction."""
+        from .profile import Hardware
+        info = self.hello()
+        hw = Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], params=self.params())
+        regs = profile.check(hw)
+        self.set_profile(P.CHANNEL_FORWARD, regs["forward"])
+        self.set_profile(P.CHANNEL_RETURN, regs["return"])
+        self.commit(reseed=reseed)
+        return regs
+
     def get_stats(self, channel: int) -> dict[str, int]:
         rest = self.call(P.Op.GET_STATS, bytes([channel]))
         return dict(zip(P.STATS_FIELDS, P.STATS.unpack(rest)))

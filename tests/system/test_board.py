@@ -11,17 +11,6 @@ from satemu import protocol as P
 from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, load_profile
-from sim import board
-
-_ETH = {}    # the Ethernet-module port of each board the fixture started
-
-
-@pytest.fixture(scope="module")
-def url():
-    state = board.launch()
-    _ETH[state["url"]] = state["eth_port"]
-    yield state["url"]
-    board.kill(state)
 
 
 def box_hardware(dev):
@@ -105,7 +94,7 @@ def _stats_rows(capsys, url):
     return {line[2:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()[2:]}
 
 
-def test_frames_cross_both_channels_as_the_model_says(url, capsys):
+def test_frames_cross_both_channels_as_the_model_says(url, board_state, capsys):
     """A profile loaded through the CLI; frames put on port B's wire come out on port A's and
     frames on A come out on B, each leaving its channel at the cycle the reference model
     predicts and reaching the wire a fixed number of cycles later, with its bytes and a good
@@ -125,7 +114,7 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
         for i in range(n):
             length = rng.choice([60, 1518, rng.randint(61, 1517), rng.randint(20, 59)])
             sent[ch].append((bytes(rng.randrange(256) for _ in range(length)), i % 9 == 4))
-    traffic, models, taken = run_traffic(url, _ETH[url], sent)
+    traffic, models, taken = run_traffic(url, board_state["eth_port"], sent)
     expected = expected_egress(sent, models, taken)
     latency = set()
     for ch in (FORWARD, RETURN):
@@ -151,7 +140,7 @@ def test_frames_cross_both_channels_as_the_model_says(url, capsys):
         assert [int(v) for v in rows[label]] == want, label
 
 
-def test_every_frame_on_the_wire_is_delivered_or_counted(url, capsys):
+def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsys):
     """A burst of shortest frames at the full wire rate outruns the channel's admission engine:
     the frames it has no room for are discarded whole and counted as overrun; frames without a
     start-of-frame delimiter are discarded by the MAC and counted too. Every frame put on the
@@ -164,7 +153,7 @@ def test_every_frame_on_the_wire_is_delivered_or_counted(url, capsys):
         dev.reset_stats()
     sent = {FORWARD: [(bytes([i]) * 60, False) for i in range(120)]}
     bad = {FORWARD: {3, 50, 51, 119}}
-    traffic, models, taken = run_traffic(url, _ETH[url], sent, bad_preamble=bad, load=1.0)
+    traffic, models, taken = run_traffic(url, board_state["eth_port"], sent, bad_preamble=bad, load=1.0)
     overrun = sum(kind == "O" for _, kind in traffic.events[FORWARD])
     assert overrun > 0 and len(taken[FORWARD]) + overrun + len(bad[FORWARD]) == 120
     assert observed_egress(traffic, FORWARD) == expected_egress(sent, models, taken)[FORWARD]

@@ -9,16 +9,25 @@
  * Host -> board:  'F' port u8, at u64, length u16, bytes   send a frame into a port: it starts
  *                                                          on the wire at cycle max(at, wire free)
  *                 'T'                                      ask for the present cycle
+ *                 'R' limit u64, flags u8                  lock-step: run while the next cycle
+ *                      is below `limit`; with flags bit 0, also halt after every cycle in which
+ *                      a frame's last beat left a port. limit 0: run freely again.
  * Board -> host:  'T' cycle u64                           the present cycle
  *                 'W' port u8, index u32, cycle u64        frame `index` of a port started then
  *                 'A' channel u8, cycle u64                the channel took a frame: its arrival
  *                 'O' channel u8, cycle u64                the channel discarded one (overrun)
+ *                 'H' cycle u64                            halted (lock-step): every cycle
+ *                      before `cycle` has run, and every report of them has been sent; a frame
+ *                      sent now with at >= cycle starts exactly at max(at, wire free)
  *                 'E' port u8, start u64, wire u64, length u16, bytes
  *                      a frame left the port: `start` is the cycle it started to leave its
  *                      channel, `wire` the cycle its first beat was on the port's wire, the
  *                      bytes are the wire's, preamble to FCS.
  * Integers are little-endian. A cycle is the value of the board's timebase in that cycle. */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +77,9 @@ struct session {
     struct event *ev;
     uint8_t rx[MAX_FRAME + F_HEADER];
     size_t rx_len;
+    uint64_t limit;               /* lock-step: the cycle to halt before (0: run freely) */
+    int halt_on_egress, egress_ended;
+    unsigned r_count;             /* 'R' messages received */
 };
 
 static struct event_base *base;
@@ -86,10 +98,15 @@ static void send_all(struct session *s, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
     while (s->fd > 0 && len) {
-        ssize_t n = write(s->fd, p, len);
+        ssize_t n = send(s->fd, p, len, MSG_NOSIGNAL);    /* a host gone must not kill the board */
         if (n <= 0) {
             if (n < 0 && errno == EINTR)
                 continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                struct pollfd pfd = { s->fd, POLLOUT, 0 };
+                poll(&pfd, 1, 1000);
+                continue;
+            }
             return;
         }
         p += n;
@@ -110,6 +127,15 @@ static uint64_t get64(const uint8_t *p)
 static void parse_input(struct session *s)
 {
     for (;;) {
+        if (s->rx_len >= 10 && s->rx[0] == 'R') {
+            s->limit = get64(s->rx + 1);
+            s->halt_on_egress = s->rx[9] & 1;
+            s->r_count++;
+            memmove(s->rx, s->rx + 10, s->rx_len -= 10);
+            continue;
+        }
+        if (s->rx_len && s->rx[0] == 'R')
+            return;                          /* incomplete */
         if (s->rx_len && s->rx[0] == 'T') {
             uint8_t msg[9] = { 'T' };
             put64(msg + 1, s->now ? *s->now : 0);
@@ -144,16 +170,45 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     struct session *s = arg;
     (void)what;
     ssize_t n = read(fd, s->rx + s->rx_len, sizeof(s->rx) - s->rx_len);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
     if (n <= 0) {
         event_del(s->ev);
         event_free(s->ev);
         s->ev = NULL;
         close(fd);
         s->fd = 0;
+        s->limit = 0;                        /* a host that leaves releases the simulation */
         return;
     }
     s->rx_len += (size_t)n;
     parse_input(s);
+}
+
+/* Lock-step: after cycle `cycle` has run, halt if the host asked to, and serve the host (frames,
+ * time, a new limit) until it lets the simulation go on. */
+static void maybe_halt(struct session *s, uint64_t cycle)
+{
+    int egress = s->egress_ended;
+    s->egress_ended = 0;
+    if (!s->limit || s->fd <= 0 || (cycle + 1 < s->limit && !(egress && s->halt_on_egress)))
+        return;
+    /* Report the halt; go on when an 'R' arrives that lets the next cycle run (one that does
+     * not is answered with the halt again), or the host leaves. */
+    for (;;) {
+        uint8_t msg[9] = { 'H' };
+        put64(msg + 1, cycle + 1);
+        send_all(s, msg, sizeof(msg));
+        unsigned seen = s->r_count;
+        while (s->fd > 0 && s->r_count == seen) {
+            struct pollfd pfd = { s->fd, POLLIN, 0 };
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                return;
+            on_read(s->fd, EV_READ, s);
+        }
+        if (s->fd <= 0 || !s->limit || s->limit > cycle + 1)
+            return;
+    }
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *a, int n, void *arg)
@@ -173,6 +228,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 static int satemu_eth_start(void *b)
 {
     base = (struct event_base *)b;
+    signal(SIGPIPE, SIG_IGN);      /* no socket of the board's (UART or wire) may kill it */
     return RC_OK;
 }
 
@@ -289,6 +345,7 @@ static void port_tick(struct session *s, int i, uint64_t cycle)
             send_all(s, hdr, sizeof(hdr));
             send_all(s, q->out, q->out_len);
             q->in_frame = 0;
+            s->egress_ended = 1;
         }
     }
     /* Receive: drive this cycle's beat of the frame on the wire, if any. */
@@ -337,6 +394,7 @@ static int satemu_eth_tick(void *sess, uint64_t time_ps)
         channel_tick(s, i, cycle);
     for (int i = 0; i < 2; i++)
         port_tick(s, i, cycle);
+    maybe_halt(s, cycle);
     return RC_OK;
 }
 
