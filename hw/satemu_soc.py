@@ -34,12 +34,13 @@ from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
 
-SIM_F_CLK = 15_625_000        # nominal clock of the simulated board (registers count these cycles);
-                              # with its 64-bit PHYs, exactly 1 Gbit/s of wire per port
+SIM_F_CLK = 7_812_500         # nominal clock of the simulated board (registers count these cycles)
+SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 500 Mbit/s of wire per port
 ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 10 KB)
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
 CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window
 CHANNELS = ("forward", "return")
+SIM_THREADS = 2               # Verilator threads for the simulated board
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -164,6 +165,7 @@ class SatemuSimSoC(SoCCore):
         # Where each channel's delay line lives, in 64-bit words of the port.
         self.add_constant("SATEMU_MEM_WORDS", mem_words)
         self.add_constant("SATEMU_F_CLK", SIM_F_CLK)
+        self.add_constant("SATEMU_PORT_BPS", SIM_PORT_BPS)
 
 
 def main():
@@ -180,7 +182,7 @@ def main():
 
 
 def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path,
-              uart_port: int = 0, eth_port: int = 0, opt_level: str = "O2") -> Path:
+              uart_port: int = 0, eth_port: int = 0, opt_level: str = "O3") -> Path:
     """Build the simulated board; returns its gateware directory (holding obj_dir/Vsim and the
     sim_config.js that names the UART's TCP port). Without ``firmware_bin`` only the headers and
     libraries the firmware builds against are generated."""
@@ -203,7 +205,7 @@ def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path
     sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
     modules = Path(__file__).resolve().parent.parent / "sim" / "modules"
     builder.build(sim_config=sim_config, run=False, interactive=False, opt_level=opt_level,
-                  extra_mods=["satemu_eth"], extra_mods_path=str(modules))
+                  extra_mods=["satemu_eth"], extra_mods_path=str(modules), threads=SIM_THREADS)
     gateware = Path(output_dir) / "gateware"
     if firmware_bin is not None:          # LiteX writes the Verilator script; compile it here
         import subprocess

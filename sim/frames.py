@@ -70,6 +70,7 @@ class Traffic:
 class EthPorts:
     def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 30.0):
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # lock-step: no Nagle
         self.buf = b""
         self.traffic = Traffic()
         self._now = self._halted = None

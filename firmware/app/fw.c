@@ -205,6 +205,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         o = put_le(o, hw->max_frame, 2);
         o = put_le(o, hw->latency_floor, 4);
         o = put_le(o, hw->mem_words[0], 4);
+        o = put_le(o, hw->port_bps, 8);
         return (size_t)(o - out);
     }
     case SATEMU_OP_SET_PROFILE: {

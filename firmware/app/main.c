@@ -34,7 +34,7 @@ static uint32_t port_drops(void *ctx, int ch)
 /* Each channel's delay line: the upper half of the DRAM, half each; the CPU never uses it. */
 static const struct satemu_hw hw = {
     0, reg_read, reg_write, commit, stats,
-    SATEMU_F_CLK, 1000000000u,
+    SATEMU_F_CLK, SATEMU_PORT_BPS,
     { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR, port_drops,
 };

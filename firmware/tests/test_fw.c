@@ -104,7 +104,7 @@ int main(void)
     expect(request(&hw, 0x55, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_OPCODE, "bad opcode", 0);
     uint8_t ver[2] = { 9, 0 };
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 23 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
+    expect(n == 31 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
            "hello, wrong version", 0);
 
     /* COMMIT reaches both channels at once, never while one is pending. */

@@ -126,7 +126,8 @@ class Device:
         it into both channels and commit it; returns the register values per direction."""
         from .profile import Hardware
         info = self.hello()
-        hw = Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], params=self.params())
+        hw = Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], port_bps=info["port_bps"],
+                      params=self.params())
         regs = profile.check(hw)
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"])
         self.set_profile(P.CHANNEL_RETURN, regs["return"])

@@ -64,9 +64,9 @@ class Capability(enum.IntFlag):
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
 
 # HELLO response after the status byte.
-HELLO_RESPONSE = struct.Struct("<HIIHHII")
+HELLO_RESPONSE = struct.Struct("<HIIHHIIQ")
 HELLO_FIELDS = ("version", "capabilities", "f_clk", "queue_depth", "max_frame",
-                "latency_floor", "mem_words")
+                "latency_floor", "mem_words", "port_bps")
 
 
 class ProtocolError(Exception):

@@ -15,14 +15,16 @@ from satemu.profile import Hardware, load_profile
 
 def box_hardware(dev):
     info = dev.hello()
-    return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], params=dev.params())
+    return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], port_bps=info["port_bps"],
+                    params=dev.params())
 
 
 def test_hello_reports_the_board(url):
     with Device(url) as dev:
         info = dev.hello()
     assert info["version"] == P.PROTOCOL_VERSION
-    assert info["f_clk"] == 15_625_000 and info["mem_words"] == 1 << 22
+    assert info["f_clk"] == 7_812_500 and info["mem_words"] == 1 << 22
+    assert info["port_bps"] == 500_000_000
 
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):

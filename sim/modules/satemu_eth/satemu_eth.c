@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <json-c/json.h>
@@ -221,6 +222,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     s->fd = fd;
     s->rx_len = 0;
+    int one = 1;                   /* lock-step exchanges are small: never hold them back */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     s->ev = event_new(base, fd, EV_READ | EV_PERSIST, on_read, s);
     event_add(s->ev, NULL);
 }
