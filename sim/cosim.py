@@ -23,27 +23,10 @@ from typing import Callable
 
 from satemu.ether import to_wire
 from satemu.quic.packets import build_frame, parse_frame
+from satemu.transfer import Delivery, PacketRecord, Transfer
 from sim.frames import PORT_A, PORT_B, EthPorts
 
 IDLE_STEP = 1 << 22          # how far the board may run when no endpoint has a timer (cycles)
-
-
-@dataclass(frozen=True)
-class PacketRecord:
-    """One datagram an endpoint sent, as its frame went onto the sender's wire."""
-    cycle: int              # the cycle it was queued on the wire (it starts as soon as the wire is free)
-    direction: str          # "forward" (server -> client, B -> A) or "return" (client -> server)
-    size: int               # frame bytes without FCS: what the channel counts
-    udp_size: int           # UDP payload (QUIC datagram) bytes
-    ack_only: bool
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """One frame that left a port and was handed to the endpoint behind it."""
-    cycle: int              # the cycle the endpoint received it
-    direction: str
-    size: int
 
 
 @dataclass
@@ -161,31 +144,6 @@ class CoSim:
 
     def close(self) -> None:
         self.eth.release()
-
-
-@dataclass
-class Transfer:
-    """What one QuicTransfer across the board did."""
-    profile: str
-    size: int
-    ack: str
-    cc: str
-    seed: int
-    f_clk: int
-    completed: bool
-    completion_s: float | None
-    handshake_s: float | None
-    sent: list[PacketRecord]
-    delivered: list[Delivery]
-    client_stats: dict
-    server_stats: dict
-    board_stats: dict              # per direction, the channels' counters for this transfer
-    undecodable: int
-    max_ack_delay_advertised_ms: float
-    max_ack_delay_used_ms: float | None
-    wall_s: float
-    virtual_s: float
-    error: str | None = None
 
 
 def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "default",

@@ -171,10 +171,48 @@ def _check_ack(text: str) -> str:
         raise ProfileError(f"--ack: {e}") from None
 
 
+def _print_outcome(head: str, t, s: dict) -> None:
+    print(f"{head}: " + (f"done in {s['completion_s']:.3f} s, {s['goodput_mbps']:.2f} Mbit/s "
+                         f"goodput" if t.completed else f"NOT completed ({t.error or 'time limit'})"))
+    share = s["return_share_pct"]
+    print(f"  forward {s['forward_packets']} packets, {s['forward_bytes']} bytes; return "
+          f"{s['return_packets']} packets, {s['return_bytes']} bytes "
+          f"({share:.2f}% of forward), {s['ack_only_packets']} ACK-only" if share is not None
+          else "  no forward bytes")
+
+
+def cmd_quic_realtime(args, size: int, ack: str) -> int:
+    """`satemu quic --realtime`: the endpoints in two network namespaces, in real time, across
+    whatever links the two interfaces (a board, a TAP bridge, a veth pair)."""
+    from .quic.realtime import RealtimeError, run_realtime
+    from .report import write_transfer
+    if not (args.client_if and args.server_if):
+        raise ProfileError("--realtime needs --client-if and --server-if")
+    out = Path(args.out or f"satemu-quic-realtime-{args.size}-{ack.replace(':', '')}")
+    try:
+        t = run_realtime(args.client_if, args.server_if, size, ack=ack, cc=args.cc,
+                         max_ack_delay_ms=args.max_ack_delay, client_cmd=args.client_cmd,
+                         server_cmd=args.server_cmd, timeout=args.max_time, outdir=out,
+                         netem=args.netem)
+    except RealtimeError as e:
+        raise DeviceError(str(e)) from None
+    s = write_transfer(t, out)
+    _print_outcome(f"real time, {args.client_if} <-> {args.server_if}, {args.size} down, "
+                   f"ACK {t.ack}", t, s)
+    print("  (packets and bytes from captures on both interfaces)")
+    print(f"  wrote {out}/result.json, packets.csv, plots and realtime.json "
+          f"(no box counters in real time: compare with 'satemu stats')")
+    return 0 if t.completed else 1
+
+
 def cmd_quic(args) -> int:
     from .report import write_transfer
-    load_profile(args.profile)                      # a bad profile fails before anything starts
     size, ack = _size(args.size), _check_ack(args.ack)
+    if args.realtime:
+        return cmd_quic_realtime(args, size, ack)
+    if not args.profile:
+        raise ProfileError("--profile is needed (the simulated board's link)")
+    load_profile(args.profile)                      # a bad profile fails before anything starts
     state, started = _simulated_board(args)
     try:
         t = _transfer(state, args.profile, size, ack, args)
@@ -184,12 +222,7 @@ def cmd_quic(args) -> int:
             board.stop()
     out = Path(args.out or f"satemu-quic-{t.profile}-{args.size}-{ack.replace(':', '')}")
     s = write_transfer(t, out)
-    print(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}: "
-          + (f"done in {s['completion_s']:.3f} s, {s['goodput_mbps']:.2f} Mbit/s goodput"
-             if t.completed else f"NOT completed ({t.error or 'time limit'})"))
-    print(f"  forward {s['forward_packets']} packets, {s['forward_bytes']} bytes; return "
-          f"{s['return_packets']} packets, {s['return_bytes']} bytes "
-          f"({s['return_share_pct']:.2f}% of forward), {s['ack_only_packets']} ACK-only")
+    _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}", t, s)
     print(f"  emulator counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
           f"the endpoints; {t.virtual_s:.3f} s of link time in {t.wall_s:.0f} s")
     print(f"  wrote {out}/result.json, packets.csv and plots")
@@ -273,11 +306,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --port: that board's Ethernet-module TCP port")
     quic = sub.add_parser("quic", help="a QUIC download across the simulated board, in its "
                                        "virtual time, with results and plots")
-    quic.add_argument("--profile", required=True, help="a built-in profile name or a TOML file")
+    quic.add_argument("--profile", help="a built-in profile name or a TOML file (simulated board)")
     quic.add_argument("--size", default="1MB", help="bytes to download, e.g. 100KB, 10MB")
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
                       "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
     transfer_args(quic)
+    rt = quic.add_argument_group("real time (a board, or anything between two interfaces)")
+    rt.add_argument("--realtime", action="store_true",
+                    help="run the endpoints in real time in two network namespaces (needs root)")
+    rt.add_argument("--client-if", metavar="IF", help="the interface wired to port A")
+    rt.add_argument("--server-if", metavar="IF", help="the interface wired to port B")
+    rt.add_argument("--client-cmd", metavar="TEMPLATE", help="an external client instead of "
+                    "ours: a shell command with {server_ip} {server_port} {client_ip} {size} "
+                    "{outdir}")
+    rt.add_argument("--server-cmd", metavar="TEMPLATE", help="an external server, likewise")
+    rt.add_argument("--netem", metavar="SPEC", help="also a netem qdisc on both interfaces, "
+                    "e.g. 'delay 10ms' (testing without a box)")
     quic.set_defaults(func=cmd_quic)
     exp = sub.add_parser("experiment", help="a matrix of QUIC downloads with a Markdown report")
     exp.add_argument("kind", choices=["ack-policy"])

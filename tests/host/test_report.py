@@ -3,55 +3,18 @@
 
 import io
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from satemu.report import (ProgressLine, bin_width, binned, experiment_markdown, format_table,
                            plot_transfer, summarize, write_packets_csv, write_transfer)
+from satemu.transfer import Delivery, PacketRecord, Transfer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 F_CLK = 1000                 # one cycle per millisecond keeps the times readable
 ORIGIN = 5000
 
 
-# Mirrors of sim.cosim's records, written here so the test does not import the simulator.
-@dataclass(frozen=True)
-class Rec:
-    cycle: int
-    direction: str
-    size: int
-    udp_size: int
-    ack_only: bool
-
-
-@dataclass(frozen=True)
-class Dlv:
-    cycle: int
-    direction: str
-    size: int
-
-
-@dataclass
-class Xfer:
-    profile: str
-    size: int
-    ack: str
-    cc: str
-    seed: int
-    f_clk: int
-    completed: bool
-    completion_s: float | None
-    handshake_s: float | None
-    sent: list
-    delivered: list
-    client_stats: dict
-    server_stats: dict
-    board_stats: dict
-    undecodable: int
-    max_ack_delay_advertised_ms: float
-    max_ack_delay_used_ms: float | None
-    wall_s: float
-    virtual_s: float
-    error: str | None = None
+Rec, Dlv, Xfer = PacketRecord, Delivery, Transfer
 
 
 def rec(ms, direction, size, ack_only=False):

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""What one QUIC transfer across the link did: the records the co-simulation and the real-time
+mode both produce, and satemu.report reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PacketRecord:
+    """One datagram an endpoint sent, as its frame went onto the sender's wire."""
+    cycle: int              # the cycle it was queued on the wire (it starts as soon as the wire is free)
+    direction: str          # "forward" (server -> client, B -> A) or "return" (client -> server)
+    size: int               # frame bytes without FCS: what the channel counts
+    udp_size: int           # UDP payload (QUIC datagram) bytes
+    ack_only: bool
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One frame that left a port and was handed to the endpoint behind it."""
+    cycle: int              # the cycle the endpoint received it
+    direction: str
+    size: int
+
+
+@dataclass
+class Transfer:
+    """What one QuicTransfer across the board did."""
+    profile: str
+    size: int
+    ack: str
+    cc: str
+    seed: int
+    f_clk: int
+    completed: bool
+    completion_s: float | None
+    handshake_s: float | None
+    sent: list[PacketRecord]
+    delivered: list[Delivery]
+    client_stats: dict
+    server_stats: dict
+    board_stats: dict              # per direction, the channels' counters for this transfer
+    undecodable: int
+    max_ack_delay_advertised_ms: float
+    max_ack_delay_used_ms: float | None
+    wall_s: float
+    virtual_s: float
+    error: str | None = None
