@@ -1,78 +1,72 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""`make demo`: the simulated board carries traffic both ways under a GEO profile.
+"""`make demo`, the main job: what a QUIC ACK policy costs a GEO return link, on the full RTL.
 
-Builds the simulated board once (LiteX SoC with VexRiscv, LiteDRAM and both channels, the C
-firmware in ROM, all in Verilator), starts it, loads the geo-small profile through the CLI over
-the UART, sends frames in on port B (forward) and port A (return), and shows what came out and
-what the board's counters say, checked frame by frame against the reference model. QUIC across
-the link comes with a later issue; this is what the box does today.
+Builds the simulated board once (LiteX SoC with VexRiscv, LiteDRAM, two LiteEth ports, both
+channels and the C firmware, all in Verilator), starts it, loads the geo-testbed profile over
+the UART with the CLI, then runs a 10 MB QUIC download (aioquic, server on port B, client on port
+A) with the client ACKing 1:2 and then 1:10, each in the board's own virtual time. Prints the
+comparison table and where the report and plots are, and records the co-simulation's speed in
+bench/results/cosim/. ``SATEMU_DEMO_SIZE`` (e.g. 1MB) makes it shorter.
 """
 
 from __future__ import annotations
 
-import random
+import datetime
+import json
+import os
 import sys
 import time
+from pathlib import Path
 
-from satemu.channel_model import Fate
 from satemu.cli import main as cli
-from satemu.device import Device
 from sim import board
-from sim.frames import FORWARD, RETURN, expected_egress, observed_egress, run_traffic
 
-PROFILE = "geo-small"          # 10/2 Mbit/s, 300 ms one way, 1-BDP queues
-
-
-def traffic(rng: random.Random, n: int, ack_like: bool) -> list[tuple[bytes, bool]]:
-    """Downloads look like full frames; the return way carries mostly small (ACK-sized) ones."""
-    out = []
-    for _ in range(n):
-        size = rng.choice([64, 64, 90, 1518]) if ack_like else rng.choice([1518, 1518, 1518, 600])
-        out.append((bytes(rng.randrange(256) for _ in range(size)), False))
-    return out
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE = "geo-testbed"        # 8.5 / 1.5 Mbit/s, 300 ms each way, 1-BDP forward queue
+POLICIES = "ratio:2,ratio:10"
 
 
 def main() -> int:
-    print("satemu demo: the simulated board (LiteX SoC + firmware + both channels in Verilator)")
+    size = os.environ.get("SATEMU_DEMO_SIZE", "10MB")
+    out = ROOT / "build" / "demo"
+    print("satemu demo: QUIC across the simulated board (LiteX SoC, firmware, LiteEth ports and "
+          "both channels in Verilator), in its virtual time")
     t0 = time.monotonic()
     state = board.launch()
     print(f"  board up at {state['url']} after {time.monotonic() - t0:.0f} s "
           f"(built once, cached under build/board/)")
     try:
-        print(f"\n$ satemu load {PROFILE} --port {state['url']}")
+        print(f"\n$ satemu load {PROFILE} --port {state['url']} --reseed")
         if cli(["load", PROFILE, "--port", state["url"], "--reseed"]):
             return 1
-        with Device(state["url"]) as dev:
-            dev.reset_stats()
-            f_clk = dev.hello()["f_clk"]
-        rng = random.Random(2026)
-        sent = {FORWARD: traffic(rng, 400, ack_like=False), RETURN: traffic(rng, 200, ack_like=True)}
-        print(f"\nputting {len(sent[FORWARD])} frames on port B's wire and {len(sent[RETURN])} on "
-              f"port A's, at a quarter of the 1 Gbit/s wire rate ...")
+        args = ["experiment", "ack-policy", "--profile", PROFILE, "--sizes", size,
+                "--policies", POLICIES, "--port", state["url"],
+                "--eth-port", str(state["eth_port"]), "--out", str(out)]
+        print(f"\n$ satemu {' '.join(args)}")
         t1 = time.monotonic()
-        got, models, taken = run_traffic(state["url"], state["eth_port"], sent)
+        rc = cli(args)
         wall = time.monotonic() - t1
-        expected = expected_egress(sent, models, taken)
-        ok = all(observed_egress(got, ch) == expected[ch] and
-                 all(e.wire_ok for e in got.egress[ch]) for ch in sent)
-        for ch, name in ((FORWARD, "forward B->A"), (RETURN, "return  A->B")):
-            m = models[ch]
-            out = got.egress[ch]
-            delays = sorted(e.start - r.departure for e, r in
-                            zip(out, [r for r in m.frames if r.fate == Fate.DELIVERED]))
-            bits = sum(len(e.frame) * 8 for e in out[1:])     # N frames span N - 1 gaps
-            span = (out[-1].start - out[0].start) / f_clk if len(out) > 1 else 0
-            print(f"  {name}: {len(got.events[ch])} in, {len(out)} out, "
-                  f"{m.counters['drop_queue']} tail-dropped; departure->egress "
-                  f"{delays[0] / f_clk * 1e3:.3f} ms; leaving at "
-                  f"{bits / span / 1e6 if span else 0:.2f} Mbit/s of frame bytes")
-        print(f"  every egress cycle, every byte and every FCS "
-              f"{'equals' if ok else 'DIFFERS from'} the reference model's ({wall:.1f} s wall)")
-        print(f"\n$ satemu stats --port {state['url']}")
-        cli(["stats", "--port", state["url"]])
-        return 0 if ok else 1
     finally:
         board.kill(state)
+    runs = []
+    for policy in POLICIES.split(","):
+        result = out / PROFILE / size / policy.replace(":", "") / "result.json"
+        if result.exists():
+            s = json.loads(result.read_text())
+            runs.append({"ack": s["ack"], "size": s["size"], "virtual_s": s["virtual_s"],
+                         "wall_s": s["wall_s"], "virtual_per_wall": s["speed"],
+                         "cycles_per_wall_s": round(s["virtual_s"] * state["hello"]["f_clk"]
+                                                    / s["wall_s"])})
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    bench = ROOT / "bench" / "results" / "cosim" / f"demo-{stamp}.json"
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    bench.write_text(json.dumps({"benchmark": "cosim-demo", "profile": PROFILE, "size": size,
+                                 "f_clk_nominal_hz": state["hello"]["f_clk"],
+                                 "transfers_wall_s": round(wall, 1), "runs": runs}, indent=2) + "\n")
+    print(f"\nreport and plots: {out / 'report.md'}")
+    print(f"co-simulation speed: {bench.relative_to(ROOT)} "
+          f"({sum(r['virtual_s'] for r in runs):.1f} s of link time in {wall:.0f} s)")
+    return rc
 
 
 if __name__ == "__main__":
