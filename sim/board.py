@@ -137,19 +137,25 @@ def status() -> dict | None:
     return state
 
 
-def start(port: int | None = None, timeout: float = 60.0) -> dict:
+TAPS = ("satemu-a", "satemu-b")     # the TAP bridge's interfaces: port A, port B
+
+
+def start(port: int | None = None, timeout: float = 60.0, tap: bool = False) -> dict:
     """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
-    its state with ``url``. A board already running is reused."""
+    its state with ``url``. A board already running is reused. ``tap`` bridges its ports to the
+    TAP interfaces ``TAPS`` (root only)."""
     running = status()
     if running:
         return running
-    state = launch(port, timeout)
+    state = launch(port, timeout, taps=TAPS if tap else None)
     STATE.write_text(json.dumps(state))
     return state
 
 
-def launch(port: int | None = None, timeout: float = 60.0) -> dict:
-    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``."""
+def launch(port: int | None = None, timeout: float = 60.0,
+           taps: tuple[str, str] | None = None) -> dict:
+    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
+    ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth)."""
     from satemu.device import Device, DeviceError
 
     gateware = build_board(verbose=True)
@@ -167,6 +173,8 @@ def launch(port: int | None = None, timeout: float = 60.0) -> dict:
             entry["args"]["port"] = port
         if entry.get("module") == "satemu_eth":
             entry["args"]["port"] = eth_port
+            if taps:
+                entry["args"]["tap_a"], entry["args"]["tap_b"] = taps
     (run / "sim_config.js").write_text(json.dumps(config, indent=1))
     with open(run / "sim.log", "w") as log:
         proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
@@ -174,7 +182,7 @@ def launch(port: int | None = None, timeout: float = 60.0) -> dict:
                                 start_new_session=True)
     _children[proc.pid] = proc
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
-             "eth_port": eth_port,
+             "eth_port": eth_port, "taps": list(taps) if taps else None,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     while True:

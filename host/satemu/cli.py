@@ -18,6 +18,7 @@ from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN
 from .units import format_size, format_time
 
 REPO = Path(__file__).resolve().parents[2]
+TAPS = ("satemu-a", "satemu-b")     # sim.board.TAPS: the simulated board's TAP bridge
 
 
 def cmd_profiles(args) -> int:
@@ -91,12 +92,15 @@ def cmd_sim(args) -> int:
     from sim import board
     if args.action == "start":
         try:
-            state = board.start(port=args.port)
+            state = board.start(port=args.port, tap=args.tap)
         except board.BoardError as e:
             raise DeviceError(str(e)) from None
         print(f"simulated board running at {state['url']} (pid {state['pid']}, "
               f"clock {state['hello']['f_clk'] / 1e6:g} MHz; its Ethernet wire is on TCP port "
               f"{state['eth_port']})")
+        if state.get("taps"):
+            print(f"ports A and B bridged to the TAP interfaces {state['taps'][0]} and "
+                  f"{state['taps'][1]} (real time: see 'satemu quic --realtime')")
         print(state["url"])
     elif args.action == "stop":
         print("simulated board stopped" if board.stop() else "no simulated board was running")
@@ -125,7 +129,7 @@ def _simulated_board(args=None):
         raise DeviceError(str(e)) from None
 
 
-def _transfer(state, profile: str, size: int, ack: str, args, label: str = ""):
+def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None):
     """One QUIC download across the simulated board, with a progress line."""
     from sim.cosim import run_transfer
     from .report import ProgressLine
@@ -145,7 +149,7 @@ def _transfer(state, profile: str, size: int, ack: str, args, label: str = ""):
         print(label, file=sys.stderr)
     t = run_transfer(state["url"], state["eth_port"], profile, size, ack=ack, cc=args.cc,
                      seed=args.seed, max_seconds=args.max_time,
-                     max_ack_delay_ms=args.max_ack_delay, progress=progress)
+                     max_ack_delay_ms=args.max_ack_delay, progress=progress, qlog_dir=qlog_dir)
     line.update(t.virtual_s, t.size if t.completed else 0,
                 t.virtual_s * t.f_clk / max(t.wall_s, 1e-9))        # the average, at the end
     line.finish()
@@ -214,13 +218,14 @@ def cmd_quic(args) -> int:
         raise ProfileError("--profile is needed (the simulated board's link)")
     load_profile(args.profile)                      # a bad profile fails before anything starts
     state, started = _simulated_board(args)
+    out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
     try:
-        t = _transfer(state, args.profile, size, ack, args)
+        t = _transfer(state, args.profile, size, ack, args,
+                      qlog_dir=out / "qlog" if args.qlog else None)
     finally:
         if started and not args.keep:
             from sim import board
             board.stop()
-    out = Path(args.out or f"satemu-quic-{t.profile}-{args.size}-{ack.replace(':', '')}")
     s = write_transfer(t, out)
     _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}", t, s)
     print(f"  emulator counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
@@ -311,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
                       "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
     transfer_args(quic)
+    quic.add_argument("--qlog", action="store_true",
+                      help="also write both endpoints' qlog (virtual timestamps) under OUT/qlog")
     rt = quic.add_argument_group("real time (a board, or anything between two interfaces)")
     rt.add_argument("--realtime", action="store_true",
                     help="run the endpoints in real time in two network namespaces (needs root)")
@@ -335,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])
     sim.add_argument("--port", type=int, help="TCP port for its UART (default: a free one)")
+    sim.add_argument("--tap", action="store_true",
+                     help=f"bridge ports A and B to TAP interfaces {' and '.join(TAPS)} for "
+                          "real-time traffic (root)")
     sim.set_defaults(func=cmd_sim)
     return ap
 

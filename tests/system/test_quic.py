@@ -74,7 +74,7 @@ def test_cli_quic_writes_results_consistent_with_the_board(board_state, tmp_path
     out = tmp_path / "run"
     assert main(["quic", "--profile", PROFILE, "--size", "40KB", "--ack", "adaptive",
                  "--port", board_state["url"], "--eth-port", str(board_state["eth_port"]),
-                 "--out", str(out), "--max-time", "20"]) == 0
+                 "--out", str(out), "--max-time", "20", "--qlog"]) == 0
     text = capsys.readouterr().out
     assert "emulator counters agree with the endpoints" in text
     result = json.loads((out / "result.json").read_text())
@@ -86,6 +86,11 @@ def test_cli_quic_writes_results_consistent_with_the_board(board_state, tmp_path
     assert sum(r["ack_only"] == "1" for r in rows) >= result["ack_only_packets"]
     for name in ("forward_goodput", "return_pps", "return_sizes", "sender_sequence"):
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # qlog carries the board's virtual time, not the wall clock.
+    for side in ("client", "server"):
+        qlog = json.loads((out / "qlog" / f"{side}.qlog").read_text())
+        times = [e["time"] for trace in qlog["traces"] for e in trace["events"]]
+        assert times and max(times) < 20_000          # milliseconds of link time
 
 
 def test_cli_experiment_reports_a_matrix(board_state, tmp_path, capsys):

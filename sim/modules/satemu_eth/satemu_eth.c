@@ -23,7 +23,13 @@
  *                      a frame left the port: `start` is the cycle it started to leave its
  *                      channel, `wire` the cycle its first beat was on the port's wire, the
  *                      bytes are the wire's, preamble to FCS.
- * Integers are little-endian. A cycle is the value of the board's timebase in that cycle. */
+ * Integers are little-endian. A cycle is the value of the board's timebase in that cycle.
+ *
+ * TAP bridge (optional args "tap_a", "tap_b": interface names): frames the kernel sends on a
+ * TAP go onto that port's wire as soon as it is free (padded to 60 bytes, with preamble and
+ * FCS), and frames leaving the port are written to the TAP (without them). The simulation runs
+ * freely then, so the link's times are stretched by the simulation's speed (see
+ * docs/architecture.md). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -35,6 +41,10 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <linux/if_tun.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <json-c/json.h>
@@ -50,6 +60,8 @@
 struct frame { uint64_t at; uint16_t len; uint8_t *data; };
 
 struct port {
+    int tap;                      /* TAP bridge fd, or -1 */
+    struct event *tap_ev;
     uint8_t *rx_valid, *rx_last, *rx_last_be, *tx_valid, *tx_last, *tx_last_be;
     uint64_t *rx_data, *tx_data;
     struct frame queue[QUEUE];
@@ -85,12 +97,80 @@ struct session {
 
 static struct event_base *base;
 
+/* IEEE 802.3 CRC-32 (reflected, polynomial 0xEDB88320), for the FCS of bridged frames. */
+static uint32_t crc32_ieee(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+/* A frame from a TAP onto its port's wire: preamble and SFD, the frame padded to 60 bytes, FCS. */
+static void on_tap(evutil_socket_t fd, short what, void *arg)
+{
+    struct port *q = arg;
+    uint8_t buf[MAX_FRAME];
+    (void)what;
+    for (;;) {
+        ssize_t n = read(fd, buf, 2048);
+        if (n <= 0)
+            return;
+        size_t len = n < 60 ? 60 : (size_t)n;
+        if (n < 60)
+            memset(buf + n, 0, 60 - (size_t)n);
+        if (q->count >= QUEUE)
+            continue;                            /* the wire's queue is full: the frame is lost */
+        struct frame *f = &q->queue[(q->head + q->count++) % QUEUE];
+        f->at = 0;
+        f->len = (uint16_t)(8 + len + 4);
+        f->data = malloc(f->len);
+        memcpy(f->data, "\x55\x55\x55\x55\x55\x55\x55\xd5", 8);
+        memcpy(f->data + 8, buf, len);
+        uint32_t fcs = crc32_ieee(buf, len);
+        for (int k = 0; k < 4; k++)
+            f->data[8 + len + k] = (uint8_t)(fcs >> (8 * k));
+    }
+}
+
+static int open_tap(const char *name)
+{
+    struct ifreq ifr;
+    int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    memset(&ifr, 0, sizeof(ifr));
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+    snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+    if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int arg_int(char *args, const char *key, int *value)
 {
     json_object *root = json_tokener_parse(args), *obj;
     if (!root || !json_object_object_get_ex(root, key, &obj))
         return RC_JSERROR;
     *value = json_object_get_int(obj);
+    json_object_put(root);
+    return RC_OK;
+}
+
+static int arg_str(char *args, const char *key, char *out, size_t size)
+{
+    json_object *root = json_tokener_parse(args), *obj;
+    if (!root || !json_object_object_get_ex(root, key, &obj)) {
+        if (root)
+            json_object_put(root);
+        return RC_JSERROR;
+    }
+    snprintf(out, size, "%s", json_object_get_string(obj));
     json_object_put(root);
     return RC_OK;
 }
@@ -255,6 +335,21 @@ static int satemu_eth_new(void **sess, char *args)
         eprintf("satemu_eth: cannot bind port %d\n", port);
         return RC_ERROR;
     }
+    static const char *taps[2] = { "tap_a", "tap_b" };
+    for (int i = 0; i < 2; i++) {
+        char name[IFNAMSIZ];
+        s->port[i].tap = -1;
+        if (arg_str(args, taps[i], name, sizeof(name)) != RC_OK)
+            continue;
+        s->port[i].tap = open_tap(name);
+        if (s->port[i].tap < 0) {
+            eprintf("satemu_eth: cannot open TAP %s: %s\n", name, strerror(errno));
+            return RC_ERROR;
+        }
+        s->port[i].tap_ev = event_new(base, s->port[i].tap, EV_READ | EV_PERSIST, on_tap,
+                                      &s->port[i]);
+        event_add(s->port[i].tap_ev, NULL);
+    }
     *sess = s;
     return RC_OK;
 }
@@ -347,6 +442,10 @@ static void port_tick(struct session *s, int i, uint64_t cycle)
             hdr[19] = (uint8_t)(q->out_len >> 8);
             send_all(s, hdr, sizeof(hdr));
             send_all(s, q->out, q->out_len);
+            if (q->tap >= 0 && q->out_len > 12) {     /* to the TAP, without preamble and FCS */
+                ssize_t w = write(q->tap, q->out + 8, q->out_len - 12);
+                (void)w;                                /* a full TAP queue loses the frame */
+            }
             q->in_frame = 0;
             s->egress_ended = 1;
         }
