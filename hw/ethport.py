@@ -7,7 +7,7 @@ transmit side takes the egress of the channel that arrives by the other port. No
 connected to a port: no frame can reach the CPU or the bus.
 
 ``SimEthPHY`` is the simulated board's PHY: eight bytes of wire per cycle. At the simulated
-board's nominal 7.8125 MHz that is 500 Mbit/s (twice the fastest built-in profile's rate).
+board's nominal 6.25 MHz that is 400 Mbit/s (1.6 times the fastest built-in profile's rate).
 """
 
 from __future__ import annotations

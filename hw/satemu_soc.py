@@ -34,8 +34,8 @@ from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
 
-SIM_F_CLK = 7_812_500         # nominal clock of the simulated board (registers count these cycles)
-SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 500 Mbit/s of wire per port
+SIM_F_CLK = 6_250_000         # nominal clock of the simulated board (registers count these cycles)
+SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 400 Mbit/s of wire per port
 ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 10 KB)
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
 CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window

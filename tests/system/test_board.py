@@ -23,8 +23,8 @@ def test_hello_reports_the_board(url):
     with Device(url) as dev:
         info = dev.hello()
     assert info["version"] == P.PROTOCOL_VERSION
-    assert info["f_clk"] == 7_812_500 and info["mem_words"] == 1 << 22
-    assert info["port_bps"] == 500_000_000
+    assert info["f_clk"] == 6_250_000 and info["mem_words"] == 1 << 22
+    assert info["port_bps"] == 400_000_000
 
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):
