@@ -7,33 +7,28 @@ import shutil
 
 import pytest
 
-from sim import board
-
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None
                                 or not os.path.exists("/dev/net/tun"),
                                 reason="needs root, iproute2 and /dev/net/tun")
 
 
-def test_realtime_quic_through_the_simulated_board(tmp_path):
+def test_realtime_quic_through_the_simulated_board(board_state, tmp_path):
     from satemu.device import Device
     from satemu.profile import load_profile
     from satemu.quic.realtime import run_realtime
-    taps = (f"sa{os.getpid() % 10000}", f"sb{os.getpid() % 10000}")
-    state = board.launch(taps=taps)
-    try:
-        with Device(state["url"]) as dev:
-            dev.load(load_profile("short-asym"), reseed=True)
-            dev.reset_stats()
-        t = run_realtime(taps[0], taps[1], 20_000, ack="ratio:2", timeout=300,
-                         outdir=tmp_path / "rt")
-        assert t.completed, t.error
-        with Device(state["url"]) as dev:
-            fwd, ret = dev.get_stats(0), dev.get_stats(1)
-        # Every QUIC datagram the endpoints sent crossed the channels (the board also carries
-        # whatever else the kernel sends: neighbour discovery, ARP).
-        sent = {d: sum(p.direction == d for p in t.sent) for d in ("forward", "return")}
-        assert fwd["rx_frames"] >= sent["forward"] and ret["rx_frames"] >= sent["return"]
-        assert fwd["tx_frames"] >= sum(d.direction == "forward" for d in t.delivered)
-        assert fwd["late"] == 0 and ret["late"] == 0
-    finally:
-        board.kill(state)
+    taps, url = board_state["taps"], board_state["url"]
+    assert taps, "the session's board has no TAP bridge"
+    with Device(url) as dev:
+        dev.load(load_profile("short-asym"), reseed=True)
+        dev.reset_stats()
+    t = run_realtime(taps[0], taps[1], 20_000, ack="ratio:2", timeout=300,
+                     outdir=tmp_path / "rt")
+    assert t.completed, t.error
+    with Device(url) as dev:
+        fwd, ret = dev.get_stats(0), dev.get_stats(1)
+    # Every QUIC datagram the endpoints sent crossed the channels (the board also carries
+    # whatever else the kernel sends: neighbour discovery, ARP).
+    sent = {d: sum(p.direction == d for p in t.sent) for d in ("forward", "return")}
+    assert fwd["rx_frames"] >= sent["forward"] and ret["rx_frames"] >= sent["return"]
+    assert fwd["tx_frames"] >= sum(d.direction == "forward" for d in t.delivered)
+    assert fwd["late"] == 0 and ret["late"] == 0
