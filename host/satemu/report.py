@@ -95,8 +95,13 @@ def _consistency(t, sent_n, sent_bytes, delivered_n) -> dict:
     * ``frames_out``: frames delivered to the endpoints == tx_frames (a frame that left the board
       but could not be decoded, or was still in flight when the run stopped, shows here);
     * ``frames_dropped``: sent - delivered == the sum of every ``drop_*`` counter.
+
+    Without board counters (the real-time mode) there is nothing to compare: ``applicable`` is
+    False and ``consistent`` None.
     """
-    out: dict = {}
+    if not any(t.board_stats.get(d) for d in DIRECTIONS):
+        return {"applicable": False, "mismatches": [], "consistent": None}
+    out: dict = {"applicable": True}
     mismatches = []
     for d in DIRECTIONS:
         board = t.board_stats.get(d) or {}
@@ -358,7 +363,8 @@ COLUMNS = [
     ("return share %", "r", lambda s: _num(s["return_share_pct"], ".2f")),
     ("ACK-only packets", "r", lambda s: str(s["ack_only_packets"])),
     ("ACK ratio", "r", lambda s: _num(s["ack_ratio"], ".2f")),
-    ("consistent", "l", lambda s: "yes" if s["consistency"]["consistent"] else "no"),
+    ("consistent", "l", lambda s: {True: "yes", False: "no", None: "n/a"}[
+        s["consistency"]["consistent"]]),
 ]
 
 
