@@ -683,18 +683,77 @@ class _Peer:
             self.terminated = event
 
 
-class BulkServer(_Peer):
+class BulkAnswers:
+    """The server's half of the bulk application, whatever drives the connection (virtual time
+    here, aioquic's asyncio API in satemu.quic.realtime): ``GET <size>\\n`` on a client stream
+    is answered with ``size`` bytes of :func:`payload_bytes` and FIN; a bad request resets the
+    stream."""
+
+    def __init__(self) -> None:
+        self.requests: dict[int, bytes] = {}
+        self.served: dict[int, int] = {}        # stream -> bytes sent (-1: a bad request)
+
+    def answer(self, conn: QuicConnection, event: StreamDataReceived) -> bool:
+        """Take a stream's data; True once the stream got its answer (in this call)."""
+        if event.stream_id in self.served:
+            return False
+        request = self.requests.get(event.stream_id, b"") + event.data
+        self.requests[event.stream_id] = request
+        if b"\n" not in request:
+            return False
+        words = request.split(b"\n", 1)[0].split()
+        if len(words) != 2 or words[0] != b"GET" or not words[1].isdigit():
+            conn.reset_stream(event.stream_id, error_code=1)
+            self.served[event.stream_id] = -1
+        else:
+            size = int(words[1])
+            self.served[event.stream_id] = size
+            conn.send_stream_data(event.stream_id, payload_bytes(0, size), end_stream=True)
+        return True
+
+
+class BulkDownload:
+    """The client's half of the bulk application: asks for ``size`` bytes on a new stream and
+    checks what arrives against :func:`payload_bytes` (the first difference is the error)."""
+
+    size: Optional[int] = None
+    stream_id: Optional[int] = None
+    received = 0
+    error: Optional[str] = None
+    verify = True
+
+    def ask(self, conn: QuicConnection, size: int) -> None:
+        self.size = size
+        self.stream_id = conn.get_next_available_stream_id()
+        conn.send_stream_data(self.stream_id, f"GET {size}\n".encode(), end_stream=True)
+
+    def take(self, event: StreamDataReceived) -> Optional[bool]:
+        """Data on our stream: None until it ends, then True if every byte came and was right,
+        else False (with ``error`` set)."""
+        if self.verify and self.error is None and \
+                event.data != payload_bytes(self.received, len(event.data)):
+            self.error = f"payload differs at offset {self.received}"
+        self.received += len(event.data)
+        if not event.end_stream:
+            return None
+        if self.received == self.size and self.error is None:
+            return True
+        if self.error is None:
+            self.error = f"stream ended after {self.received} of {self.size} bytes"
+        return False
+
+
+class BulkServer(_Peer, BulkAnswers):
     """The gateway: answers ``GET <size>\\n`` on a client stream with ``size`` bytes and FIN."""
 
     def __init__(self, configuration: QuicConfiguration, policy: "str | AckPolicy" = "default",
                  local: Endpoint = SERVER, remote: Endpoint = CLIENT) -> None:
+        BulkAnswers.__init__(self)
         self.configuration = configuration
         self.policy = AckPolicy.parse(policy)
         self.local, self.remote = local, remote
         self.conn = None
         self.terminated: Optional[ConnectionTerminated] = None
-        self.requests: dict[int, bytes] = {}
-        self.served: dict[int, int] = {}
 
     def receive(self, data: bytes, now: float) -> None:
         if self.conn is None:
@@ -712,23 +771,11 @@ class BulkServer(_Peer):
 
     def on_event(self, event: Any, now: float) -> None:
         super().on_event(event, now)
-        if isinstance(event, StreamDataReceived) and event.stream_id not in self.served:
-            request = self.requests.get(event.stream_id, b"") + event.data
-            self.requests[event.stream_id] = request
-            if b"\n" in request:
-                line = request.split(b"\n", 1)[0]
-                words = line.split()
-                if len(words) != 2 or words[0] != b"GET" or not words[1].isdigit():
-                    self.conn.reset_stream(event.stream_id, error_code=1)
-                    self.served[event.stream_id] = -1
-                    return
-                size = int(words[1])
-                self.served[event.stream_id] = size
-                self.conn.send_stream_data(event.stream_id, payload_bytes(0, size),
-                                           end_stream=True)
+        if isinstance(event, StreamDataReceived):
+            self.answer(self.conn, event)
 
 
-class BulkClient(_Peer):
+class BulkClient(_Peer, BulkDownload):
     """The terminal: asks for ``size`` bytes on stream 0 and times their arrival."""
 
     def __init__(self, configuration: QuicConfiguration, size: int,
@@ -743,16 +790,12 @@ class BulkClient(_Peer):
         self.handshake_at: Optional[float] = None
         self.first_byte_at: Optional[float] = None
         self.completed_at: Optional[float] = None
-        self.received = 0
-        self.stream_id: Optional[int] = None
-        self.error: Optional[str] = None
 
     def start(self, now: float) -> None:
         """Begin the handshake and queue the request (it leaves with the first 1-RTT packet)."""
         self.started_at = now
         self.conn.connect(self.remote.addr, now)
-        self.stream_id = self.conn.get_next_available_stream_id()
-        self.conn.send_stream_data(self.stream_id, f"GET {self.size}\n".encode(), end_stream=True)
+        self.ask(self.conn, self.size)
 
     @property
     def done(self) -> bool:
@@ -767,11 +810,5 @@ class BulkClient(_Peer):
         elif isinstance(event, StreamDataReceived) and event.stream_id == self.stream_id:
             if event.data and self.first_byte_at is None:
                 self.first_byte_at = now
-            if self.verify and event.data != payload_bytes(self.received, len(event.data)):
-                self.error = f"payload differs at offset {self.received}"
-            self.received += len(event.data)
-            if event.end_stream:
-                if self.received == self.size and self.error is None:
-                    self.completed_at = now
-                elif self.error is None:
-                    self.error = f"stream ended after {self.received} of {self.size} bytes"
+            if self.take(event):
+                self.completed_at = now

@@ -86,7 +86,7 @@ from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, Strea
                                  StreamReset)
 
 from ..ether import MIN_FRAME
-from .endpoints import AckPolicy, PolicyConnection, make_configs, payload_bytes
+from .endpoints import AckPolicy, BulkAnswers, BulkDownload, PolicyConnection, make_configs
 from .packets import (CLIENT, ETHERTYPE_IPV4, HEADERS_BYTES, IPPROTO_UDP, SERVER,
                       internet_checksum)
 
@@ -323,51 +323,32 @@ class _LoggingProtocol(QuicConnectionProtocol):
         return asdict(stats) if stats is not None else {}
 
 
-class BulkServerProtocol(_LoggingProtocol):
-    """BulkServer's application over asyncio: ``GET <size>\\n`` on a client stream is answered
-    with ``size`` bytes of payload_bytes() and FIN; a bad request resets the stream."""
+class BulkServerProtocol(_LoggingProtocol, BulkAnswers):
+    """BulkServer's application (:class:`BulkAnswers`) over asyncio."""
 
     def __init__(self, quic: Any, stream_handler: Any = None,
                  on_terminated: Optional[Callable[["BulkServerProtocol"], None]] = None) -> None:
         super().__init__(quic, stream_handler=stream_handler)
+        BulkAnswers.__init__(self)
         self.on_terminated = on_terminated
-        self.requests: dict[int, bytes] = {}
-        self.served: dict[int, int] = {}
         self.terminated = False
 
     def quic_event_received(self, event: Any) -> None:
-        if isinstance(event, StreamDataReceived) and event.stream_id not in self.served:
-            request = self.requests.get(event.stream_id, b"") + event.data
-            self.requests[event.stream_id] = request
-            if b"\n" not in request:
-                return
-            words = request.split(b"\n", 1)[0].split()
-            if len(words) != 2 or words[0] != b"GET" or not words[1].isdigit():
-                self._quic.reset_stream(event.stream_id, error_code=1)
-                self.served[event.stream_id] = -1
-            else:
-                size = int(words[1])
-                self.served[event.stream_id] = size
-                self._quic.send_stream_data(event.stream_id, payload_bytes(0, size),
-                                            end_stream=True)
-            self._transmit_soon()
+        if isinstance(event, StreamDataReceived):
+            if self.answer(self._quic, event):
+                self._transmit_soon()
         elif isinstance(event, ConnectionTerminated) and not self.terminated:
             self.terminated = True
             if self.on_terminated is not None:
                 self.on_terminated(self)
 
 
-class BulkClientProtocol(_LoggingProtocol):
-    """BulkClient's application over asyncio: asks for ``size`` bytes on a bidirectional stream,
-    checks them against payload_bytes() and stamps start, handshake, first byte and completion
-    (monotonic ns)."""
+class BulkClientProtocol(_LoggingProtocol, BulkDownload):
+    """BulkClient's application (:class:`BulkDownload`) over asyncio, stamping start,
+    handshake, first byte and completion (monotonic ns)."""
 
     def __init__(self, quic: Any, stream_handler: Any = None) -> None:
         super().__init__(quic, stream_handler=stream_handler)
-        self.size: Optional[int] = None
-        self.stream_id: Optional[int] = None
-        self.received = 0
-        self.error: Optional[str] = None
         self.started_ns: Optional[int] = None
         self.handshake_ns: Optional[int] = None
         self.first_byte_ns: Optional[int] = None
@@ -387,9 +368,7 @@ class BulkClientProtocol(_LoggingProtocol):
             await asyncio.shield(waiter)
 
     def request(self, size: int) -> None:
-        self.size = size
-        self.stream_id = self._quic.get_next_available_stream_id()
-        self._quic.send_stream_data(self.stream_id, f"GET {size}\n".encode(), end_stream=True)
+        self.ask(self._quic, size)
         self.transmit()
 
     def _finish(self, error: Optional[str]) -> None:
@@ -408,15 +387,11 @@ class BulkClientProtocol(_LoggingProtocol):
         elif isinstance(event, StreamDataReceived) and event.stream_id == self.stream_id:
             if event.data and self.first_byte_ns is None:
                 self.first_byte_ns = now
-            if self.error is None and event.data != payload_bytes(self.received, len(event.data)):
-                self.error = f"payload differs at offset {self.received}"
-            self.received += len(event.data)
-            if event.end_stream:
-                if self.received == self.size and self.error is None:
-                    self.completed_ns = now
-                    self._finish(None)
-                else:
-                    self._finish(f"stream ended after {self.received} of {self.size} bytes")
+            complete = self.take(event)
+            if complete:
+                self.completed_ns = now
+            if complete is not None:
+                self._finish(self.error)
         elif isinstance(event, ConnectionTerminated):
             reason = f": {event.reason_phrase}" if event.reason_phrase else ""
             self._finish(f"connection closed before completion (error {event.error_code}"
