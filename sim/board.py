@@ -137,17 +137,15 @@ def status() -> dict | None:
     return state
 
 
-TAPS = ("satemu-a", "satemu-b")     # the TAP bridge's interfaces: port A, port B
-
-
-def start(port: int | None = None, timeout: float = 60.0, tap: bool = False) -> dict:
+def start(port: int | None = None, timeout: float = 60.0,
+          taps: tuple[str, str] | None = None) -> dict:
     """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
-    its state with ``url``. A board already running is reused. ``tap`` bridges its ports to the
-    TAP interfaces ``TAPS`` (root only)."""
+    its state with ``url``. A board already running is reused. ``taps`` names TAP interfaces to
+    bridge ports A and B to (root only)."""
     running = status()
     if running:
         return running
-    state = launch(port, timeout, taps=TAPS if tap else None)
+    state = launch(port, timeout, taps=taps)
     STATE.write_text(json.dumps(state))
     return state
 

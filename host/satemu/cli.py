@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from fractions import Fraction
@@ -18,7 +19,7 @@ from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN
 from .units import format_size, format_time
 
 REPO = Path(__file__).resolve().parents[2]
-TAPS = ("satemu-a", "satemu-b")     # sim.board.TAPS: the simulated board's TAP bridge
+TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
 
 
 def cmd_profiles(args) -> int:
@@ -92,7 +93,7 @@ def cmd_sim(args) -> int:
     from sim import board
     if args.action == "start":
         try:
-            state = board.start(port=args.port, tap=args.tap)
+            state = board.start(port=args.port, taps=TAPS if args.tap else None)
         except board.BoardError as e:
             raise DeviceError(str(e)) from None
         print(f"simulated board running at {state['url']} (pid {state['pid']}, "
@@ -110,23 +111,33 @@ def cmd_sim(args) -> int:
     return 0
 
 
-def _simulated_board(args=None):
-    """The simulated board to use: the one ``--port``/``--eth-port`` name, else the one
-    ``satemu sim`` manages, started if need be. Returns (state, started here)."""
+@contextlib.contextmanager
+def _simulated_board(args):
+    """The simulated board to use, for the ``with`` block: the one ``--port``/``--eth-port``
+    name, else the one ``satemu sim`` manages, started if need be (and stopped afterwards,
+    unless ``--keep``, if it was started here)."""
     sys.path.insert(0, str(REPO))
     from sim import board
-    if args is not None and args.port:
+    if args.port:
         if not args.eth_port:
             raise DeviceError("--port names a simulated board: give its --eth-port too")
         with Device(args.port) as dev:
-            return {"url": args.port, "eth_port": args.eth_port, "hello": dev.hello()}, False
+            hello = dev.hello()
+        yield {"url": args.port, "eth_port": args.eth_port, "hello": hello}
+        return
     running = board.status()
     if running:
-        return running, False
+        yield running
+        return
     try:
-        return board.start(), True
+        state = board.start()
     except board.BoardError as e:
         raise DeviceError(str(e)) from None
+    try:
+        yield state
+    finally:
+        if not args.keep:
+            board.stop()
 
 
 def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None):
@@ -217,15 +228,10 @@ def cmd_quic(args) -> int:
     if not args.profile:
         raise ProfileError("--profile is needed (the simulated board's link)")
     load_profile(args.profile)                      # a bad profile fails before anything starts
-    state, started = _simulated_board(args)
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
-    try:
+    with _simulated_board(args) as state:
         t = _transfer(state, args.profile, size, ack, args,
                       qlog_dir=out / "qlog" if args.qlog else None)
-    finally:
-        if started and not args.keep:
-            from sim import board
-            board.stop()
     s = write_transfer(t, out)
     _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}", t, s)
     print(f"  emulator counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
@@ -241,9 +247,8 @@ def cmd_experiment(args) -> int:
     sizes = [(text, _size(text)) for text in args.sizes.split(",")]
     policies = [_check_ack(a) for a in args.policies.split(",")]
     out = Path(args.out or f"satemu-experiment-{args.kind}")
-    state, started = _simulated_board(args)
     rows = []
-    try:
+    with _simulated_board(args) as state:
         for profile in args.profile:
             for text, size in sizes:
                 for ack in policies:
@@ -254,10 +259,6 @@ def cmd_experiment(args) -> int:
                     rel = run_dir.relative_to(out)
                     rows.append((s, {name: str(rel / f"{name}.png") for name in (
                         "forward_goodput", "return_pps", "return_sizes", "sender_sequence")}))
-    finally:
-        if started and not args.keep:
-            from sim import board
-            board.stop()
     print(format_table(rows))
     report = experiment_markdown(rows, out / "report.md",
                                  "ACK policy on the return link: satemu experiment")
