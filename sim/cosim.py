@@ -120,6 +120,7 @@ class CoSim:
         sent has left it or been dropped (by its own counters, read over the UART), and the
         frames still in flight are recorded as delivered, though no endpoint reads them."""
         from satemu import protocol as P
+        from satemu.channel_model import FATE_COUNTER
         self.eth.release()
         deadline = time.monotonic() + timeout
         sent = {d: sum(p.direction == d for p in self.sent) for d in ("forward", "return")}
@@ -128,9 +129,8 @@ class CoSim:
                      "return": dev.get_stats(P.CHANNEL_RETURN)}
             settled = all(
                 s["rx_frames"] + s["drop_overrun"] + s["drop_preamble"] == sent[d] and
-                s["rx_frames"] == s["tx_frames"] + sum(v for k, v in s.items() if k in (
-                    "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue",
-                    "drop_mem")) for d, s in stats.items())
+                s["rx_frames"] == s["tx_frames"] + sum(s[k] for k in FATE_COUNTER.values())
+                for d, s in stats.items())
             if settled or time.monotonic() > deadline:
                 break
             time.sleep(0.2)

@@ -13,6 +13,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from satemu.ether import from_wire, padded, to_wire
 
@@ -48,13 +49,17 @@ class Egress:
     wire: int           # cycle its first beat (the preamble) was on the port's wire
     data: bytes         # the wire's bytes, preamble to FCS
 
+    @cached_property
+    def _split(self) -> tuple[bytes, bool]:
+        return from_wire(self.data)
+
     @property
     def frame(self) -> bytes:
-        return from_wire(self.data)[0]
+        return self._split[0]
 
     @property
     def wire_ok(self) -> bool:
-        return from_wire(self.data)[1]
+        return self._split[1]
 
 
 @dataclass
