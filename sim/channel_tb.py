@@ -19,6 +19,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, RisingEdge
 
+from satemu.bod_model import unpack_record
 from satemu.channel_model import ChannelParams, ChannelRegs, Commit, Fate, simulate
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_RESEED,
                            COMMIT_LAYOUT, STATS_SNAPSHOT)
@@ -110,6 +111,8 @@ class Bench:
         self.bus_ops: deque = deque()
         self.commits: list[Commit] = []
         self.commit_cycles: list[int] = []
+        self.bod_start = 0          # superframe 0 of the BoD timeline: the cycle after the commit
+        self.end = 0
 
     async def reset(self):
         dut = self.dut
@@ -138,6 +141,7 @@ class Bench:
         for addr, value in reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
             dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
             await RisingEdge(dut.clk)
+        self.bod_start = int(dut.now.value) + 1
         dut.bus__w_en.value = 0
         while (await self.read_stat("status")) & 1:
             pass
@@ -245,9 +249,11 @@ class Bench:
             if expect_end is None and not pending and not beats and not self.bus_ops and not commit_plan:
                 self.model = simulate(zip(self.arrivals, [f[1] for f in self.frames],
                                           [f[2] for f in self.frames]),
-                                      ChannelRegs(**sc["regs"]), self.params, self.commits)
+                                      ChannelRegs(**sc["regs"]), self.params, self.commits,
+                                      bod_start=self.bod_start)
                 ends = [r.egress for r in self.model.frames if r.egress is not None]
                 expect_end = (max(ends) if ends else t) + self.params.max_beats + 64
+                expect_end = max(expect_end, t + sc.get("run_after", 0))
             if expect_end is not None and t >= expect_end and not in_frame_out:
                 break
             # --- idle: jump ahead to the next event
@@ -261,6 +267,7 @@ class Bench:
                 if nxt and min(nxt) - t > 4:
                     skip_to = min(nxt) - 1
         dut.sink__valid.value = 0
+        self.end = t
 
     async def stats(self) -> dict:
         dut = self.dut
@@ -269,6 +276,47 @@ class Bench:
         await RisingEdge(dut.clk)
         dut.bus__w_en.value = 0
         return {name: await self.read_stat(name) for name in COUNTERS + GAUGES}
+
+    async def bod_ring(self) -> tuple[int, list]:
+        """The BoD statistics ring: the superframe count and the records still held."""
+        dut = self.dut
+        count = await self.read_stat("bod_count")
+        self.end = int(dut.now.value)
+        records = []
+        for sf in range(max(0, count - self.params.bod_ring), count):
+            dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = \
+                REGMAP["bod_sel"].offset, sf, 1
+            await RisingEdge(dut.clk)
+            dut.bus__w_en.value = 0
+            records.append(unpack_record(await self.read_stat("bod_rec")))
+        return count, records
+
+
+def check_bod(bench: Bench, count: int, records: list, end: int) -> tuple[list, dict]:
+    """The ring against the model run to the bench's last cycle: every record equal."""
+    sc = bench.sc
+    model = simulate(zip(bench.arrivals, [f[1] for f in bench.frames], [f[2] for f in bench.frames]),
+                     ChannelRegs(**sc["regs"]), bench.params, bench.commits,
+                     bod_start=bench.bod_start, until=end)
+    errors = []
+    want = model.bod
+    # The scheduler trails the clock by a few cycles: at most one superframe may be pending.
+    if not len(want) - 1 <= count <= len(want):
+        errors.append(f"BoD ring holds {count} superframes, the model finished {len(want)}")
+    first = count - len(records)
+    for rec in records:
+        exp = want[rec.sf] if rec.sf < len(want) else None
+        if rec.sf < first or exp is None or rec != exp:
+            errors.append(f"superframe {rec.sf}: gateware {rec}, model {exp}")
+            if len(errors) > 20:
+                break
+    granted = sum(r.granted for r in want)
+    summary = {"superframes": count, "granted": granted, "used": sum(r.used for r in want),
+               "requests": sum(1 for r in want if r.rbdc_req or r.vbdc_req),
+               "vbdc_max_req": max((r.vbdc_req for r in want), default=0),
+               "bg": [r.bg for r in want], "backlog_max": max((r.backlog for r in want), default=0),
+               "records": [vars(r) for r in want], "ring": [vars(r) for r in records]}
+    return errors, summary
 
 
 def check(bench: Bench, hw: dict) -> dict:
@@ -342,6 +390,12 @@ async def channel_matches_model(dut):
     await bench.run()
     hw = await bench.stats()
     summary = check(bench, hw)
+    if ChannelRegs(**sc["regs"]).bod:
+        count, records = await bench.bod_ring()
+        errors, bod = check_bod(bench, count, records, bench.end)
+        summary["errors"] += errors
+        summary["bod"] = bod
+        summary["bod_start"] = bench.bod_start
     out = os.environ.get("SATEMU_RESULT")
     if out:
         with open(out, "w") as f:

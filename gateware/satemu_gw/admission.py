@@ -6,9 +6,11 @@ from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
 from satemu.channel_model import Fate
-from satemu.regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT
+from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
+                           BOD_ENABLE)
 
 from .layouts import Config, IngressDesc, Decision
+from .bod_slots import BodEntry, Release
 from .prng import Prng
 from .sertime import SerTime
 
@@ -36,6 +38,12 @@ class Admission(wiring.Component):
     * a staged commit applies to frames that arrive after the commit cycle.
 
     The shaper keeps the virtual finish time V exactly as ``vi + vf/rate_den``.
+
+    With BoD on, an admitted frame skips the shaper: it is pushed to the slot scheduler
+    (``bod_push``), which later reports its departure (``released``) into the queue accounting.
+    The engine admits a frame arriving at a only once the scheduler has processed every slot
+    starting at or before a (``sched_done`` > a), and tells the scheduler how far arrivals are
+    complete (``horizon``: every frame that arrived before it has been pushed).
     """
 
     def __init__(self, params):
@@ -57,6 +65,11 @@ class Admission(wiring.Component):
             # One pulse per frame, in arrival order, with its fate (satemu.channel_model.Fate).
             "fate_valid": Out(1),
             "fate": Out(3),
+            # BoD (satemu_gw.bod_slots.SlotScheduler).
+            "bod_push": Out(stream.Signature(BodEntry, always_ready=True)),
+            "released": In(stream.Signature(Release, always_ready=True)),
+            "sched_done": In(64),
+            "horizon": Out(64),
         }
         ports.update({name: Out(64) for name in ENGINE_COUNTERS + ENGINE_GAUGES})
         super().__init__(ports)
@@ -110,6 +123,16 @@ class Admission(wiring.Component):
             st.q.eq(cfg.rate_q), st.num.eq(cfg.rate_num), st.den.eq(cfg.rate_den),
         ]
 
+        bod = (cfg.bod_flags & BOD_ENABLE).any() if p.bod else 0
+        entry = Signal(QueueEntry)
+        push = Signal()
+        m.d.comb += [
+            queue.w_data.eq(Mux(bod, self.released.payload, entry)),
+            queue.w_en.eq(Mux(bod, self.released.valid, push)),
+            self.bod_push.payload.length.eq(dec.length),
+            self.bod_push.payload.offset.eq(dec.offset),
+        ]
+
         def pop_if_before(t):
             diff = Signal(48)
             m.d.comb += diff.eq(t[:48] - head.departure)
@@ -126,7 +149,8 @@ class Admission(wiring.Component):
         with m.If(self.clear):
             m.d.sync += [self.rx_frames.eq(0), self.rx_bytes.eq(0)]
 
-        with m.FSM():
+        # Every frame that arrived before `horizon` has been decided (and, with BoD, pushed).
+        with m.FSM() as fsm:
             with m.State("IDLE"):
                 apply = self.pending & Mux(self.desc.valid, self.desc.payload.arrival > self.commit_at,
                                            self.now > self.commit_at + DESC_LATENCY)
@@ -152,11 +176,12 @@ class Admission(wiring.Component):
                     pop_if_before(self.now - DESC_LATENCY)
 
             with m.State("POP"):
-                with m.If(~pop_if_before(cur.arrival)):
+                with m.If(~pop_if_before(cur.arrival) & (~bod | (self.sched_done > cur.arrival))):
                     m.next = "CLASSIFY"
 
             with m.State("CLASSIFY"):
-                m.d.sync += [dec.keep.eq(0), dec.stored.eq(cur.stored), dec.length.eq(cur.length)]
+                m.d.sync += [dec.keep.eq(0), dec.bod.eq(0), dec.stored.eq(cur.stored),
+                             dec.length.eq(cur.length)]
                 with m.If(cur.length < cfg.min_len):
                     m.d.comb += drop["drop_runt"].eq(1)
                     m.next = "EMIT"
@@ -202,8 +227,30 @@ class Admission(wiring.Component):
                 with m.Elif(mem_used + words > cfg.mem_size):
                     m.d.comb += drop["drop_mem"].eq(1)
                     m.next = "EMIT"
+                with m.Elif(bod):
+                    m.next = "QUEUE"
                 with m.Else():
                     m.next = "SHAPE"
+
+            with m.State("QUEUE"):
+                # BoD: into the queue and the delay-line region now; the slot scheduler sets the
+                # departure and egress cycles later.
+                new_qf = q_frames + 1
+                new_qb = q_bytes + cur.length
+                new_mem = mem_used + words
+                off_sum = Signal(33)
+                m.d.comb += off_sum.eq(wr_off + words)
+                m.d.sync += [
+                    q_frames.eq(new_qf), q_bytes.eq(new_qb),
+                    admitted.eq(admitted + words),
+                    dec.keep.eq(1), dec.bod.eq(1), dec.offset.eq(wr_off),
+                    self.fate.eq(int(Fate.DELIVERED)),
+                    wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
+                ]
+                hwm(self.queue_frames_hwm, new_qf)
+                hwm(self.queue_bytes_hwm, new_qb)
+                hwm(self.mem_words_hwm, new_mem)
+                m.next = "EMIT"
 
             with m.State("SHAPE"):
                 # V := max(arrival, V) + (length + overhead) x (q + num/den), exactly.
@@ -230,21 +277,19 @@ class Admission(wiring.Component):
 
             with m.State("SCHEDULE"):
                 egress = Mux(release > egress_free, release, egress_free)
-                entry = Signal(QueueEntry)
                 new_qf = q_frames + 1
                 new_qb = q_bytes + cur.length
                 new_mem = mem_used + words
                 off_sum = Signal(33)
                 m.d.comb += [
-                    entry.departure.eq(departure[:48]), entry.length.eq(cur.length),
-                    queue.w_data.eq(entry), queue.w_en.eq(1),
+                    entry.departure.eq(departure[:48]), entry.length.eq(cur.length), push.eq(1),
                     off_sum.eq(wr_off + words),
                 ]
                 m.d.sync += [
                     egress_free.eq(egress + beats),
                     q_frames.eq(new_qf), q_bytes.eq(new_qb),
                     admitted.eq(admitted + words),
-                    dec.keep.eq(1), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),
+                    dec.keep.eq(1), dec.bod.eq(0), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),
                     self.fate.eq(int(Fate.DELIVERED)),
                     wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
                 ]
@@ -256,9 +301,13 @@ class Admission(wiring.Component):
             with m.State("EMIT"):
                 m.d.comb += self.decision.valid.eq(1)
                 with m.If(self.decision.ready):
-                    m.d.comb += self.fate_valid.eq(1)
+                    m.d.comb += [self.fate_valid.eq(1), self.bod_push.valid.eq(dec.keep & dec.bod)]
                     m.next = "IDLE"
 
+        idle_horizon = Mux(self.now >= DESC_LATENCY, self.now - DESC_LATENCY, 0)
+        m.d.comb += self.horizon.eq(Mux(fsm.ongoing("IDLE"),
+                                        Mux(self.desc.valid, self.desc.payload.arrival, idle_horizon),
+                                        cur.arrival))
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
             m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),
                          self.mem_words_hwm.eq(0)]

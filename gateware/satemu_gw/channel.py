@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """One direction of the link: loss, bottleneck queue, rate shaper and a delay line in memory."""
 
-from amaranth import Module
+from amaranth import Module, ResetInserter
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -15,6 +15,7 @@ from .reader import Reader
 from .egress import Egress, EGRESS_COUNTERS
 from .memarb import MemArbiter
 from .regs import Regs
+from .bod_slots import SlotScheduler
 
 
 def channel_ports(params: ChannelParams) -> dict:
@@ -57,6 +58,19 @@ class Channel(wiring.Component):
         m.submodules.reader = reader = Reader(p)
         m.submodules.egress = egress = Egress(p)
         m.submodules.arbiter = arb = MemArbiter(p.addr_width)
+        if p.bod:
+            sched = SlotScheduler(p)
+            m.submodules.bod = ResetInserter(regs.bod_restart)(sched)
+            wiring.connect(m, adm.bod_push, sched.push)
+            wiring.connect(m, sched.release, adm.released)
+            wiring.connect(m, sched.hdr, writer.hdr)
+            m.d.comb += [
+                sched.cfg.eq(regs.active), sched.horizon.eq(adm.horizon),
+                sched.hold.eq(regs.pending), sched.hold_at.eq(regs.commit_at),
+                sched.start_at.eq(regs.bod_start), adm.sched_done.eq(sched.done_upto),
+                sched.ring_sel.eq(regs.bod_sel), regs.bod_rec.eq(sched.ring_data),
+                regs.bod_count.eq(sched.count),
+            ]
 
         wiring.connect(m, wiring.flipped(self.bus), regs.bus)
         wiring.connect(m, wiring.flipped(self.sink), ingress.sink)

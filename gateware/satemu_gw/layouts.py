@@ -25,6 +25,7 @@ IngressDesc = data.StructLayout({
 # The admission engine's verdict on a frame, for the memory writer.
 Decision = data.StructLayout({
     "keep": 1,
+    "bod": 1,        # BoD: store the beats now, the header when the slot scheduler releases it
     "stored": 9,     # beats to take from the ingress FIFO (written if keep, else discarded)
     "egress": 48,    # scheduled egress start cycle, mod 2^48
     "length": 16,

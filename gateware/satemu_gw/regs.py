@@ -3,23 +3,29 @@
 
 from dataclasses import asdict
 
-from amaranth import Module, Signal, Value, Cat
+from amaranth import Module, Signal, Value, Cat, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from satemu.channel_model import ChannelRegs
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
-                           STATS_SNAPSHOT, STATS_CLEAR)
+                           STATS_SNAPSHOT, STATS_CLEAR, BOD_FIELDS, BOD_RECORD_WORDS)
 
 from .layouts import Config, RegBusSignature
 
 STAT_INPUTS = COUNTERS + [g for g in GAUGES if g != "snapshot_cycle"]
+# Fields taken only by a layout commit, while the delay line is empty.
+LAYOUT_FIELDS = {"mem_base", "mem_size"} | {f.name for f in BOD_FIELDS}
 
 
 class Regs(wiring.Component):
     """Bus writes land in the shadow profile. A COMMIT with APPLY copies the whole shadow into the
     staged copy at once (refused while one is still pending); the channel then copies staged to
     active at a well-defined point (``apply``). Reads of counters come from the last snapshot.
+
+    The memory region and the BoD fields change only with an accepted layout commit; the cycle
+    after one, ``bod_restart`` restarts the BoD block with superframe 0 at ``bod_start`` (the
+    cycle after the commit strobe).
     """
 
     def __init__(self, params):
@@ -37,6 +43,11 @@ class Regs(wiring.Component):
             "layout_ok": In(1),
             "empty": In(1),
             "clear": Out(1),
+            "bod_restart": Out(1),
+            "bod_start": Out(64),
+            "bod_sel": Out(32),
+            "bod_count": In(32),
+            "bod_rec": In(32 * BOD_RECORD_WORDS),
             **{name: In(64) for name in STAT_INPUTS},
         })
 
@@ -67,13 +78,22 @@ class Regs(wiring.Component):
             m.d.sync += [snap[n].eq(getattr(self, n)) for n in STAT_INPUTS]
             m.d.sync += snap["snapshot_cycle"].eq(self.now)
         m.d.comb += self.clear.eq(stats_w & (bus.w_data & STATS_CLEAR).any())
+        # bod_sel reaches the ring's (registered) read port in the cycle it is written, so a read
+        # of bod_rec in the very next cycle already sees the selected record.
+        sel = Signal(32)
+        sel_w = bus.w_en & (bus.addr == REGMAP["bod_sel"].offset)
+        with m.If(sel_w):
+            m.d.sync += sel.eq(bus.w_data)
+        m.d.comb += self.bod_sel.eq(Mux(sel_w, bus.w_data, sel))
+        m.d.comb += self.bod_start.eq(self.commit_at + 1)
+        m.d.sync += self.bod_restart.eq(self.apply & self.layout_ok)
 
         # The channel applies the staged profile.
         with m.If(self.apply):
             m.d.sync += [self.pending.eq(0),
                          layout_rejected.eq((self.commit_flags & COMMIT_LAYOUT).any() & ~self.layout_ok)]
             for f in CFG_FIELDS:
-                if f.name in ("mem_base", "mem_size"):
+                if f.name in LAYOUT_FIELDS:
                     with m.If(self.layout_ok):
                         m.d.sync += getattr(self.active, f.name).eq(getattr(self.staged, f.name))
                 else:
@@ -89,6 +109,9 @@ class Regs(wiring.Component):
         for name, sig in snap.items():
             words[REGMAP[name].offset] = sig[:32]
             words[REGMAP[name].offset + 1] = sig[32:]
+        words[REGMAP["bod_count"].offset] = self.bod_count
+        for k in range(BOD_RECORD_WORDS):
+            words[REGMAP["bod_rec"].offset + k] = self.bod_rec[32 * k:32 * (k + 1)]
         with m.Switch(bus.addr):
             for addr, value in words.items():
                 with m.Case(addr):

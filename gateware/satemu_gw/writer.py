@@ -6,18 +6,27 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .layouts import Config, Decision, Header, WData
+from .bod_slots import HeaderWrite
 
 
 class Writer(wiring.Component):
     """Issues one write command per word through ``cmd`` and queues the word for ``wdata``; the
-    memory may take commands and data at any pace. ``written`` counts the words accepted on
-    ``wdata`` (mod 2^32): only those may be read back.
+    memory may take commands and data at any pace. ``written`` counts the words of the region
+    that may be read back (mod 2^32): a frame's words count once they are all accepted on
+    ``wdata``.
+
+    A BoD frame (``decision.bod``) is stored without its header word, and is not yet readable:
+    its header comes later on ``hdr``, when the slot scheduler releases it, and its acceptance
+    makes the whole frame readable. Headers go first whenever the writer is between frames;
+    a header never overtakes its own frame's beats, because the scheduler only learns of a
+    frame once the writer has taken its decision.
     """
 
     def __init__(self, params):
         self.params = params
         super().__init__({
             "decision": In(stream.Signature(Decision)),
+            "hdr": In(stream.Signature(HeaderWrite)),
             "beats": In(stream.Signature(64)),
             "cmd": Out(stream.Signature(params.addr_width)),
             "wdata": Out(stream.Signature(WData)),
@@ -28,17 +37,20 @@ class Writer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64, depth=16)
+        # Each queued word carries how many words its acceptance makes readable.
+        commit_bits = (p.max_beats + 1).bit_length()
+        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64 + commit_bits, depth=16)
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
         off = Signal(32)
         header = Signal(Header)
         word = Signal(64)
+        commits = Signal(commit_bits)
         m.d.comb += [
             header.length.eq(dec.length), header.egress.eq(dec.egress),
             self.cmd.payload.eq(self.cfg.mem_base + off),
-            wq.w_data.eq(word),
+            wq.w_data.eq(word | (commits << 64)),
         ]
         nxt = Signal(33)
         m.d.comb += nxt.eq(off + 1)
@@ -46,11 +58,18 @@ class Writer(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += self.decision.ready.eq(1)
-                with m.If(self.decision.valid):
-                    m.d.sync += [dec.eq(self.decision.payload), left.eq(self.decision.payload.stored),
-                                 off.eq(self.decision.payload.offset)]
-                    with m.If(self.decision.payload.keep):
+                m.d.comb += self.decision.ready.eq(~self.hdr.valid)
+                with m.If(self.hdr.valid):
+                    m.next = "LATE_HEADER"
+                with m.Elif(self.decision.valid):
+                    nxt_off = Signal(33)
+                    d = self.decision.payload
+                    m.d.comb += nxt_off.eq(d.offset + 1)
+                    m.d.sync += [dec.eq(d), left.eq(d.stored), off.eq(d.offset)]
+                    with m.If(d.keep & d.bod):
+                        m.d.sync += off.eq(Mux(nxt_off >= self.cfg.mem_size, 0, nxt_off))
+                        m.next = "DATA"
+                    with m.Elif(d.keep):
                         m.next = "HEADER"
                     with m.Elif(self.decision.payload.stored != 0):
                         m.next = "DISCARD"
@@ -62,14 +81,27 @@ class Writer(wiring.Component):
                     with m.If(left == 1):
                         m.next = "IDLE"
 
+            with m.State("LATE_HEADER"):
+                h = self.hdr.payload
+                late = Signal(Header)
+                m.d.comb += [late.length.eq(h.length), late.egress.eq(h.egress),
+                             word.eq(late), commits.eq(((h.length + 7) >> 3) + 1),
+                             self.cmd.payload.eq(self.cfg.mem_base + h.offset),
+                             self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                with m.If(self.cmd.valid & self.cmd.ready):
+                    m.d.comb += self.hdr.ready.eq(1)
+                    m.next = "IDLE"
+
             with m.State("HEADER"):
-                m.d.comb += [word.eq(header), self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                m.d.comb += [word.eq(header), commits.eq(1), self.cmd.valid.eq(wq.w_rdy),
+                             wq.w_en.eq(self.cmd.ready)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.sync += off.eq(off_next)
                     m.next = "DATA"
 
             with m.State("DATA"):
-                m.d.comb += [word.eq(self.beats.payload), self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
+                m.d.comb += [word.eq(self.beats.payload), commits.eq(~dec.bod),
+                             self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.comb += [wq.w_en.eq(1), self.beats.ready.eq(1)]
                     m.d.sync += [off.eq(off_next), left.eq(left - 1)]
@@ -78,10 +110,10 @@ class Writer(wiring.Component):
 
         m.d.comb += [
             self.wdata.valid.eq(wq.r_rdy),
-            self.wdata.payload.data.eq(wq.r_data),
+            self.wdata.payload.data.eq(wq.r_data[:64]),
             self.wdata.payload.we.eq(0xFF),
             wq.r_en.eq(self.wdata.ready),
         ]
         with m.If(self.wdata.valid & self.wdata.ready):
-            m.d.sync += self.written.eq(self.written + 1)
+            m.d.sync += self.written.eq(self.written + wq.r_data[64:])
         return m

@@ -18,7 +18,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .prng import Xoshiro128pp
-from .regmap import LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, REGMAP
+from .bod_model import Bod, BodRecord, check_bod
+from .regmap import (LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, REGMAP, BOD_ENABLE,
+                     BOD_FIELDS)
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FrameResult", "ModelResult", "Commit",
            "simulate", "channel_registers", "rate_registers", "probability_register",
@@ -42,6 +44,8 @@ class ChannelParams:
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
     queue_limit_bits: int = 16   # width of the queue_frames register
+    bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
+    bod_ring: int = 256          # superframe records the BoD statistics ring holds
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -76,6 +80,33 @@ class ChannelRegs:
     max_len: int = 1518
     mem_base: int = 0
     mem_size: int = 0
+    # Bandwidth-on-Demand (satemu.bod_model); off by default.
+    bod_flags: int = 0
+    bod_slot_cycles: int = 1024
+    bod_slots: int = 1
+    bod_slot_bytes: int = 1
+    bod_cra: int = 0
+    bod_rbdc_max: int = 0
+    bod_rbdc_timeout: int = 0
+    bod_vbdc_max: int = 0
+    bod_req_period: int = 1
+    bod_latency: int = 1
+    bod_bg_count: int = 1
+    bod_bg0: int = 1 << 16
+    bod_bg1: int = 0
+    bod_bg2: int = 0
+    bod_bg3: int = 0
+    bod_bg4: int = 0
+    bod_bg5: int = 0
+    bod_bg6: int = 0
+    bod_bg7: int = 0
+
+    @property
+    def bod(self) -> bool:
+        return bool(self.bod_flags & BOD_ENABLE)
+
+    def bod_fields(self) -> tuple:
+        return tuple(getattr(self, f.name) for f in BOD_FIELDS)
 
     def check(self, params: ChannelParams = ChannelParams()) -> None:
         """Raise ConfigError unless every field fits its register and the hardware's bounds."""
@@ -96,6 +127,12 @@ class ChannelRegs:
             raise ConfigError("memory region exceeds the address space")
         if self.loss_mode not in (LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT):
             raise ConfigError(f"loss_mode={self.loss_mode} is not a loss model")
+        if self.bod:
+            if not params.bod:
+                raise ConfigError("this channel has no Bandwidth-on-Demand hardware")
+            why = check_bod(self)
+            if why:
+                raise ConfigError(why)
 
 
 class Fate(enum.IntEnum):
@@ -124,8 +161,10 @@ class Commit:
 @dataclass
 class FrameResult:
     fate: Fate
-    departure: int | None = None   # cycle at which the shaper finishes serialising it
+    departure: int | None = None   # cycle the shaper finishes serialising it (BoD: the end of
+                                   # the slot that carries its last byte)
     egress: int | None = None      # cycle of the first egress beat
+    length: int = 0                # BoD: bytes (used while the frame waits for its slots)
 
 
 @dataclass
@@ -133,6 +172,7 @@ class ModelResult:
     frames: list[FrameResult]
     counters: dict[str, int]
     gauges: dict[str, int] = field(default_factory=dict)
+    bod: list[BodRecord] = field(default_factory=list)   # per-superframe records (BoD only)
 
     def egress_cycles(self) -> np.ndarray:
         """Egress start cycle per frame, -1 where the frame was dropped."""
@@ -202,7 +242,8 @@ class _Loss:
 
 
 def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
-             params: ChannelParams = ChannelParams(), commits: Sequence[Commit] = ()) -> ModelResult:
+             params: ChannelParams = ChannelParams(), commits: Sequence[Commit] = (),
+             bod_start: int = 0, until: int | None = None) -> ModelResult:
     """Predict every frame's fate and egress cycle, and the final counters.
 
     ``frames`` holds (arrival cycle, length in bytes, error flag) in arrival order; the arrival
@@ -210,6 +251,11 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     reset (or from an initial commit before the first arrival); ``commits`` lists later commits.
     The model assumes the egress sink is always ready and that memory keeps up, which makes the
     ``late`` counter zero; the benches check that the gateware agrees.
+
+    With BoD on (``regs.bod``), superframe 0 starts at ``bod_start`` (the cycle after the commit
+    that set the BoD fields), and the model runs the superframes up to cycle ``until`` (by default
+    until the queue is empty); ``bod`` of the result holds one record per finished superframe.
+    A frame still queued at ``until`` has departure and egress None.
     """
     regs.check(params)
     pending = sorted(commits, key=lambda c: c.cycle)
@@ -223,15 +269,31 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     egress_free = 0
     last_arrival = -1
     out: list[FrameResult] = []
+    bod = Bod(regs, bod_start, params.latency_floor) if regs.bod else None
+    released: deque[tuple[int, int]] = deque()    # BoD: (release, length) of frames released
+    taken = 0                                     # BoD: entries of bod.released accounted
+
+    def bod_catch_up(cycle):
+        nonlocal taken
+        bod.advance(cycle)
+        for index, release, egress in bod.released[taken:]:
+            out[index].departure, out[index].egress = release, egress
+            released.append((release, out[index].length))
+            inflight.append((egress, frame_words(out[index].length)))
+        taken = len(bod.released)
 
     for arrival, length, err in frames:
         if arrival <= last_arrival:
             raise ValueError("arrivals must be strictly increasing")
         last_arrival = arrival
+        if bod is not None:
+            bod_catch_up(arrival)
         while pending and pending[0].cycle < arrival:
             c = pending.pop(0)
             if (c.regs.mem_base, c.regs.mem_size) != (regs.mem_base, regs.mem_size):
                 raise ValueError("the model does not move the memory region mid-run")
+            if c.regs.bod_fields() != regs.bod_fields():
+                raise ValueError("the model does not change the BoD fields mid-run")
             c.regs.check(params)
             if c.regs.rate_den != regs.rate_den:
                 shaper.round_up()
@@ -244,6 +306,9 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
         while queue and queue[0][0] < arrival:
             q_frames -= 1
             q_bytes -= queue.popleft()[1]
+        while released and released[0][0] < arrival:
+            q_frames -= 1
+            q_bytes -= released.popleft()[1]
         while inflight and inflight[0][0] < arrival:
             mem_words -= inflight.popleft()[1]
 
@@ -266,6 +331,19 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
             cnt[FATE_COUNTER[fate]] += 1
             out.append(FrameResult(fate))
             continue
+        if bod is not None:
+            # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
+            bod.push(len(out), length)
+            q_frames += 1
+            q_bytes += length
+            mem_words += frame_words(length)
+            gauges["queue_frames_hwm"] = max(gauges["queue_frames_hwm"], q_frames)
+            gauges["queue_bytes_hwm"] = max(gauges["queue_bytes_hwm"], q_bytes)
+            gauges["mem_words_hwm"] = max(gauges["mem_words_hwm"], mem_words)
+            cnt["tx_frames"] += 1
+            cnt["tx_bytes"] += length
+            out.append(FrameResult(fate, length=length))
+            continue
 
         departure = shaper.depart(arrival, length, regs)
         release = departure + max(regs.delay, params.latency_floor)
@@ -283,7 +361,18 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
         cnt["tx_bytes"] += length
         out.append(FrameResult(fate, departure, egress))
 
-    return ModelResult(out, cnt, gauges)
+    records = []
+    if bod is not None:
+        if until is None:
+            bod.drain(last_arrival + 10_000 * max(1, regs.bod_slots * regs.bod_slot_cycles))
+        else:
+            bod_catch_up(until)
+        bod_catch_up(-1)
+        records = bod.records
+        unsent = [r for r in out if r.fate is Fate.DELIVERED and r.egress is None]
+        cnt["tx_frames"] -= len(unsent)
+        cnt["tx_bytes"] -= sum(r.length for r in unsent)
+    return ModelResult(out, cnt, gauges, records)
 
 
 def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
@@ -291,12 +380,17 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     """Memory words a channel can need at worst, in register units; the firmware computes the
     same integer (firmware/app/fw.c) before it accepts a profile.
 
-    Minimum-size frames arrive back to back at the shaped rate for the delay plus the latency
-    floor, each one serialisation time apart; when the channel is not shaped they arrive at the
+    Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
+    the delay plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
     port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
     """
     window = max(regs.delay, params.latency_floor) + params.latency_floor
-    if regs.rate_q or regs.rate_num:
+    if regs.bod:
+        # BoD: at most every slot of the carrier, bod_slot_bytes per bod_slot_cycles; a frame
+        # costs (min_len + overhead) bytes of slot payload.
+        num = (regs.min_len + regs.overhead) * regs.bod_slot_cycles
+        den = regs.bod_slot_bytes
+    elif regs.rate_q or regs.rate_num:
         # per frame: (min_len + overhead) * (q + num/den) cycles
         num = (regs.min_len + regs.overhead) * (regs.rate_q * regs.rate_den + regs.rate_num)
         den = regs.rate_den

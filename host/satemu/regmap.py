@@ -10,13 +10,20 @@ least significant word first. Three kinds of register exist:
 * ``ctl``: write-only strobes.
 * ``stat``: read-only. Counters and gauges are read from a snapshot taken by ``STATS.snapshot``,
   so a set of counters read over several bus cycles is consistent.
+* ``live``: read-only, read as they are: the Bandwidth-on-Demand statistics ring (``bod_rec``
+  holds the record of superframe ``bod_sel``, see BOD_RECORD) and its superframe count.
+
+The ``bod_*`` profile fields describe the Bandwidth-on-Demand return link (docs/bod.md). They take
+effect like the memory region: only with COMMIT_LAYOUT while the delay line is empty. A commit
+that changes them restarts the BoD block, and superframe 0 begins in the cycle after the commit.
 """
 
 from dataclasses import dataclass
 
 __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUGES", "REGMAP",
            "LOSS_NONE", "LOSS_BERNOULLI", "LOSS_GILBERT_ELLIOTT",
-           "REG_WORDS", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT", "STATS_SNAPSHOT", "STATS_CLEAR"]
+           "REG_WORDS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD", "BOD_RECORD_WORDS", "BOD_BG_LEVELS",
+           "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT", "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT", "STATS_SNAPSHOT", "STATS_CLEAR"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -27,6 +34,13 @@ COMMIT_LAYOUT = 1 << 2   # with APPLY: also take MEM_BASE/MEM_SIZE, allowed only
 # STATS register bits.
 STATS_SNAPSHOT = 1 << 0  # copy every counter and gauge into the readable snapshot
 STATS_CLEAR = 1 << 1     # zero every counter and high-water mark (after the snapshot, if both are set)
+# BOD_FLAGS register bits.
+BOD_ENABLE = 1 << 0      # the channel is served in granted timeslots instead of by the rate shaper
+BOD_FCA = 1 << 1         # free capacity assignment: the pool's unused slots go to the terminal
+BOD_BG_REPEAT = 1 << 2   # the background-load schedule repeats; otherwise its last level holds
+BOD_BG_LEVELS = 8        # levels in the background-load schedule
+BOD_LATENCY_MAX = 64     # request-to-grant latency, superframes: the request pipeline's depth
+BOD_RATE_ONE = 256       # rates (CRA, RBDC) are in slots per superframe x 256
 
 
 @dataclass(frozen=True)
@@ -63,9 +77,28 @@ CFG_FIELDS = [
     Field("mem_size", 32, "cfg", "delay-line region size, in memory words (COMMIT_LAYOUT)"),
 ]
 
+BOD_FIELDS = [
+    Field("bod_flags", 3, "cfg", "bit0 BoD on, bit1 FCA, bit2 background schedule repeats"),
+    Field("bod_slot_cycles", 32, "cfg", "timeslot duration, cycles; a superframe is bod_slots of them"),
+    Field("bod_slots", 16, "cfg", "timeslots per superframe on the return carrier (the shared pool)"),
+    Field("bod_slot_bytes", 16, "cfg", "payload bytes per timeslot"),
+    Field("bod_cra", 24, "cfg", "CRA, slots per superframe x 256, granted every superframe"),
+    Field("bod_rbdc_max", 24, "cfg", "RBDC maximum, slots per superframe x 256 (0: no RBDC)"),
+    Field("bod_rbdc_timeout", 16, "cfg", "superframes an RBDC request stays valid (0: until replaced)"),
+    Field("bod_vbdc_max", 16, "cfg", "VBDC slots requested and not yet granted, at most (0: no VBDC)"),
+    Field("bod_req_period", 16, "cfg", "superframes between capacity requests (>= 1)"),
+    Field("bod_latency", 7, "cfg", f"request-to-grant latency, superframes (1..{BOD_LATENCY_MAX})"),
+    Field("bod_bg_count", 4, "cfg", f"levels used in the background schedule (1..{BOD_BG_LEVELS})"),
+    *[Field(f"bod_bg{i}", 32, "cfg", f"background level {i}: slots per superframe (bits 15..0) "
+                                     f"taken by other terminals, for superframes (bits 31..16)")
+      for i in range(BOD_BG_LEVELS)],
+]
+CFG_FIELDS = CFG_FIELDS + BOD_FIELDS
+
 CTL_FIELDS = [
     Field("commit", 3, "ctl", "bit0 APPLY, bit1 RESEED, bit2 LAYOUT"),
     Field("stats", 2, "ctl", "bit0 SNAPSHOT, bit1 CLEAR"),
+    Field("bod_sel", 32, "ctl", "superframe whose record bod_rec shows (mod the ring depth)"),
 ]
 
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
@@ -83,6 +116,28 @@ STAT_FIELDS = [
 ]
 
 
+# One superframe's record in the BoD statistics ring, packed least significant field first.
+BOD_RECORD = [
+    ("sf", 32),          # superframe number since the BoD block (re)started
+    ("rbdc_req", 32),    # RBDC requested in this superframe, slots per superframe x 256
+    ("vbdc_req", 16),    # VBDC requested in this superframe, slots
+    ("bg", 16),          # slots the other terminals took (background demand served)
+    ("g_cra", 16),       # slots granted for this superframe, by type
+    ("g_rbdc", 16),
+    ("g_vbdc", 16),
+    ("g_fca", 16),
+    ("used", 16),        # granted slots that carried at least one byte
+    ("reserved", 16),
+    ("backlog", 32),     # bytes queued (frame + overhead, not yet sent) at the superframe's start
+]
+BOD_RECORD_WORDS = sum(w for _, w in BOD_RECORD) // 32
+
+LIVE_FIELDS = [
+    Field("bod_count", 32, "live", "superframes recorded since the BoD block (re)started"),
+    Field("bod_rec", 32 * BOD_RECORD_WORDS, "live", "record of superframe bod_sel (BOD_RECORD)"),
+]
+
+
 def _layout(groups):
     out, offset = {}, 0
     for fields in groups:
@@ -92,8 +147,10 @@ def _layout(groups):
     return out
 
 
-REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS])
+REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS, LIVE_FIELDS])
 REG_WORDS = max(f.offset + f.words for f in REGMAP.values())
 CFG_FIELDS = [REGMAP[f.name] for f in CFG_FIELDS]
 CTL_FIELDS = [REGMAP[f.name] for f in CTL_FIELDS]
 STAT_FIELDS = [REGMAP[f.name] for f in STAT_FIELDS]
+LIVE_FIELDS = [REGMAP[f.name] for f in LIVE_FIELDS]
+BOD_FIELDS = [REGMAP[f.name] for f in BOD_FIELDS]

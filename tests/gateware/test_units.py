@@ -69,3 +69,72 @@ def test_sertime_is_exact():
             ti, tf = ctx.get(dut.ti), ctx.get(dut.tf)
             assert tf < den and ti + Fraction(tf, den) == exact, (m, q, num, den)
     run(dut, bench)
+
+
+def test_divider_is_exact():
+    from satemu_gw.divider import Divider
+    dut = Divider(40, 32)
+    rng = random.Random(9)
+    cases = [(0, 1), (1, 1), ((1 << 40) - 1, 1), ((1 << 40) - 1, (1 << 32) - 1), (255, 256)]
+    cases += [(rng.randrange(1 << 40), rng.randrange(1, 1 << rng.randint(1, 32))) for _ in range(100)]
+
+    async def bench(ctx):
+        for n, d in cases:
+            ctx.set(dut.n, n)
+            ctx.set(dut.d, d)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            while ctx.get(dut.busy):
+                await ctx.tick()
+            assert (ctx.get(dut.q), ctx.get(dut.r)) == divmod(n, d), (n, d)
+    run(dut, bench)
+
+
+def test_bod_allocator_matches_model():
+    """Superframe after superframe, with random backlog and arrivals, the allocator's grants
+    and requests equal satemu.bod_model's."""
+    from dataclasses import replace
+    from satemu.bod_model import Bod
+    from satemu.channel_model import ChannelRegs
+    from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT
+    from satemu_gw.bod_alloc import BodAllocator
+
+    rng = random.Random(3)
+    configs = [
+        ChannelRegs(bod_flags=BOD_ENABLE, bod_slots=40, bod_slot_bytes=100, bod_cra=300,
+                    bod_rbdc_max=20 * 256, bod_rbdc_timeout=3, bod_vbdc_max=60, bod_req_period=1,
+                    bod_latency=8, bod_bg_count=1, bod_bg0=12 | 1 << 16),
+        ChannelRegs(bod_flags=BOD_ENABLE | BOD_FCA | BOD_BG_REPEAT, bod_slots=100, bod_slot_bytes=188,
+                    bod_cra=1000, bod_rbdc_max=50 * 256, bod_rbdc_timeout=0, bod_vbdc_max=500,
+                    bod_req_period=3, bod_latency=64, bod_bg_count=3,
+                    bod_bg0=30 | 5 << 16, bod_bg1=95 | 2 << 16, bod_bg2=0 | 4 << 16),
+    ]
+    for regs in configs:
+        dut = BodAllocator()
+
+        async def bench(ctx, regs=regs):
+            model = Bod(regs, 0, 2048)
+            for f in regs.__dataclass_fields__:
+                if f.startswith("bod_") or f == "overhead":
+                    ctx.set(getattr(dut.cfg, f), getattr(regs, f))
+            for k in range(200):
+                backlog = rng.choice([0, rng.randrange(1 << 16), rng.randrange(1 << 31)])
+                arrived = rng.choice([0, rng.randrange(1 << 14), rng.randrange(1 << 31)])
+                model.k, model.backlog, model.arrived = k, backlog, arrived
+                model._superframe()
+                want = model.cur
+                ctx.set(dut.k, k)
+                ctx.set(dut.backlog, backlog)
+                ctx.set(dut.arrived, arrived)
+                ctx.set(dut.start, 1)
+                await ctx.tick()
+                ctx.set(dut.start, 0)
+                while ctx.get(dut.busy):
+                    await ctx.tick()
+                got = {n: ctx.get(getattr(dut, n)) for n in
+                       ("rbdc_req", "vbdc_req", "bg", "g_cra", "g_rbdc", "g_vbdc", "g_fca")}
+                exp = {n: getattr(want, n) for n in got}
+                assert got == exp, f"superframe {k}: {got} != {exp}"
+                assert ctx.get(dut.granted) == want.granted
+        run(dut, bench)
