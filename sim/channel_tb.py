@@ -315,7 +315,8 @@ def check_bod(bench: Bench, count: int, records: list, end: int) -> tuple[list, 
                "requests": sum(1 for r in want if r.rbdc_req or r.vbdc_req),
                "vbdc_max_req": max((r.vbdc_req for r in want), default=0),
                "bg": [r.bg for r in want], "backlog_max": max((r.backlog for r in want), default=0),
-               "records": [vars(r) for r in want], "ring": [vars(r) for r in records]}
+               "records": [dict(vars(r), granted=r.granted) for r in want],
+               "ring": [vars(r) for r in records]}
     return errors, summary
 
 

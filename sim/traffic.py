@@ -63,9 +63,10 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
 
 def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(),
              mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
-             sink_ready: float = 1.0, commits: list | None = None, run_after: int = 0) -> dict:
+             sink_ready: float = 1.0, commits: list | None = None, run_after: int = 0,
+             expect: dict | None = None) -> dict:
     return {
-        "run_after": run_after,
+        "run_after": run_after, "expect": expect or {},
         "name": name, "f_clk": f_clk, "params": asdict(params), "regs": asdict(regs),
         "frames": frames, "mem": mem or {}, "tb_seed": tb_seed, "beat_gap": beat_gap,
         "sink_ready": sink_ready,

@@ -8,8 +8,12 @@
 enum {
     F_LOSS_MODE, F_LOSS_P, F_GE_P, F_GE_R, F_GE_LOSS_GOOD, F_GE_LOSS_BAD, F_SEED, F_RATE_Q,
     F_RATE_NUM, F_RATE_DEN, F_OVERHEAD, F_DELAY, F_QUEUE_FRAMES, F_QUEUE_BYTES, F_MIN_LEN,
-    F_MAX_LEN
+    F_MAX_LEN, F_BOD_FLAGS, F_BOD_SLOT_CYCLES, F_BOD_SLOTS, F_BOD_SLOT_BYTES, F_BOD_CRA,
+    F_BOD_RBDC_MAX, F_BOD_RBDC_TIMEOUT, F_BOD_VBDC_MAX, F_BOD_REQ_PERIOD, F_BOD_LATENCY,
+    F_BOD_BG_COUNT, F_BOD_BG0, F_COUNT = F_BOD_BG0 + SATEMU_BOD_BG_LEVELS
 };
+/* The enum follows the generated field list, or this fails to compile. */
+typedef char satemu_fields_match[F_COUNT == SATEMU_PROFILE_FIELDS ? 1 : -1];
 
 const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS] = {
     SATEMU_REG_LOSS_MODE_WIDTH, SATEMU_REG_LOSS_P_WIDTH, SATEMU_REG_GE_P_WIDTH,
@@ -17,7 +21,13 @@ const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS] = {
     SATEMU_REG_SEED_WIDTH, SATEMU_REG_RATE_Q_WIDTH, SATEMU_REG_RATE_NUM_WIDTH,
     SATEMU_REG_RATE_DEN_WIDTH, SATEMU_REG_OVERHEAD_WIDTH, SATEMU_REG_DELAY_WIDTH,
     SATEMU_REG_QUEUE_FRAMES_WIDTH, SATEMU_REG_QUEUE_BYTES_WIDTH, SATEMU_REG_MIN_LEN_WIDTH,
-    SATEMU_REG_MAX_LEN_WIDTH,
+    SATEMU_REG_MAX_LEN_WIDTH, SATEMU_REG_BOD_FLAGS_WIDTH, SATEMU_REG_BOD_SLOT_CYCLES_WIDTH,
+    SATEMU_REG_BOD_SLOTS_WIDTH, SATEMU_REG_BOD_SLOT_BYTES_WIDTH, SATEMU_REG_BOD_CRA_WIDTH,
+    SATEMU_REG_BOD_RBDC_MAX_WIDTH, SATEMU_REG_BOD_RBDC_TIMEOUT_WIDTH,
+    SATEMU_REG_BOD_VBDC_MAX_WIDTH, SATEMU_REG_BOD_REQ_PERIOD_WIDTH, SATEMU_REG_BOD_LATENCY_WIDTH,
+    SATEMU_REG_BOD_BG_COUNT_WIDTH, SATEMU_REG_BOD_BG0_WIDTH, SATEMU_REG_BOD_BG1_WIDTH,
+    SATEMU_REG_BOD_BG2_WIDTH, SATEMU_REG_BOD_BG3_WIDTH, SATEMU_REG_BOD_BG4_WIDTH,
+    SATEMU_REG_BOD_BG5_WIDTH, SATEMU_REG_BOD_BG6_WIDTH, SATEMU_REG_BOD_BG7_WIDTH,
 };
 
 static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = {
@@ -25,6 +35,12 @@ static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = {
     SATEMU_REG_GE_LOSS_GOOD, SATEMU_REG_GE_LOSS_BAD, SATEMU_REG_SEED, SATEMU_REG_RATE_Q,
     SATEMU_REG_RATE_NUM, SATEMU_REG_RATE_DEN, SATEMU_REG_OVERHEAD, SATEMU_REG_DELAY,
     SATEMU_REG_QUEUE_FRAMES, SATEMU_REG_QUEUE_BYTES, SATEMU_REG_MIN_LEN, SATEMU_REG_MAX_LEN,
+    SATEMU_REG_BOD_FLAGS, SATEMU_REG_BOD_SLOT_CYCLES, SATEMU_REG_BOD_SLOTS,
+    SATEMU_REG_BOD_SLOT_BYTES, SATEMU_REG_BOD_CRA, SATEMU_REG_BOD_RBDC_MAX,
+    SATEMU_REG_BOD_RBDC_TIMEOUT, SATEMU_REG_BOD_VBDC_MAX, SATEMU_REG_BOD_REQ_PERIOD,
+    SATEMU_REG_BOD_LATENCY, SATEMU_REG_BOD_BG_COUNT, SATEMU_REG_BOD_BG0, SATEMU_REG_BOD_BG1,
+    SATEMU_REG_BOD_BG2, SATEMU_REG_BOD_BG3, SATEMU_REG_BOD_BG4, SATEMU_REG_BOD_BG5,
+    SATEMU_REG_BOD_BG6, SATEMU_REG_BOD_BG7,
 };
 
 /* PORT_COUNTERS at the last RESET_STATS, per channel. */
@@ -83,7 +99,13 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
     uint64_t floor_ = hw->latency_floor;
     uint64_t window = (f[F_DELAY] > floor_ ? f[F_DELAY] : floor_) + floor_;
     struct u128 num, den;
-    if (f[F_RATE_Q] || f[F_RATE_NUM]) {
+    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        /* BoD: at most every slot of the carrier, bod_slot_bytes per bod_slot_cycles; a frame
+         * costs (min_len + overhead) bytes of slot payload. */
+        num = mul64(f[F_MIN_LEN] + f[F_OVERHEAD], f[F_BOD_SLOT_CYCLES]);
+        den.hi = 0;
+        den.lo = f[F_BOD_SLOT_BYTES];
+    } else if (f[F_RATE_Q] || f[F_RATE_NUM]) {
         /* per frame: (min_len + overhead) * (q + num/den) cycles */
         struct u128 per = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
         per.lo += f[F_RATE_NUM];
@@ -118,7 +140,39 @@ static void bad(struct satemu_verdict *v, const uint64_t *f, int field, uint64_t
 
 #define BAD(...) do { bad(v, f, __VA_ARGS__); return; } while (0)
 
-void satemu_validate(const struct satemu_hw *hw, const uint64_t *f, struct satemu_verdict *v)
+/* The BoD fields, only when BoD is on: satemu.bod_model.check_bod's rules in its order. */
+static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t *f,
+                         struct satemu_verdict *v)
+{
+    if (!((hw->bod_mask >> channel) & 1))
+        BAD(F_BOD_FLAGS, 0, 0);
+    if (f[F_BOD_SLOT_CYCLES] < 32)
+        BAD(F_BOD_SLOT_CYCLES, 32, 0xFFFFFFFFu);
+    if (f[F_BOD_SLOTS] < 1)
+        BAD(F_BOD_SLOTS, 1, 0xFFFFu);
+    if (f[F_BOD_SLOT_BYTES] < 1)
+        BAD(F_BOD_SLOT_BYTES, 1, 0xFFFFu);
+    uint64_t carrier = f[F_BOD_SLOTS] * SATEMU_BOD_RATE_ONE;
+    if (f[F_BOD_CRA] > carrier)
+        BAD(F_BOD_CRA, 0, carrier);
+    if (f[F_BOD_RBDC_MAX] > carrier)
+        BAD(F_BOD_RBDC_MAX, 0, carrier);
+    if (f[F_BOD_REQ_PERIOD] < 1)
+        BAD(F_BOD_REQ_PERIOD, 1, 0xFFFFu);
+    if (f[F_BOD_LATENCY] < 1 || f[F_BOD_LATENCY] > SATEMU_BOD_LATENCY_MAX)
+        BAD(F_BOD_LATENCY, 1, SATEMU_BOD_LATENCY_MAX);
+    if (f[F_BOD_BG_COUNT] < 1 || f[F_BOD_BG_COUNT] > SATEMU_BOD_BG_LEVELS)
+        BAD(F_BOD_BG_COUNT, 1, SATEMU_BOD_BG_LEVELS);
+    for (unsigned i = 0; i < f[F_BOD_BG_COUNT]; i++) {
+        /* slots (bits 15..0) at most bod_slots, for superframes (bits 31..16) at least 1 */
+        uint64_t level = f[F_BOD_BG0 + i];
+        if ((level & 0xFFFFu) > f[F_BOD_SLOTS] || (level >> 16) < 1)
+            BAD(F_BOD_BG0 + (int)i, 1u << 16, 0xFFFF0000u | f[F_BOD_SLOTS]);
+    }
+}
+
+void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
+                     struct satemu_verdict *v)
 {
     memset(v, 0, sizeof(*v));
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++) {
@@ -143,6 +197,11 @@ void satemu_validate(const struct satemu_hw *hw, const uint64_t *f, struct satem
         BAD(F_QUEUE_FRAMES, 1, hw->queue_depth);
     if (f[F_QUEUE_BYTES] < f[F_MIN_LEN])
         BAD(F_QUEUE_BYTES, f[F_MIN_LEN], 0xFFFFFFFFu);
+    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        validate_bod(hw, channel, f, v);
+        if (v->status)
+            return;
+    }
     /* The channel of a profile does not change the bound: both regions are the same size. */
     uint64_t need = satemu_budget_words(hw, f);
     if (need > hw->mem_words[0]) {
@@ -199,7 +258,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         out[0] = get_le(p, 2) == SATEMU_PROTOCOL_VERSION ? SATEMU_STATUS_OK
                                                          : SATEMU_STATUS_BAD_VERSION;
         o = put_le(o, SATEMU_PROTOCOL_VERSION, 2);
-        o = put_le(o, SATEMU_CAP_CHANNELS, 4);
+        o = put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0), 4);
         o = put_le(o, hw->f_clk, 4);
         o = put_le(o, hw->queue_depth, 2);
         o = put_le(o, hw->max_frame, 2);
@@ -217,7 +276,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
             f[i] = get_le(p + 1 + 8 * i, 8);
         struct satemu_verdict v;
-        satemu_validate(hw, f, &v);
+        satemu_validate(hw, p[0], f, &v);
         out[0] = v.status;
         if (v.status == SATEMU_STATUS_BAD_FIELD) {
             uint8_t *o = out + 1;
@@ -291,6 +350,37 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         for (int ch = 0; ch < 2; ch++)
             port_base[ch] = hw->port_drops ? hw->port_drops(hw->ctx, ch) : 0;
         return status_only(out, SATEMU_STATUS_OK);
+    case SATEMU_OP_BOD_TRACE: {
+        /* channel u8, first superframe u32, max records u8 */
+        if (req->length != 6)
+            return status_only(out, SATEMU_STATUS_BAD_LENGTH);
+        if (p[0] > 1)
+            return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
+        if (!((hw->bod_mask >> p[0]) & 1))
+            return status_only(out, SATEMU_STATUS_NO_BOD);
+        uint32_t count = hw->read(hw->ctx, p[0], SATEMU_REG_BOD_COUNT);
+        uint32_t first = (uint32_t)get_le(p + 1, 4);
+        /* The ring holds the last bod_ring superframes; older ones are overwritten. */
+        if (count > hw->bod_ring && first < count - hw->bod_ring)
+            first = count - hw->bod_ring;
+        uint32_t n = first < count ? count - first : 0;
+        if (n > p[5])
+            n = p[5];
+        if (n > SATEMU_BOD_TRACE_MAX)
+            n = SATEMU_BOD_TRACE_MAX;
+        uint8_t *o = out;
+        *o++ = SATEMU_STATUS_OK;
+        o = put_le(o, count, 4);
+        o = put_le(o, first, 4);
+        *o++ = (uint8_t)n;
+        for (uint32_t i = 0; i < n; i++) {
+            /* The ring's read port answers a cycle after the select: any bus read is later. */
+            hw->write(hw->ctx, p[0], SATEMU_REG_BOD_SEL, first + i);
+            for (unsigned w = 0; w < SATEMU_BOD_RECORD_WORDS; w++)
+                o = put_le(o, hw->read(hw->ctx, p[0], SATEMU_REG_BOD_REC + w), 4);
+        }
+        return (size_t)(o - out);
+    }
     default:
         return status_only(out, SATEMU_STATUS_BAD_OPCODE);
     }

@@ -10,7 +10,8 @@
 
 #include "satemu_proto.h"
 
-#define SATEMU_PROFILE_FIELDS 16      /* PROFILE_FIELDS of satemu.protocol */
+/* SATEMU_PROFILE_FIELDS (the length of satemu.protocol.PROFILE_FIELDS) comes with the
+ * generated header. */
 
 struct satemu_hw {
     void *ctx;
@@ -26,6 +27,10 @@ struct satemu_hw {
     /* Frames the channel's ingress MAC discarded for a bad preamble: a free-running 32-bit
      * count (NULL: none). */
     uint32_t (*port_drops)(void *ctx, int channel);
+    /* Bandwidth-on-Demand: a bit per channel that has the BoD block, and the depth of its
+     * statistics ring (superframe records). */
+    uint32_t bod_mask;
+    uint32_t bod_ring;
 };
 
 struct satemu_verdict {
@@ -38,7 +43,9 @@ struct satemu_verdict {
 extern const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS];
 
 uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f);
-void satemu_validate(const struct satemu_hw *hw, const uint64_t *fields, struct satemu_verdict *v);
+/* The verdict on a profile for a channel (BoD is allowed only where the hardware has it). */
+void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *fields,
+                     struct satemu_verdict *v);
 
 /* Handles one request; writes the response payload (status byte first) to out, which holds
  * SATEMU_MAX_PAYLOAD bytes, and returns its length. */

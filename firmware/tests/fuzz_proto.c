@@ -16,13 +16,14 @@ static uint32_t port_drops(void *ctx, int ch) { (void)ctx; return regs[ch][0] * 
 static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
                                      { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                                      SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                                     port_drops };
+                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct satemu_deframer d;
     static uint8_t wire[SATEMU_MAX_ENCODED];
     struct satemu_frame f, g;
+    regs[1][SATEMU_REG_BOD_COUNT] = 300;     /* a full BoD ring, so BOD_TRACE reads records */
     satemu_deframer_init(&d);
     for (size_t i = 0; i < size; i++) {
         if (!satemu_deframe_byte(&d, data[i], &f))
@@ -44,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t resp[SATEMU_MAX_PAYLOAD];
         struct satemu_frame r = { seq, op, len, payload };
         size_t rn = satemu_handle(&hw, &r, resp);
-        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_BUDGET)
+        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_NO_BOD)
             abort();
         if (!satemu_encode_frame(seq, (uint8_t)(op | SATEMU_RESPONSE_BIT), resp, rn, wire))
             abort();

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The firmware's command layer on the host: the profile checks against the shared vectors, and
- * every request against a register file that stands in for the two channels' register banks. */
+ * every request against a register file that stands in for the two channels' register banks,
+ * with a BoD statistics ring behind the return channel's bod_sel/bod_rec. */
 #include <stdio.h>
 #include <string.h>
 
 #include "fw.h"
 #include "satemu_profile_vectors.h"
+#include "satemu_bod_vectors.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -20,9 +22,22 @@ static void expect(int ok, const char *what, long i)
     }
 }
 
-struct bank { uint32_t regs[2][SATEMU_REG_WORDS]; unsigned commits, last_commit, stats; uint32_t port[2]; };
+struct bank {
+    uint32_t regs[2][SATEMU_REG_WORDS];
+    unsigned commits, last_commit, stats;
+    uint32_t port[2];
+    uint32_t ring[BOD_VEC_RING][SATEMU_BOD_RECORD_WORDS];   /* the return channel's BoD ring */
+};
 
-static uint32_t rd(void *ctx, int ch, unsigned word) { return ((struct bank *)ctx)->regs[ch][word]; }
+static uint32_t rd(void *ctx, int ch, unsigned word)
+{
+    struct bank *b = ctx;
+    /* bod_rec shows the ring entry of superframe bod_sel, as the gateware's ring does. */
+    if (ch == SATEMU_CHANNEL_RETURN && word >= SATEMU_REG_BOD_REC
+        && word < SATEMU_REG_BOD_REC + SATEMU_BOD_RECORD_WORDS)
+        return b->ring[b->regs[ch][SATEMU_REG_BOD_SEL] % BOD_VEC_RING][word - SATEMU_REG_BOD_REC];
+    return b->regs[ch][word];
+}
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
 static void commit(void *ctx, unsigned flags)
 {
@@ -46,7 +61,7 @@ int main(void)
     struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
                             { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                             SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                            port_drops };
+                            port_drops, BOD_VEC_BOD_MASK, BOD_VEC_RING };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
     /* Profile checks: same verdict as satemu.validate for every shared case. */
@@ -55,8 +70,9 @@ int main(void)
         hw.f_clk = c->f_clk;
         hw.port_bps = c->port_bps;
         hw.mem_words[0] = hw.mem_words[1] = c->mem_words;
+        hw.bod_mask = c->bod_mask;
         struct satemu_verdict v;
-        satemu_validate(&hw, c->fields, &v);
+        satemu_validate(&hw, c->channel, c->fields, &v);
         int same = v.status == c->status && (c->status != SATEMU_STATUS_BAD_FIELD
             || (v.field == c->field && v.value == c->value && v.lo == c->lo && v.hi == c->hi))
             && (c->status != SATEMU_STATUS_BUDGET || (v.value == c->value && v.hi == c->hi));
@@ -68,6 +84,7 @@ int main(void)
     }
     hw.f_clk = 75000000u;
     hw.mem_words[0] = hw.mem_words[1] = 6u << 20;
+    hw.bod_mask = BOD_VEC_BOD_MASK;
 
     /* SET_PROFILE of a valid case writes every field and the channel's region; GET_PROFILE
      * reads the same values back. */
@@ -106,6 +123,29 @@ int main(void)
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 31 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
            "hello, wrong version", 0);
+    ver[0] = SATEMU_PROTOCOL_VERSION;
+    n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(n == 31 && resp[0] == SATEMU_STATUS_OK
+           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_BOD), "hello announces BoD", 0);
+    hw.bod_mask = 0;
+    n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(n == 31 && resp[3] == SATEMU_CAP_CHANNELS, "hello without BoD", 0);
+    hw.bod_mask = BOD_VEC_BOD_MASK;
+
+    /* BOD_TRACE: the exact answers of the shared vectors, from a ring that holds the last
+     * BOD_VEC_RING superframes of the history. */
+    for (size_t i = 0; i < N(bod_cases); i++) {
+        uint32_t count = bod_cases[i].count;
+        memset(bank.ring, 0, sizeof(bank.ring));
+        for (uint32_t s = count > BOD_VEC_RING ? count - BOD_VEC_RING : 0; s < count; s++)
+            memcpy(bank.ring[s % BOD_VEC_RING], bod_history[s], sizeof(bod_history[s]));
+        bank.regs[SATEMU_CHANNEL_RETURN][SATEMU_REG_BOD_COUNT] = count;
+        n = request(&hw, SATEMU_OP_BOD_TRACE, bod_cases[i].req, bod_cases[i].req_len, resp);
+        int same = n == bod_cases[i].resp_len && !memcmp(resp, bod_cases[i].resp, n);
+        if (!same)
+            printf("  bod case %zu: %zu bytes, status %u\n", i, n, resp[0]);
+        expect(same, "bod trace", (long)i);
+    }
 
     /* COMMIT reaches both channels at once, never while one is pending. */
     uint8_t flags = SATEMU_COMMIT_RESEED;

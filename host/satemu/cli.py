@@ -15,7 +15,8 @@ from pathlib import Path
 from . import __version__
 from .device import Device, DeviceError
 from .profile import Hardware, ProfileError, builtin_profiles, load_profile
-from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN
+from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
+from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .units import format_size, format_time
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,9 +44,15 @@ def cmd_show(args) -> int:
         print(f"  {name:<8} {ch.describe(hw)}")
         frac = f" + {r.rate_num}/{r.rate_den}" if r.rate_num else ""
         shaping = f"{r.rate_q}{frac} cycles per byte" if per_byte else "not shaped"
+        if r.bod:
+            shaping = "BoD grants"
         print(f"           at {hw.f_clk / 1e6:g} MHz: {shaping}, delay {r.delay} cycles "
               f"({format_time(Fraction(max(r.delay, hw.params.latency_floor), hw.f_clk))} "
               f"departure to egress)")
+        if r.bod:
+            print(f"           {r.bod_slots} slots of {r.bod_slot_cycles} cycles; CRA {r.bod_cra}, "
+                  f"RBDC max {r.bod_rbdc_max} (slots/superframe x {BOD_RATE_ONE}), "
+                  f"VBDC max {r.bod_vbdc_max} slots")
         need = ch.budget_words(hw)
         print(f"           delay line: at most {format_size(need * 8)} of "
               f"{format_size(hw.mem_words * 8)} ({100 * need / hw.mem_words:.1f}%)")
@@ -85,6 +92,36 @@ def cmd_stats(args) -> int:
             if not args.watch:
                 return 0
             time.sleep(args.watch)
+
+
+def cmd_bod_trace(args) -> int:
+    from .bod_trace import plot_demand_grant, records_to_rows, write_csv
+    if not 0 <= args.from_sf < 1 << 32:
+        raise ProfileError(f"--from {args.from_sf}: a superframe number, 0 .. {(1 << 32) - 1}")
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        if not info["capabilities"] & Capability.BOD:
+            raise DeviceError(f"{args.port} has no Bandwidth-on-Demand hardware")
+        prof = dev.get_profile(CHANNEL_RETURN)
+        if not prof["bod_flags"] & BOD_ENABLE:
+            raise DeviceError("BoD is off on the return channel: load a profile with a "
+                              "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
+        trace = dev.bod_trace(first=args.from_sf)
+    superframe = Fraction(prof["bod_slots"] * prof["bod_slot_cycles"], info["f_clk"])
+    rows = records_to_rows(trace.records, superframe, prof["bod_slot_bytes"])
+    if trace.records:
+        print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
+              f"{trace.count} recorded (a superframe is {format_time(superframe)})")
+    else:
+        print(f"no records from superframe {args.from_sf} on; {trace.count} recorded so far")
+    if trace.lost:
+        print(f"  {trace.lost_count} superframes were overwritten in the box's ring before they "
+              f"were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in trace.lost))
+    print(f"wrote {write_csv(rows, args.out)}")
+    if args.plot:
+        title = f"BoD on the return channel: demand and grants ({args.port})"
+        print(f"wrote {plot_demand_grant(rows, args.plot, title)}")
+    return 0
 
 
 def cmd_sim(args) -> int:
@@ -295,6 +332,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="repeat every S seconds (default 1)")
     port_args(stats)
     stats.set_defaults(func=cmd_stats)
+    bod = sub.add_parser("bod-trace", help="read the return channel's BoD records (requests, "
+                                           "grants, backlog per superframe) into a CSV")
+    bod.add_argument("--out", default="bod-trace.csv", metavar="CSV",
+                     help="where to write the records (default %(default)s)")
+    bod.add_argument("--plot", metavar="PNG", help="also plot demand against grants")
+    bod.add_argument("--from", dest="from_sf", type=int, default=0, metavar="SF",
+                     help="the first superframe to read (default: the oldest the box holds)")
+    port_args(bod)
+    bod.set_defaults(func=cmd_bod_trace)
     def transfer_args(p):
         p.add_argument("--cc", choices=["reno", "cubic"], default="reno",
                        help="the server's congestion control (default %(default)s)")

@@ -9,18 +9,32 @@ module the typed API; ``satemu.cli`` a thin command line over it.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 
 import serial
 
 from . import protocol as P
+from .bod_model import BodRecord
 from .channel_model import ChannelParams, ChannelRegs
 
-__all__ = ["Device", "DeviceError"]
+__all__ = ["Device", "DeviceError", "BodTrace"]
 
 
 class DeviceError(RuntimeError):
     """The box did not answer, or answered that a request was wrong; the message says which."""
+
+
+@dataclass
+class BodTrace:
+    """The BoD records read from a box, in superframe order."""
+    records: list[BodRecord]
+    count: int                  # superframes recorded when the last answer was made
+    # (first, end) superframe ranges that were overwritten in the box's ring before they were read
+    lost: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def lost_count(self) -> int:
+        return sum(end - first for first, end in self.lost)
 
 
 class Device:
@@ -81,13 +95,16 @@ class Device:
         if status == P.Status.OK:
             return
         if status == P.Status.BAD_FIELD:
-            field, value, lo, hi = P.BAD_FIELD_DETAIL.unpack(rest[:P.BAD_FIELD_DETAIL.size])
-            raise DeviceError(f"the box rejected the profile: {P.PROFILE_FIELDS[field].name}="
-                              f"{value} is outside {lo} .. {hi}")
+            from .validate import Verdict
+            detail = P.BAD_FIELD_DETAIL.unpack(rest[:P.BAD_FIELD_DETAIL.size])
+            raise DeviceError(f"the box rejected the profile: "
+                              f"{Verdict(P.Status.BAD_FIELD, *detail).explain()}")
         if status == P.Status.BUDGET:
             need, have = P.BUDGET_DETAIL.unpack(rest[:P.BUDGET_DETAIL.size])
             raise DeviceError(f"the box rejected the profile: its delay line needs {need} words, "
                               f"the channel has {have}")
+        if status == P.Status.NO_BOD:
+            raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
         if status == P.Status.BUSY:
             raise DeviceError("the box is still applying the previous commit; try again")
         if status == P.Status.BAD_VERSION:
@@ -108,6 +125,15 @@ class Device:
         return ChannelParams(queue_depth=info["queue_depth"], max_frame=info["max_frame"],
                              latency_floor=info["latency_floor"])
 
+    def hardware(self):
+        """The box's hardware as a ``satemu.profile.Hardware`` (HELLO): the BOD capability means
+        the return channel has the BoD block."""
+        from .profile import Hardware
+        info = self.info or self.hello()
+        bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
+        return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"],
+                        port_bps=info["port_bps"], params=self.params(), bod_channels=bod)
+
     def set_profile(self, channel: int, regs: ChannelRegs) -> None:
         fields = asdict(regs)
         values = [fields[f.name] for f in P.PROFILE_FIELDS]
@@ -124,11 +150,8 @@ class Device:
     def load(self, profile, reseed: bool = False) -> dict[str, ChannelRegs]:
         """Check ``profile`` (a ``satemu.profile.LinkProfile``) against this box's hardware, set
         it into both channels and commit it; returns the register values per direction."""
-        from .profile import Hardware
-        info = self.hello()
-        hw = Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], port_bps=info["port_bps"],
-                      params=self.params())
-        regs = profile.check(hw)
+        self.hello()
+        regs = profile.check(self.hardware())
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"])
         self.set_profile(P.CHANNEL_RETURN, regs["return"])
         self.commit(reseed=reseed)
@@ -140,3 +163,36 @@ class Device:
 
     def reset_stats(self) -> None:
         self.call(P.Op.RESET_STATS)
+
+    def bod_trace(self, first: int = 0, max_records: int = P.BOD_TRACE_MAX,
+                  channel: int = P.CHANNEL_RETURN) -> BodTrace:
+        """The BoD records from superframe ``first`` up to the newest, ``max_records`` per request
+        (BOD_TRACE), until caught up with the box. Records the box's ring overwrote before they
+        were read are listed in ``lost``."""
+        if not 1 <= max_records <= 255:
+            raise ValueError("max_records must lie in 1 .. 255")
+        trace = BodTrace([], 0)
+
+        def lose(start, end):
+            if trace.lost and trace.lost[-1][1] == start:
+                trace.lost[-1] = (trace.lost[-1][0], end)
+            else:
+                trace.lost.append((start, end))
+
+        want = first
+        while True:
+            rest = self.call(P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(channel, want, max_records))
+            try:
+                trace.count, start, records = P.decode_bod_trace(rest)
+            except P.ProtocolError as e:
+                raise DeviceError(f"{self.url}: {e}") from None
+            if start > want:
+                lose(want, start)
+            for sf, rec in enumerate(records, start):
+                if rec.sf == sf & 0xFFFFFFFF:
+                    trace.records.append(rec)
+                else:                   # overwritten by a newer superframe while being read
+                    lose(sf, sf + 1)
+            want = start + len(records)
+            if not records or want >= trace.count:
+                return trace

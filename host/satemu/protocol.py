@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -42,6 +42,7 @@ class Op(enum.IntEnum):
     COMMIT = 0x04         # payload: flags u8 (COMMIT_* of satemu.regmap) → status
     GET_STATS = 0x05      # payload: channel u8 → STATS_FIELDS, u64 each
     RESET_STATS = 0x06    # payload: none → status; clears both channels at once
+    BOD_TRACE = 0x07      # payload: BOD_TRACE_REQUEST → BOD_TRACE_HEAD, then n BoD records
 
 
 class Status(enum.IntEnum):
@@ -54,11 +55,12 @@ class Status(enum.IntEnum):
     BUSY = 5              # a commit is still pending in the gateware
     BAD_VERSION = 6       # + the firmware's protocol version u16
     BUDGET = 7            # + words needed u64, words available u64: the delay line cannot hold it
+    NO_BOD = 8            # the channel has no Bandwidth-on-Demand block
 
 
 class Capability(enum.IntFlag):
     CHANNELS = 1 << 0     # two link channels (forward, return)
-    BOD = 1 << 1          # Bandwidth-on-Demand return link (a later issue)
+    BOD = 1 << 1          # some channel (on the SoC: the return channel) has a BoD block
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
@@ -200,7 +202,8 @@ class Deframer:
 # ---------------------------------------------------------------------------------------------
 # Message payloads. Integers are little-endian.
 
-from .regmap import CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
+from .bod_model import BodRecord, unpack_record  # noqa: E402
+from .regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
 
 # The profile fields a host sends, in this order, each as u64. The memory region (mem_base,
 # mem_size) is not among them: the firmware owns the memory layout.
@@ -213,3 +216,54 @@ BUDGET_DETAIL = struct.Struct("<QQ")            # words needed, words available
 PORT_COUNTERS = ["drop_preamble"]   # frames the MAC discarded: no valid preamble and SFD
 STATS_FIELDS = COUNTERS + GAUGES + PORT_COUNTERS
 STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))
+
+# BOD_TRACE: the per-superframe records of a channel's BoD statistics ring (satemu.regmap
+# BOD_RECORD). The ring holds the last ``ring`` superframes (ChannelParams.bod_ring); the answer
+# starts at the requested superframe or at the oldest one still held, whichever is later, and
+# carries as many records as were asked for, exist and fit the payload. Each record is the
+# BOD_RECORD_WORDS words of ``bod_rec`` as read after writing the superframe to ``bod_sel``. A
+# record overwritten while it was read carries a later ``sf``: the host checks it.
+BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max records
+BOD_TRACE_HEAD = struct.Struct("<IIB")          # bod_count, first superframe returned, n
+BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
+BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
+
+
+def bod_trace_window(count: int, ring: int, first: int, max_records: int) -> tuple[int, int]:
+    """(first superframe, number of records) the firmware answers a BOD_TRACE request with, when
+    ``count`` superframes have been recorded into a ring of depth ``ring``."""
+    first = max(first, count - ring)
+    return first, max(0, min(max_records, count - first, BOD_TRACE_MAX))
+
+
+def bod_trace_answer(request: bytes, bod_mask: int, ring: int, count, read_record) -> bytes:
+    """The firmware's answer (status byte first) to the BOD_TRACE request payload ``request``:
+    the reference for the shared vectors and for fakes of a box. ``bod_mask`` has a bit per
+    channel with a BoD block, ``count(channel)`` reads its ``bod_count`` and
+    ``read_record(channel, sf)`` the record words the ring holds for superframe ``sf``."""
+    if len(request) != BOD_TRACE_REQUEST.size:
+        return bytes([Status.BAD_LENGTH])
+    channel, first, max_records = BOD_TRACE_REQUEST.unpack(request)
+    if channel > CHANNEL_RETURN:
+        return bytes([Status.BAD_CHANNEL])
+    if not bod_mask >> channel & 1:
+        return bytes([Status.NO_BOD])
+    recorded = count(channel)
+    first, n = bod_trace_window(recorded, ring, first, max_records)
+    words = [w for i in range(n) for w in read_record(channel, first + i)]
+    return (bytes([Status.OK]) + BOD_TRACE_HEAD.pack(recorded, first, n)
+            + struct.pack(f"<{len(words)}I", *words))
+
+
+def decode_bod_trace(rest: bytes) -> tuple[int, int, list[BodRecord]]:
+    """(bod_count, first superframe, records) from a BOD_TRACE answer after its status byte."""
+    if len(rest) < BOD_TRACE_HEAD.size:
+        raise ProtocolError(f"BOD_TRACE answer of {len(rest)} bytes is too short")
+    count, first, n = BOD_TRACE_HEAD.unpack_from(rest)
+    if len(rest) != BOD_TRACE_HEAD.size + n * BOD_RECORD_BYTES:
+        raise ProtocolError(f"BOD_TRACE answer of {len(rest)} bytes does not hold {n} records")
+    records = []
+    for i in range(n):
+        at = BOD_TRACE_HEAD.size + i * BOD_RECORD_BYTES
+        records.append(unpack_record(int.from_bytes(rest[at:at + BOD_RECORD_BYTES], "little")))
+    return count, first, records

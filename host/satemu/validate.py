@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .channel_model import ChannelParams, ChannelRegs, delay_line_budget
-from .protocol import PROFILE_FIELDS, Status
+from .protocol import CHANNEL_RETURN, PROFILE_FIELDS, Status
+from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 
@@ -23,6 +24,7 @@ class Limits:
     mem_words: int
     port_bps: int = 1_000_000_000
     params: ChannelParams = ChannelParams()
+    bod_mask: int = 1 << CHANNEL_RETURN     # channels with a BoD block (struct satemu_hw)
 
 
 @dataclass(frozen=True)
@@ -35,15 +37,20 @@ class Verdict:
 
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
-            return (f"{PROFILE_FIELDS[self.field].name}={self.value} is outside "
-                    f"{self.lo} .. {self.hi}")
+            name = PROFILE_FIELDS[self.field].name
+            if name.startswith("bod_bg") and name != "bod_bg_count":
+                return (f"{name}={self.value:#x}: a background level is at most "
+                        f"{self.hi & 0xFFFF} slots (bits 15..0) for at least 1 superframe "
+                        f"(bits 31..16)")
+            return f"{name}={self.value} is outside {self.lo} .. {self.hi}"
         if self.status == Status.BUDGET:
             return f"the delay line needs {self.value} words, the channel has {self.hi}"
         return self.status.name
 
 
-def validate(fields: dict[str, int], lim: Limits) -> Verdict:
-    """Verdict on a profile given as register values (every name of PROFILE_FIELDS)."""
+def validate(fields: dict[str, int], lim: Limits, channel: int) -> Verdict:
+    """Verdict on a profile for ``channel``, given as register values (every name of
+    PROFILE_FIELDS)."""
     p = lim.params
 
     def bad(name, lo, hi):
@@ -69,8 +76,40 @@ def validate(fields: dict[str, int], lim: Limits) -> Verdict:
         return bad("queue_frames", 1, p.queue_depth)
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
+    if v["bod_flags"] & BOD_ENABLE:
+        verdict = _validate_bod(v, lim, channel, bad)
+        if verdict:
+            return verdict
     regs = ChannelRegs(**v, mem_base=0, mem_size=lim.mem_words)
     need = delay_line_budget(regs, p, lim.f_clk, lim.port_bps)
     if need > lim.mem_words:
         return Verdict(Status.BUDGET, 0, need, 0, lim.mem_words)
     return Verdict(Status.OK)
+
+
+def _validate_bod(v: dict[str, int], lim: Limits, channel: int, bad) -> Verdict | None:
+    """The BoD fields: the rules of satemu.bod_model.check_bod, in its order."""
+    if not lim.bod_mask >> channel & 1:
+        return bad("bod_flags", 0, 0)
+    if v["bod_slot_cycles"] < 32:
+        return bad("bod_slot_cycles", 32, (1 << 32) - 1)
+    if v["bod_slots"] < 1:
+        return bad("bod_slots", 1, 0xFFFF)
+    if v["bod_slot_bytes"] < 1:
+        return bad("bod_slot_bytes", 1, 0xFFFF)
+    carrier = v["bod_slots"] * BOD_RATE_ONE
+    for name in ("bod_cra", "bod_rbdc_max"):
+        if v[name] > carrier:
+            return bad(name, 0, carrier)
+    if v["bod_req_period"] < 1:
+        return bad("bod_req_period", 1, 0xFFFF)
+    if not 1 <= v["bod_latency"] <= BOD_LATENCY_MAX:
+        return bad("bod_latency", 1, BOD_LATENCY_MAX)
+    if not 1 <= v["bod_bg_count"] <= BOD_BG_LEVELS:
+        return bad("bod_bg_count", 1, BOD_BG_LEVELS)
+    for i in range(v["bod_bg_count"]):
+        level = v[f"bod_bg{i}"]
+        # slots (bits 15..0) at most bod_slots, for superframes (bits 31..16) at least 1
+        if level & 0xFFFF > v["bod_slots"] or level >> 16 < 1:
+            return bad(f"bod_bg{i}", 1 << 16, 0xFFFF_0000 | v["bod_slots"])
+    return None

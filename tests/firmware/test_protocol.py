@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from satemu import protocol as P
-from satemu.gen_c import proto_header, vectors_header
+from satemu.bod_model import unpack_record
+from satemu.channel_model import ChannelRegs
+from satemu.gen_c import bod_vectors_header, proto_header, vectors_header
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
@@ -41,6 +43,49 @@ def test_python_codec_matches_vectors():
         assert d.errors == v["errors"], v["name"]
 
 
+def _vector_ring(bod: dict, count: int) -> dict[int, list[int]]:
+    """The shared BOD_TRACE vectors' ring: slot s mod depth holds the newest superframe s."""
+    ring = {}
+    for sf in range(max(0, count - bod["ring"]), count):
+        ring[sf % bod["ring"]] = bod["history"][sf]
+    return ring
+
+
+def test_bod_trace_matches_vectors():
+    """The Python reference of the firmware's BOD_TRACE answer and the host's decoder against
+    the shared vectors (the C side answers them in test_firmware_command_layer)."""
+    bod = VECTORS["bod_trace"]
+    oks = 0
+    for c in bod["cases"]:
+        ring = _vector_ring(bod, c["count"])
+        request, response = bytes.fromhex(c["request"]), bytes.fromhex(c["response"])
+        got = P.bod_trace_answer(request, bod["bod_mask"], bod["ring"], lambda ch: c["count"],
+                                 lambda ch, sf: ring[sf % bod["ring"]])
+        assert got == response, c
+        if response[0] != P.Status.OK:
+            continue
+        oks += 1
+        count, first, records = P.decode_bod_trace(response[1:])
+        channel, want, most = P.BOD_TRACE_REQUEST.unpack(request)
+        assert count == c["count"] and first == max(want, count - bod["ring"])
+        assert len(records) == min(most, max(0, count - first), P.BOD_TRACE_MAX)
+        for i, rec in enumerate(records):
+            words = bod["history"][first + i]
+            assert rec == unpack_record(sum(w << (32 * k) for k, w in enumerate(words)))
+            assert rec.sf == first + i
+    assert oks >= 8
+    assert P.BOD_TRACE_HEAD.size + P.BOD_TRACE_MAX * P.BOD_RECORD_BYTES + 1 <= P.MAX_PAYLOAD
+    with pytest.raises(P.ProtocolError, match="does not hold 2 records"):
+        P.decode_bod_trace(P.BOD_TRACE_HEAD.pack(5, 0, 2) + bytes(P.BOD_RECORD_BYTES))
+    with pytest.raises(P.ProtocolError, match="too short"):
+        P.decode_bod_trace(b"\1\0")
+
+
+def test_profile_fits_a_frame():
+    assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
+    assert P.PROTOCOL_VERSION == 3 and P.Op.BOD_TRACE == 0x07 and P.Status.NO_BOD == 8
+
+
 def test_python_deframer_survives_random_input():
     rng = random.Random(3)
     good = P.encode_frame(1, P.Op.HELLO, b"\x01\x00")
@@ -56,6 +101,7 @@ def generate_headers() -> Path:
     BUILD.mkdir(parents=True, exist_ok=True)
     (BUILD / "satemu_proto_gen.h").write_text(proto_header())
     (BUILD / "satemu_vectors.h").write_text(vectors_header(VECTORS))
+    (BUILD / "satemu_bod_vectors.h").write_text(bod_vectors_header(VECTORS["bod_trace"]))
     return BUILD
 
 
@@ -93,10 +139,12 @@ def test_fuzz_deframer_bounded():
     for i, v in enumerate(VECTORS["frames"] + VECTORS["streams"]):
         (corpus / f"seed{i}").write_bytes(bytes.fromhex(v.get("wire") or v["bytes"]))
     # Well-formed requests of every opcode, so the fuzzer starts inside the command layer.
-    profile = bytes([0]) + P.PROFILE.pack(0, 0, 0, 0, 0, 0, 1, 400, 0, 1, 0, 1000, 50, 100000, 60, 1518)
-    for op, payload in ((P.Op.HELLO, b"\x01\x00"), (P.Op.SET_PROFILE, profile),
+    regs = ChannelRegs(rate_q=400, delay=1000, queue_frames=50, queue_bytes=100000)
+    profile = bytes([0]) + P.PROFILE.pack(*(getattr(regs, f.name) for f in P.PROFILE_FIELDS))
+    for op, payload in ((P.Op.HELLO, b"\x03\x00"), (P.Op.SET_PROFILE, profile),
                         (P.Op.GET_PROFILE, b"\x01"), (P.Op.COMMIT, b"\x02"),
-                        (P.Op.GET_STATS, b"\x00"), (P.Op.RESET_STATS, b"")):
+                        (P.Op.GET_STATS, b"\x00"), (P.Op.RESET_STATS, b""),
+                        (P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 280, 17))):
         (corpus / f"req{int(op)}").write_bytes(P.encode_frame(7, op, payload))
     run = subprocess.run([str(exe), str(corpus), "-runs=300000", "-seed=1", "-max_len=4096"],
                          capture_output=True, text=True, timeout=600)
@@ -126,7 +174,8 @@ def test_python_validator_matches_vectors():
     from satemu.validate import Limits, validate
     for c in json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text()):
         fields = {f.name: v for f, v in zip(PROFILE_FIELDS, c["fields"])}
-        lim = Limits(c["limits"]["f_clk"], c["limits"]["mem_words"], c["limits"]["port_bps"])
-        v = validate(fields, lim)
+        lim = Limits(c["limits"]["f_clk"], c["limits"]["mem_words"], c["limits"]["port_bps"],
+                     bod_mask=c["limits"]["bod_mask"])
+        v = validate(fields, lim, c["channel"])
         assert [int(v.status), v.field, v.value, v.lo, v.hi] == \
             [c["verdict"][k] for k in ("status", "field", "value", "lo", "hi")], c["why"]

@@ -9,6 +9,7 @@ from fractions import Fraction
 from satemu.channel_model import ChannelParams, channel_registers
 from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_RATE_ONE
 from sim.traffic import scenario, traffic
+from scenarios import HOSTILE_MEM
 
 MEM_WORDS = 1 << 20
 PARAMS = ChannelParams(bod=True)
@@ -49,5 +50,68 @@ def bod_scenarios() -> dict[str, dict]:
     sc["bod-steady"] = scenario(
         "steady return traffic at 1 Mbit/s: RBDC follows the arrival rate", f_clk=f, regs=regs,
         params=PARAMS, tb_seed=21, run_after=200_000,
-        frames=traffic(31, 400, rate_bps=1_000_000, f_clk=f, load=1.0))
+        frames=traffic(31, 400, rate_bps=1_000_000, f_clk=f, load=1.0),
+        expect={"rbdc tracks": "sum(1 for r in bod['records'] if r['g_rbdc'] > 0) > 50"})
+
+    # Bursts and long idle gaps, into a hostile memory: grants arrive (RBDC, VBDC, CRA) after
+    # the queue has drained, and slots go unused.
+    regs = bod_regs(f, cra=32_000, rbdc_max=2_000_000, timeout=4, vbdc_max=200, latency=12,
+                    background=((0.2, 1),), queue_frames=400, **base)
+    sc["bod-bursty-idle"] = scenario(
+        "bursts and idle gaps: grants arriving while the queue is empty", f_clk=f, regs=regs,
+        params=PARAMS, tb_seed=22, mem=HOSTILE_MEM, run_after=300_000,
+        frames=traffic(32, 500, rate_bps=1_000_000, f_clk=f, load=1.0, p_burst=0.08,
+                       burst=(10, 40), p_idle=0.03, idle_cycles=(100_000, 300_000)),
+        expect={"idle grants": "any(r['backlog'] == 0 and r['granted'] > r['used'] and "
+                               "r['g_rbdc'] + r['g_vbdc'] > 0 for r in bod['records'])",
+                "bursts queue": "bod['backlog_max'] > 20_000"})
+
+    # Pool contention: the other terminals' load steps through a repeating schedule up to 95%
+    # of the carrier, so RBDC and VBDC get only what is left; FCA hands out the rest.
+    regs = bod_regs(f, cra=64_000, rbdc_max=3_000_000, timeout=0, vbdc_max=400, latency=6,
+                    background=((0.1, 6), (0.95, 10), (0.5, 4)), repeat=True, fca=True,
+                    queue_frames=300, **base)
+    sc["bod-pool-contention"] = scenario(
+        "background load schedule up to 95% of the pool, FCA on", f_clk=f, regs=regs,
+        params=PARAMS, tb_seed=23, run_after=100_000,
+        frames=traffic(33, 500, rate_bps=2_000_000, f_clk=f, load=1.0, p_burst=0.03),
+        expect={"pool full": "any(r['bg'] + r['granted'] == 40 and r['g_fca'] == 0 and "
+                             "r['backlog'] > 0 for r in bod['records'])",
+                "fca": "any(r['g_fca'] > 0 for r in bod['records'])",
+                "levels": "set(bod['bg']) == {4, 38, 20}"})
+
+    # RBDC requested every 4 superframes and valid for 2: its grants stop between requests (a
+    # small CRA drains what RBDC leaves behind once the traffic stops).
+    regs = bod_regs(f, cra=160_000, rbdc_max=1_500_000, timeout=2, period=4, latency=5,
+                    background=((0.25, 1),), queue_frames=500, **base)
+    sc["bod-rbdc-timeout"] = scenario(
+        "RBDC request validity shorter than the request period", f_clk=f, regs=regs,
+        params=PARAMS, tb_seed=24, run_after=100_000,
+        frames=traffic(34, 300, rate_bps=800_000, f_clk=f, load=1.0),
+        expect={"expired": "sum(1 for a, b in zip(bod['records'], bod['records'][1:]) "
+                           "if a['g_rbdc'] > 0 and b['g_rbdc'] == 0 and b['backlog'] > 0) >= 5"})
+
+    # VBDC only, for bursts far larger than a superframe's 40 slots; the maximum latency the
+    # pipeline holds (64 superframes).
+    regs = bod_regs(f, vbdc_max=2000, latency=64, background=((0.5, 1),), queue_frames=1000,
+                    **base)
+    sc["bod-vbdc-large"] = scenario(
+        "VBDC volumes of many superframes, 64-superframe request-to-grant latency", f_clk=f,
+        regs=regs, params=PARAMS, tb_seed=25, run_after=50_000,
+        frames=traffic(35, 400, rate_bps=2_000_000, f_clk=f, load=1.0, p_burst=0.05,
+                       burst=(30, 80), p_idle=0.01),
+        expect={"vbdc > superframe": "bod['vbdc_max_req'] > 40",
+                "spread": "sum(1 for r in bod['records'] if r['g_vbdc'] == 20) >= 3"})
+
+    # Loss, queue overflow and a slot too small for one frame: 1% loss, a 30-frame queue under
+    # 3x overload, 64-byte slots, frames fragmented over up to 24 slots.
+    regs = bod_regs(f, superframe=Fraction(1, 100), slots=40, slot_bytes=64, overhead=10,
+                    cra=128_000, rbdc_max=1_000_000, timeout=6, vbdc_max=100, latency=10,
+                    background=((0.0, 1),), queue_frames=30, loss=0.01, seed=9)
+    sc["bod-loss-overload"] = scenario(
+        "loss and queue drops before the slots; frames over many 64-byte slots", f_clk=f,
+        regs=regs, params=PARAMS, tb_seed=26, mem=HOSTILE_MEM, run_after=50_000,
+        frames=traffic(36, 500, rate_bps=3_000_000, f_clk=f, load=1.0, p_runt=0.02, p_err=0.02),
+        expect={"queue drops": "summary['counters']['drop_queue'] > 0",
+                "loss": "summary['counters']['drop_loss'] > 0"})
     return sc

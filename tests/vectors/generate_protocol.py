@@ -13,6 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
 from satemu import protocol as P  # noqa: E402
+from satemu.bod_model import BodRecord, pack_record  # noqa: E402
+from satemu.regmap import BOD_RECORD, BOD_RECORD_WORDS  # noqa: E402
 
 
 def frames():
@@ -20,7 +22,8 @@ def frames():
     cases = [(0, P.Op.HELLO, (1).to_bytes(2, "little")), (1, P.Op.COMMIT, b"\x07"),
              (255, P.Op.RESET_STATS, b""), (7, P.Op.GET_STATS | P.RESPONSE_BIT, bytes(145)),
              (42, P.Op.SET_PROFILE, bytes([1]) + rng.randbytes(144)),
-             (9, 0x7F, rng.randbytes(P.MAX_PAYLOAD))]
+             (9, 0x7F, rng.randbytes(P.MAX_PAYLOAD)),
+             (3, P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 0x01020304, 17))]
     return [{"seq": s, "op": int(o), "payload": p.hex(), "wire": P.encode_frame(s, o, p).hex()}
             for s, o, p in cases]
 
@@ -57,6 +60,31 @@ def streams():
     return out
 
 
+def bod_trace():
+    """BOD_TRACE requests against a BoD ring of the return channel, with the exact answers. The
+    ring holds the last ``ring`` superframes of ``history``; a case sets how many were recorded."""
+    rng = random.Random(4)
+    ring, mask = 32, 1 << P.CHANNEL_RETURN
+    history = []
+    for sf in range(48):
+        fields = {name: rng.randrange(1 << width) for name, width in BOD_RECORD if name != "sf"}
+        rec = pack_record(BodRecord(sf=sf, **fields))
+        history.append([(rec >> (32 * w)) & 0xFFFFFFFF for w in range(BOD_RECORD_WORDS)])
+    req = P.BOD_TRACE_REQUEST.pack
+    cases = [(45, req(1, 0, 255)), (45, req(1, 30, 255)), (45, req(1, 40, 3)), (45, req(1, 45, 5)),
+             (45, req(1, 1000, 5)), (45, req(1, 13, 0)), (45, req(1, 14, 17)), (10, req(1, 0, 255)),
+             (10, req(1, 4, 2)), (0, req(1, 0, 17)), (45, req(0, 0, 17)), (45, req(2, 0, 17)),
+             (45, req(1, 0, 17)[:-1]), (45, req(1, 0, 17) + b"\0")]
+    out = []
+    for count, request in cases:
+        def read_record(channel, sf, count=count):
+            assert count - ring <= sf < count          # the firmware reads only what the ring holds
+            return history[sf]
+        answer = P.bod_trace_answer(request, mask, ring, lambda ch, count=count: count, read_record)
+        out.append({"count": count, "request": request.hex(), "response": answer.hex()})
+    return {"ring": ring, "bod_mask": mask, "history": history, "cases": out}
+
+
 def main():
     vectors = {
         "crc16": [{"data": b"123456789".hex(), "crc": 0x29B1}, {"data": "", "crc": 0xFFFF},
@@ -68,6 +96,7 @@ def main():
             bytes(range(2, 256)) + b"\x00", bytes(range(3, 256)) + b"\x00\x01", b"")],
         "frames": frames(),
         "streams": streams(),
+        "bod_trace": bod_trace(),
     }
     out = Path(__file__).with_name("protocol.json")
     out.write_text(json.dumps(vectors, indent=1) + "\n")

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""BoD superframe records in physical units: CSV rows and the demand-against-grant plot."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .bod_model import BodRecord
+from .regmap import BOD_RATE_ONE
+
+__all__ = ["COLUMNS", "records_to_rows", "write_csv", "plot_demand_grant"]
+
+COLUMNS = ["sf", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "background_slots", "granted_cra",
+           "granted_rbdc", "granted_vbdc", "granted_fca", "granted_slots", "used_slots",
+           "granted_kbps", "used_kbps", "backlog_bytes"]
+
+
+def records_to_rows(records: Iterable[BodRecord], superframe_s, slot_bytes: int) -> list[dict]:
+    """One row per record (columns :data:`COLUMNS`): slots as they are, rates in kbit/s of slot
+    payload (``slot_bytes`` per slot, a superframe of ``superframe_s`` seconds), and time from
+    the start of superframe 0."""
+    superframe_s = float(superframe_s)
+    kbps_per_slot = slot_bytes * 8 / superframe_s / 1000
+
+    def kbps(slots):
+        return round(slots * kbps_per_slot, 3)
+
+    return [{"sf": r.sf, "time_s": round(r.sf * superframe_s, 6),
+             "rbdc_req_kbps": kbps(r.rbdc_req / BOD_RATE_ONE),
+             "vbdc_req_bytes": r.vbdc_req * slot_bytes, "background_slots": r.bg,
+             "granted_cra": r.g_cra, "granted_rbdc": r.g_rbdc, "granted_vbdc": r.g_vbdc,
+             "granted_fca": r.g_fca, "granted_slots": r.granted, "used_slots": r.used,
+             "granted_kbps": kbps(r.granted), "used_kbps": kbps(r.used),
+             "backlog_bytes": r.backlog}
+            for r in records]
+
+
+def write_csv(rows: Sequence[dict], path) -> Path:
+    """The rows as CSV with a header line, columns in :data:`COLUMNS` order."""
+    path = Path(path)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
+    """Requested capacity (RBDC rate plus the VBDC volume spread over its superframe) against
+    the granted and the used rate per superframe, with the terminal's backlog on a second axis;
+    a PNG."""
+    from .report import _figure, _headroom, _save
+    path = Path(path)
+    # The superframe from the rows themselves: time_s is sf x superframe.
+    late = max(rows, key=lambda r: r["sf"], default=None)
+    superframe_s = late["time_s"] / late["sf"] if late and late["sf"] else 1.0
+    t = [r["time_s"] for r in rows]
+    demand = [r["rbdc_req_kbps"] + r["vbdc_req_bytes"] * 8 / superframe_s / 1000 for r in rows]
+    granted = [r["granted_kbps"] for r in rows]
+    used = [r["used_kbps"] for r in rows]
+    fig, ax = _figure()
+    ax.plot(t, demand, drawstyle="steps-post", color="tab:orange", label="requested (RBDC + VBDC)")
+    ax.plot(t, granted, drawstyle="steps-post", color="tab:blue", label="granted")
+    ax.plot(t, used, drawstyle="steps-post", color="tab:green", label="used")
+    _headroom(ax, max(demand + granted + used, default=0))
+    ax.set_xlabel("time since BoD started (s)")
+    ax.set_ylabel("kbit/s of slot payload per superframe")
+    ax.set_title(title)
+    backlog = ax.twinx()
+    backlog.plot(t, [r["backlog_bytes"] / 1000 for r in rows], color="tab:red", alpha=0.6,
+                 linewidth=1, label="backlog")
+    _headroom(backlog, max((r["backlog_bytes"] / 1000 for r in rows), default=0))
+    backlog.set_ylabel("backlog at the superframe's start (KB)")
+    lines = ax.get_legend_handles_labels()
+    more = backlog.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper right")
+    return _save(fig, path)
