@@ -90,7 +90,8 @@ class ChannelBridge(Module):
 
 
 class SatemuSimSoC(SoCCore):
-    def __init__(self, channel_verilog: Path, mem_words: int, firmware: list[int] | None = None):
+    def __init__(self, channel_verilog: list[Path], mem_words: int,
+                 firmware: list[int] | None = None):
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))      # with a power-on reset, as VexRiscv needs
         kwargs = dict(cpu_type="vexriscv", uart_name="sim", integrated_rom_size=ROM_BYTES,
@@ -111,7 +112,9 @@ class SatemuSimSoC(SoCCore):
         now = Signal(64)
         self.sync += now.eq(now + 1)
 
-        platform.add_source(str(channel_verilog))
+        # The channels' Verilog: modules satemu_channel_fwd and satemu_channel_ret (with BoD).
+        for path in channel_verilog:
+            platform.add_source(str(path))
         buses = []
         eth = platform.request("satemu_eth")
         self.comb += eth.now.eq(now)
@@ -138,7 +141,7 @@ class SatemuSimSoC(SoCCore):
             bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
             buses.append(bus)
             fate_valid, fate = Signal(), Signal(3)
-            self.specials += Instance("satemu_channel",
+            self.specials += Instance(f"satemu_channel_{pre}",
                 i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
                 i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
                 o_source__valid=tx.tx_valid, i_source__ready=tx.tx_ready,
@@ -170,18 +173,19 @@ class SatemuSimSoC(SoCCore):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--channel-verilog", required=True)
+    ap.add_argument("--channel-verilog", required=True, action="append",
+                    help="Verilog of satemu_channel_fwd and of satemu_channel_ret")
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
     args = ap.parse_args()
-    gateware = build_sim(Path(args.channel_verilog), Path(args.firmware) if args.firmware else None,
+    gateware = build_sim([Path(p) for p in args.channel_verilog], Path(args.firmware) if args.firmware else None,
                          Path(args.output_dir))
     if args.firmware:
         write_rom_init(Path(args.firmware), gateware)
 
 
 
-def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path,
+def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir: Path,
               uart_port: int = 0, eth_port: int = 0, opt_level: str = "O3") -> Path:
     """Build the simulated board; returns its gateware directory (holding obj_dir/Vsim and the
     sim_config.js that names the UART's TCP port). Without ``firmware_bin`` only the headers and
@@ -196,7 +200,7 @@ def build_sim(channel_verilog: Path, firmware_bin: Path | None, output_dir: Path
         # Pad to the whole ROM, so its size never depends on the firmware and a new firmware only
         # needs a new sim_rom.init (write_rom_init), not a new Verilator build.
         firmware += [0] * (ROM_BYTES // 4 - len(firmware))
-    soc = SatemuSimSoC(Path(channel_verilog), mem_words=MEM_WORDS, firmware=firmware)
+    soc = SatemuSimSoC(channel_verilog, mem_words=MEM_WORDS, firmware=firmware)
     builder = Builder(soc, output_dir=str(output_dir), compile_software=firmware_bin is None,
                       compile_gateware=firmware_bin is not None)
     sim_config = SimConfig()

@@ -31,12 +31,15 @@ BOARD = ROOT / "build" / "board"
 STATE = BOARD / "running.json"
 
 
-def _sim_channel():
+def sim_channel_params(bod: bool = False):
     from satemu.channel_model import ChannelParams
     # A deeper ingress FIFO than a board's (32 KiB): the simulated wire brings 8 bytes every
     # cycle, twice what one 64-bit memory port can write and read back, so line-rate bursts
-    # are absorbed here (see docs/architecture.md, "The simulated board").
-    return ChannelParams(ingress_beats=4096)
+    # are absorbed here (see docs/architecture.md, "The simulated board"). The return channel
+    # has the BoD block.
+    # Its egress feeds a LiteEth MAC: padding to 60 bytes, 4 bytes of FCS, then a preamble beat
+    # and two cycles of inter-frame gap before the next frame may start.
+    return ChannelParams(ingress_beats=4096, bod=bod, port_pad=60, port_fcs=4, port_gap=3)
 
 
 class BoardError(RuntimeError):
@@ -49,7 +52,7 @@ def _key() -> str:
     paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
                                                            ROOT / "firmware" / "linker.ld"]
     paths += [ROOT / "host" / "satemu" / n for n in
-              ("regmap.py", "channel_model.py", "prng.py", "protocol.py", "gen_c.py")]
+              ("regmap.py", "channel_model.py", "bod_model.py", "prng.py", "protocol.py", "gen_c.py")]
     paths += [Path(__file__), ROOT / "sim" / "build.py",
               ROOT / "sim" / "modules" / "satemu_eth" / "satemu_eth.c"]
     for p in paths:
@@ -83,7 +86,6 @@ def build_board(verbose: bool = False) -> Path:
     from satemu.gen_c import proto_header
     from satemu_gw.channel import Channel
 
-    SIM_CHANNEL = _sim_channel()
     out = BOARD / _key()
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
@@ -94,10 +96,12 @@ def build_board(verbose: bool = False) -> Path:
         if verbose:
             print(f"building the simulated board in {out.relative_to(ROOT)} (log: build.log)",
                   file=sys.stderr)
-        channel_v = out / "satemu_channel.v"
-        channel_v.write_text(verilog.convert(Channel(SIM_CHANNEL, wire=True), name="satemu_channel", emit_src=False))
-        soc = [sys.executable, "-m", "hw.satemu_soc", "--channel-verilog", channel_v,
-               "--output-dir", out / "soc"]
+        soc = [sys.executable, "-m", "hw.satemu_soc", "--output-dir", out / "soc"]
+        for pre, bod in (("fwd", False), ("ret", True)):
+            channel_v = out / f"satemu_channel_{pre}.v"
+            channel_v.write_text(verilog.convert(Channel(sim_channel_params(bod), wire=True),
+                                                 name=f"satemu_channel_{pre}", emit_src=False))
+            soc += ["--channel-verilog", channel_v]
         _run(soc, log, ROOT, env)
         (out / "gen").mkdir(exist_ok=True)
         (out / "gen" / "satemu_proto_gen.h").write_text(proto_header())

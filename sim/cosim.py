@@ -181,6 +181,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
                 sim.drain(dev)
                 board = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
                          "return": dev.get_stats(P.CHANNEL_RETURN)}
+                bod = _bod_trace(dev, link)
         finally:
             sim.close()
     if qlog_dir is not None:
@@ -202,4 +203,18 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
         server_stats=asdict(server.conn.stats) if server.conn else {},
         board_stats=board, undecodable=sim.undecodable,
         max_ack_delay_advertised_ms=max_ack_delay_ms, max_ack_delay_used_ms=used,
-        wall_s=wall, virtual_s=sim.time(sim.now_cycle), error=client.error)
+        wall_s=wall, virtual_s=sim.time(sim.now_cycle), error=client.error, bod=bod)
+
+
+def _bod_trace(dev, link) -> dict | None:
+    """The BoD ring of the return channel after a transfer (None when it is not BoD-served)."""
+    from satemu.bod_model import superframe_cycles
+    from satemu.channel_model import ChannelRegs
+    from satemu import protocol as P
+    if link.ret.bod is None:
+        return None
+    regs = ChannelRegs(**dev.get_profile(P.CHANNEL_RETURN))
+    trace = dev.bod_trace()
+    return {"start": trace.start, "superframe_cycles": superframe_cycles(regs),
+            "slot_bytes": regs.bod_slot_bytes, "records": [vars(r) for r in trace.records],
+            "lost": trace.lost}

@@ -174,14 +174,23 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
     arrivals of the frames each channel took (with the profiles read back from the firmware),
     and the indices of those frames. Frames listed in ``bad_preamble`` go out without an SFD;
     the MAC must discard them before the channel."""
+    from dataclasses import replace
     from satemu.channel_model import ChannelRegs, Fate, simulate
     from satemu.device import Device
+    from sim.board import sim_channel_params
 
     bad_preamble = bad_preamble or {}
     with Device(url) as dev:
-        params = dev.params()
+        base = dev.params()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
                 for ch in sent}
+        # What HELLO reports, plus how the simulated board's channels were built (the egress
+        # port's cost per frame, the BoD block).
+        params = {ch: replace(sim_channel_params(regs[ch].bod), queue_depth=base.queue_depth,
+                              max_frame=base.max_frame, latency_floor=base.latency_floor)
+                  for ch in sent}
+        # A BoD channel's superframe 0 began in the cycle after the profile's commit.
+        bod_start = {ch: dev.bod_trace(max_records=0).start if regs[ch].bod else 0 for ch in sent}
     with EthPorts(eth_port, timeout=timeout) as eth:
         expect_events = {}
         start = eth.now() + 200_000                      # time to send them all
@@ -201,7 +210,8 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
             events = traffic.events[ch]
             taken[ch] = [i for i, (_, kind) in zip(reaching, events) if kind == "A"]
             models[ch] = simulate(zip(traffic.arrivals(ch), [len(frames[i][0]) for i in taken[ch]],
-                                      [frames[i][1] for i in taken[ch]]), regs[ch], params)
+                                      [frames[i][1] for i in taken[ch]]), regs[ch], params[ch],
+                                  bod_start=bod_start[ch])
         eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
                       for ch in sent}, timeout)
     return traffic, models, taken

@@ -358,7 +358,20 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
             return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
         if (!((hw->bod_mask >> p[0]) & 1))
             return status_only(out, SATEMU_STATUS_NO_BOD);
-        uint32_t count = hw->read(hw->ctx, p[0], SATEMU_REG_BOD_COUNT);
+        /* bod_start is the cycle superframe 0 began. A committed layout applies when the
+         * channel takes it, which may fall within this answer: bod_start is read before and
+         * after bod_count (two words, LSW first) until both reads agree, so the count and the
+         * start belong to the same run of the block. */
+        uint64_t start = read_field(hw, p[0], SATEMU_REG_BOD_START, SATEMU_REG_BOD_START_WIDTH);
+        uint64_t again;
+        uint32_t count;
+        for (;;) {
+            count = hw->read(hw->ctx, p[0], SATEMU_REG_BOD_COUNT);
+            again = read_field(hw, p[0], SATEMU_REG_BOD_START, SATEMU_REG_BOD_START_WIDTH);
+            if (again == start)
+                break;
+            start = again;
+        }
         uint32_t first = (uint32_t)get_le(p + 1, 4);
         /* The ring holds the last bod_ring superframes; older ones are overwritten. */
         if (count > hw->bod_ring && first < count - hw->bod_ring)
@@ -371,6 +384,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         uint8_t *o = out;
         *o++ = SATEMU_STATUS_OK;
         o = put_le(o, count, 4);
+        o = put_le(o, start, 8);
         o = put_le(o, first, 4);
         *o++ = (uint8_t)n;
         for (uint32_t i = 0; i < n; i++) {

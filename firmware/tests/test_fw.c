@@ -27,7 +27,16 @@ struct bank {
     unsigned commits, last_commit, stats;
     uint32_t port[2];
     uint32_t ring[BOD_VEC_RING][SATEMU_BOD_RECORD_WORDS];   /* the return channel's BoD ring */
+    int restart;                /* the next read of bod_count restarts the block: count 0 ... */
+    uint64_t restart_start;     /* ... from this bod_start on */
 };
+
+static void set_bod(struct bank *b, uint32_t count, uint64_t start)
+{
+    b->regs[SATEMU_CHANNEL_RETURN][SATEMU_REG_BOD_COUNT] = count;
+    b->regs[SATEMU_CHANNEL_RETURN][SATEMU_REG_BOD_START] = (uint32_t)start;
+    b->regs[SATEMU_CHANNEL_RETURN][SATEMU_REG_BOD_START + 1] = (uint32_t)(start >> 32);
+}
 
 static uint32_t rd(void *ctx, int ch, unsigned word)
 {
@@ -36,6 +45,12 @@ static uint32_t rd(void *ctx, int ch, unsigned word)
     if (ch == SATEMU_CHANNEL_RETURN && word >= SATEMU_REG_BOD_REC
         && word < SATEMU_REG_BOD_REC + SATEMU_BOD_RECORD_WORDS)
         return b->ring[b->regs[ch][SATEMU_REG_BOD_SEL] % BOD_VEC_RING][word - SATEMU_REG_BOD_REC];
+    if (ch == SATEMU_CHANNEL_RETURN && word == SATEMU_REG_BOD_COUNT && b->restart) {
+        uint32_t v = b->regs[ch][word];      /* the old run's count, then the restart */
+        b->restart = 0;
+        set_bod(b, 0, b->restart_start);
+        return v;
+    }
     return b->regs[ch][word];
 }
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
@@ -133,19 +148,30 @@ int main(void)
     hw.bod_mask = BOD_VEC_BOD_MASK;
 
     /* BOD_TRACE: the exact answers of the shared vectors, from a ring that holds the last
-     * BOD_VEC_RING superframes of the history. */
+     * BOD_VEC_RING superframes of the history, and the case's bod_count and bod_start (two
+     * words, LSW first). */
     for (size_t i = 0; i < N(bod_cases); i++) {
         uint32_t count = bod_cases[i].count;
         memset(bank.ring, 0, sizeof(bank.ring));
         for (uint32_t s = count > BOD_VEC_RING ? count - BOD_VEC_RING : 0; s < count; s++)
             memcpy(bank.ring[s % BOD_VEC_RING], bod_history[s], sizeof(bod_history[s]));
-        bank.regs[SATEMU_CHANNEL_RETURN][SATEMU_REG_BOD_COUNT] = count;
+        set_bod(&bank, count, bod_cases[i].start);
         n = request(&hw, SATEMU_OP_BOD_TRACE, bod_cases[i].req, bod_cases[i].req_len, resp);
         int same = n == bod_cases[i].resp_len && !memcmp(resp, bod_cases[i].resp, n);
         if (!same)
             printf("  bod case %zu: %zu bytes, status %u\n", i, n, resp[0]);
         expect(same, "bod trace", (long)i);
     }
+    /* A restart between the reads of bod_count and bod_start: the answer carries the new run's
+     * count and start, never the old count with the new start. */
+    set_bod(&bank, 45, 0x0000012389abcdefull);
+    bank.restart = 1;
+    bank.restart_start = 0x00000456deadbeefull;
+    n = request(&hw, SATEMU_OP_BOD_TRACE, bod_cases[0].req, bod_cases[0].req_len, resp);
+    static const uint8_t restarted[] = { SATEMU_STATUS_OK, 0, 0, 0, 0,
+                                         0xef, 0xbe, 0xad, 0xde, 0x56, 0x04, 0, 0,
+                                         0, 0, 0, 0, 0 };
+    expect(n == sizeof(restarted) && !memcmp(resp, restarted, n), "bod trace across a restart", 0);
 
     /* COMMIT reaches both channels at once, never while one is pending. */
     uint8_t flags = SATEMU_COMMIT_RESEED;

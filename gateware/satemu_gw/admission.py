@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Admission engine: decides each frame's fate and schedules its departure and egress cycles."""
 
-from amaranth import Module, Signal, Mux
+from amaranth import Module, Signal, Mux, Const
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
@@ -10,7 +10,7 @@ from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, 
                            BOD_ENABLE)
 
 from .layouts import Config, IngressDesc, Decision
-from .bod_slots import BodEntry, Release
+from .bod_slots import BodEntry, Release, port_cycles
 from .prng import Prng
 from .sertime import SerTime
 
@@ -123,7 +123,7 @@ class Admission(wiring.Component):
             st.q.eq(cfg.rate_q), st.num.eq(cfg.rate_num), st.den.eq(cfg.rate_den),
         ]
 
-        bod = (cfg.bod_flags & BOD_ENABLE).any() if p.bod else 0
+        bod = (cfg.bod_flags & BOD_ENABLE).any() if p.bod else Const(0, 1)
         entry = Signal(QueueEntry)
         push = Signal()
         m.d.comb += [
@@ -286,7 +286,7 @@ class Admission(wiring.Component):
                     off_sum.eq(wr_off + words),
                 ]
                 m.d.sync += [
-                    egress_free.eq(egress + beats),
+                    egress_free.eq(egress + port_cycles(p, cur.length)),
                     q_frames.eq(new_qf), q_bytes.eq(new_qb),
                     admitted.eq(admitted + words),
                     dec.keep.eq(1), dec.bod.eq(0), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),

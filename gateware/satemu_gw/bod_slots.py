@@ -24,6 +24,12 @@ Record = data.StructLayout(dict(BOD_RECORD))
 SYNC_DELAY = 3
 
 
+def port_cycles(p, length):
+    """``ChannelParams.port_cycles`` in gateware: cycles a frame keeps the egress port busy."""
+    padded = Mux(length > p.port_pad, length, p.port_pad) if p.port_pad else length
+    return ((padded + (p.port_fcs + 7)) >> 3) + p.port_gap
+
+
 class SlotScheduler(wiring.Component):
     """Processes the slots of the BoD timeline in order, each "as of" its start cycle: the slot
     starting at t is processed only once every frame that arrived before t is in the queue, and the engine admits a frame arriving at a only once every
@@ -171,7 +177,7 @@ class SlotScheduler(wiring.Component):
                         with m.If(self.hdr.ready):
                             m.d.comb += [queue.r_en.eq(1), self.release.valid.eq(1), carried.eq(rem)]
                             m.d.sync += [cap.eq(cap - rem), sent.eq(0), used.eq(1),
-                                         egress_free.eq(egress + ((head.length + 7) >> 3))]
+                                         egress_free.eq(egress + port_cycles(p, head.length))]
                     with m.Else():
                         m.d.comb += carried.eq(cap)
                         m.d.sync += [sent.eq(sent + cap), cap.eq(0), used.eq(1)]

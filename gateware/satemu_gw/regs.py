@@ -110,6 +110,11 @@ class Regs(wiring.Component):
             words[REGMAP[name].offset] = sig[:32]
             words[REGMAP[name].offset + 1] = sig[32:]
         words[REGMAP["bod_count"].offset] = self.bod_count
+        bod_start = Signal(64)
+        with m.If(self.bod_restart):
+            m.d.sync += bod_start.eq(self.bod_start)
+        words[REGMAP["bod_start"].offset] = bod_start[:32]
+        words[REGMAP["bod_start"].offset + 1] = bod_start[32:]
         for k in range(BOD_RECORD_WORDS):
             words[REGMAP["bod_rec"].offset + k] = self.bod_rec[32 * k:32 * (k + 1)]
         with m.Switch(bus.addr):

@@ -87,9 +87,10 @@ class Bod:
     :meth:`advance` processes every slot that starts at or before a cycle, :meth:`push` queues a
     frame that arrived after all of them."""
 
-    def __init__(self, regs, start: int, latency_floor: int):
+    def __init__(self, regs, start: int, params):
         self.r = regs
-        self.floor = latency_floor
+        self.params = params
+        self.floor = params.latency_floor
         self.t = start                 # start cycle of the next slot to process
         self.k = 0                     # its superframe
         self.i = 0                     # its index within the superframe
@@ -160,7 +161,7 @@ class Bod:
 
     def _release(self, index: int, length: int, at: int):
         egress = max(at + max(self.r.delay, self.floor), self.egress_free)
-        self.egress_free = egress + (length + 7) // 8
+        self.egress_free = egress + self.params.port_cycles(length)
         self.released.append((index, at, egress))
 
     # ---- superframe start: allocator, then terminal ------------------------------------------

@@ -44,8 +44,15 @@ class ChannelParams:
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
     queue_limit_bits: int = 16   # width of the queue_frames register
+    # The egress port's cost per frame, so back-to-back frames never wait for it: a frame of L
+    # bytes occupies ceil((max(L, port_pad) + port_fcs) / 8) + port_gap cycles of the source
+    # (0, 0, 0: one cycle per beat; a LiteEth MAC adds padding to 60 bytes, the FCS, a
+    # preamble beat and the inter-frame gap, see docs/architecture.md, "Ports").
+    port_pad: int = 0
+    port_fcs: int = 0
+    port_gap: int = 0
     bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
-    bod_ring: int = 256          # superframe records the BoD statistics ring holds
+    bod_ring: int = 1024         # superframe records the BoD statistics ring holds
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -56,6 +63,10 @@ class ChannelParams:
     @property
     def max_beats(self) -> int:
         return self.max_frame // 8
+
+    def port_cycles(self, length: int) -> int:
+        """Cycles a frame of ``length`` bytes keeps the egress port busy."""
+        return (max(length, self.port_pad) + self.port_fcs + 7) // 8 + self.port_gap
 
 
 @dataclass(frozen=True)
@@ -269,7 +280,7 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     egress_free = 0
     last_arrival = -1
     out: list[FrameResult] = []
-    bod = Bod(regs, bod_start, params.latency_floor) if regs.bod else None
+    bod = Bod(regs, bod_start, params) if regs.bod else None
     released: deque[tuple[int, int]] = deque()    # BoD: (release, length) of frames released
     taken = 0                                     # BoD: entries of bod.released accounted
 
@@ -348,7 +359,7 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
         departure = shaper.depart(arrival, length, regs)
         release = departure + max(regs.delay, params.latency_floor)
         egress = max(release, egress_free)
-        egress_free = egress + frame_beats(length)
+        egress_free = egress + params.port_cycles(length)
         queue.append((departure, length))
         q_frames += 1
         q_bytes += length

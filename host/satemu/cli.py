@@ -107,13 +107,17 @@ def cmd_bod_trace(args) -> int:
             raise DeviceError("BoD is off on the return channel: load a profile with a "
                               "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
         trace = dev.bod_trace(first=args.from_sf)
-    superframe = Fraction(prof["bod_slots"] * prof["bod_slot_cycles"], info["f_clk"])
-    rows = records_to_rows(trace.records, superframe, prof["bod_slot_bytes"])
+    superframe_cycles = prof["bod_slots"] * prof["bod_slot_cycles"]
+    superframe = Fraction(superframe_cycles, info["f_clk"])
+    rows = records_to_rows(trace.records, trace.start, superframe_cycles, info["f_clk"],
+                           prof["bod_slot_bytes"])
     if trace.records:
         print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
               f"{trace.count} recorded (a superframe is {format_time(superframe)})")
     else:
         print(f"no records from superframe {args.from_sf} on; {trace.count} recorded so far")
+    print(f"  superframe 0 began at cycle {trace.start} "
+          f"({trace.start / info['f_clk']:.3f} s of box time)")
     if trace.lost:
         print(f"  {trace.lost_count} superframes were overwritten in the box's ring before they "
               f"were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in trace.lost))
@@ -278,7 +282,7 @@ def cmd_quic(args) -> int:
 
 
 def cmd_experiment(args) -> int:
-    from .report import experiment_markdown, format_table, write_transfer
+    from .report import PLOT_NAMES, experiment_markdown, format_table, write_transfer
     for p in args.profile:
         load_profile(p)
     sizes = [(text, _size(text)) for text in args.sizes.split(",")]
@@ -294,8 +298,8 @@ def cmd_experiment(args) -> int:
                     run_dir = out / profile / text / ack.replace(":", "")
                     s = write_transfer(t, run_dir)
                     rel = run_dir.relative_to(out)
-                    rows.append((s, {name: str(rel / f"{name}.png") for name in (
-                        "forward_goodput", "return_pps", "return_sizes", "sender_sequence")}))
+                    names = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
+                    rows.append((s, {name: str(rel / f"{name}.png") for name in names}))
     print(format_table(rows))
     report = experiment_markdown(rows, out / "report.md",
                                  "ACK policy on the return link: satemu experiment")

@@ -29,6 +29,7 @@ class BodTrace:
     """The BoD records read from a box, in superframe order."""
     records: list[BodRecord]
     count: int                  # superframes recorded when the last answer was made
+    start: int                  # the box's cycle superframe 0 began (bod_start)
     # (first, end) superframe ranges that were overwritten in the box's ring before they were read
     lost: list[tuple[int, int]] = field(default_factory=list)
 
@@ -167,32 +168,41 @@ class Device:
     def bod_trace(self, first: int = 0, max_records: int = P.BOD_TRACE_MAX,
                   channel: int = P.CHANNEL_RETURN) -> BodTrace:
         """The BoD records from superframe ``first`` up to the newest, ``max_records`` per request
-        (BOD_TRACE), until caught up with the box. Records the box's ring overwrote before they
-        were read are listed in ``lost``."""
-        if not 1 <= max_records <= 255:
-            raise ValueError("max_records must lie in 1 .. 255")
-        trace = BodTrace([], 0)
+        (BOD_TRACE), until caught up with the box, with the cycle superframe 0 began. Records the
+        box's ring overwrote before they were read are listed in ``lost``. Should the block
+        restart meanwhile (a layout commit: the start changes), the reading starts over, so all
+        records belong to the run that began at ``start``. ``max_records=0`` asks once and
+        reads no record: just the count and the start."""
+        if not 0 <= max_records <= 255:
+            raise ValueError("max_records must lie in 0 .. 255")
+        trace: BodTrace | None = None
 
-        def lose(start, end):
-            if trace.lost and trace.lost[-1][1] == start:
+        def lose(a, end):
+            if trace.lost and trace.lost[-1][1] == a:
                 trace.lost[-1] = (trace.lost[-1][0], end)
             else:
-                trace.lost.append((start, end))
+                trace.lost.append((a, end))
 
         want = first
         while True:
             rest = self.call(P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(channel, want, max_records))
             try:
-                trace.count, start, records = P.decode_bod_trace(rest)
+                count, start, got, records = P.decode_bod_trace(rest)
             except P.ProtocolError as e:
                 raise DeviceError(f"{self.url}: {e}") from None
-            if start > want:
-                lose(want, start)
-            for sf, rec in enumerate(records, start):
+            if trace is not None and start != trace.start:    # restarted since the last answer
+                trace, want = None, first
+                continue
+            if trace is None:
+                trace = BodTrace([], count, start)
+            trace.count = count
+            if got > want:
+                lose(want, got)
+            for sf, rec in enumerate(records, got):
                 if rec.sf == sf & 0xFFFFFFFF:
                     trace.records.append(rec)
                 else:                   # overwritten by a newer superframe while being read
                     lose(sf, sf + 1)
-            want = start + len(records)
+            want = got + len(records)
             if not records or want >= trace.count:
                 return trace

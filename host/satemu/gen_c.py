@@ -152,16 +152,18 @@ def profile_vectors_header(cases: list) -> str:
 
 def bod_vectors_header(bod: dict) -> str:
     """The BOD_TRACE vectors of tests/vectors/protocol.json as C arrays: a history of records,
-    the ring depth, and requests with the exact answer each must get."""
+    the ring depth, and requests (with the bod_count and bod_start they meet) with the exact
+    answer each must get."""
     out = [BANNER, "#include <stddef.h>", "#include <stdint.h>", "",
            f"#define BOD_VEC_RING {bod['ring']}", f"#define BOD_VEC_BOD_MASK {bod['bod_mask']}u",
            f"static const uint32_t bod_history[][{BOD_RECORD_WORDS}] = {{"]
     out += ["    {" + ", ".join(f"0x{w:08x}u" for w in rec) + "}," for rec in bod["history"]]
     out.append("};")
     out += _byte_pairs(bod["cases"], ("bod_request", "request"), ("bod_response", "response"),
-                       "static const struct { uint32_t count; const unsigned char *req; "
-                       "size_t req_len; const unsigned char *resp; size_t resp_len; } "
-                       "bod_cases[] = {", lambda c: f"{c['count']}u, ")
+                       "static const struct { uint32_t count; uint64_t start; "
+                       "const unsigned char *req; size_t req_len; const unsigned char *resp; "
+                       "size_t resp_len; } bod_cases[] = {",
+                       lambda c: f"{c['count']}u, 0x{c['start']:016x}ull, ")
     return "\n".join(out) + "\n"
 
 

@@ -43,7 +43,6 @@ Every error names the field and the range it must lie in.
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction

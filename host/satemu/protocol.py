@@ -222,9 +222,12 @@ STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))
 # starts at the requested superframe or at the oldest one still held, whichever is later, and
 # carries as many records as were asked for, exist and fit the payload. Each record is the
 # BOD_RECORD_WORDS words of ``bod_rec`` as read after writing the superframe to ``bod_sel``. A
-# record overwritten while it was read carries a later ``sf``: the host checks it.
+# record overwritten while it was read carries a later ``sf``: the host checks it. The head
+# carries ``bod_start``, the cycle superframe 0 began, so superframe ``sf`` began at cycle
+# start + sf x bod_slots x bod_slot_cycles; a different start between answers means the block
+# restarted (a layout commit) in between.
 BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max records
-BOD_TRACE_HEAD = struct.Struct("<IIB")          # bod_count, first superframe returned, n
+BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
 
@@ -236,11 +239,13 @@ def bod_trace_window(count: int, ring: int, first: int, max_records: int) -> tup
     return first, max(0, min(max_records, count - first, BOD_TRACE_MAX))
 
 
-def bod_trace_answer(request: bytes, bod_mask: int, ring: int, count, read_record) -> bytes:
+def bod_trace_answer(request: bytes, bod_mask: int, ring: int, count, start,
+                     read_record) -> bytes:
     """The firmware's answer (status byte first) to the BOD_TRACE request payload ``request``:
     the reference for the shared vectors and for fakes of a box. ``bod_mask`` has a bit per
-    channel with a BoD block, ``count(channel)`` reads its ``bod_count`` and
-    ``read_record(channel, sf)`` the record words the ring holds for superframe ``sf``."""
+    channel with a BoD block, ``count(channel)`` reads its ``bod_count``, ``start(channel)`` its
+    ``bod_start`` and ``read_record(channel, sf)`` the record words the ring holds for
+    superframe ``sf``."""
     if len(request) != BOD_TRACE_REQUEST.size:
         return bytes([Status.BAD_LENGTH])
     channel, first, max_records = BOD_TRACE_REQUEST.unpack(request)
@@ -248,22 +253,23 @@ def bod_trace_answer(request: bytes, bod_mask: int, ring: int, count, read_recor
         return bytes([Status.BAD_CHANNEL])
     if not bod_mask >> channel & 1:
         return bytes([Status.NO_BOD])
-    recorded = count(channel)
+    recorded, began = count(channel), start(channel)
     first, n = bod_trace_window(recorded, ring, first, max_records)
     words = [w for i in range(n) for w in read_record(channel, first + i)]
-    return (bytes([Status.OK]) + BOD_TRACE_HEAD.pack(recorded, first, n)
+    return (bytes([Status.OK]) + BOD_TRACE_HEAD.pack(recorded, began, first, n)
             + struct.pack(f"<{len(words)}I", *words))
 
 
-def decode_bod_trace(rest: bytes) -> tuple[int, int, list[BodRecord]]:
-    """(bod_count, first superframe, records) from a BOD_TRACE answer after its status byte."""
+def decode_bod_trace(rest: bytes) -> tuple[int, int, int, list[BodRecord]]:
+    """(bod_count, bod_start, first superframe, records) from a BOD_TRACE answer after its
+    status byte."""
     if len(rest) < BOD_TRACE_HEAD.size:
         raise ProtocolError(f"BOD_TRACE answer of {len(rest)} bytes is too short")
-    count, first, n = BOD_TRACE_HEAD.unpack_from(rest)
+    count, start, first, n = BOD_TRACE_HEAD.unpack_from(rest)
     if len(rest) != BOD_TRACE_HEAD.size + n * BOD_RECORD_BYTES:
         raise ProtocolError(f"BOD_TRACE answer of {len(rest)} bytes does not hold {n} records")
     records = []
     for i in range(n):
         at = BOD_TRACE_HEAD.size + i * BOD_RECORD_BYTES
         records.append(unpack_record(int.from_bytes(rest[at:at + BOD_RECORD_BYTES], "little")))
-    return count, first, records
+    return count, start, first, records

@@ -134,6 +134,7 @@ BOD_RECORD_WORDS = sum(w for _, w in BOD_RECORD) // 32
 
 LIVE_FIELDS = [
     Field("bod_count", 32, "live", "superframes recorded since the BoD block (re)started"),
+    Field("bod_start", 64, "live", "cycle superframe 0 began (the cycle after the layout commit)"),
     Field("bod_rec", 32 * BOD_RECORD_WORDS, "live", "record of superframe bod_sel (BOD_RECORD)"),
 ]
 

@@ -199,6 +199,41 @@ def summarize(t) -> dict:
         "consistency": _consistency(t, sent_n, sent_bytes, delivered_n),
         "wall_s": t.wall_s, "virtual_s": t.virtual_s,
         "speed": _ratio(t.virtual_s, t.wall_s),
+        "bod": bod_summary(t),
+    }
+
+
+def bod_summary(t) -> dict | None:
+    """What the BoD return link granted during the transfer, from the superframes that start
+    between the transfer's first datagram (``origin``) and its end (``virtual_s``):
+
+    * ``granted_slots``/``used_slots`` (a slot is used when it carried a byte), and their bytes;
+    * ``slot_use_pct``: used as a percentage of granted;
+    * ``time_to_first_grant_s``: from the first datagram to the start of the first superframe
+      with RBDC or VBDC slots (demand-driven capacity; CRA and FCA come without asking);
+    * ``lost``: superframes the ring overwrote before they were read (the figures then cover
+      only what was read).
+    """
+    bod = getattr(t, "bod", None)
+    if not bod:
+        return None
+    origin = origin_cycle(t)
+    end = origin + round(t.virtual_s * t.f_clk)
+    sf_cycles, slot_bytes = bod["superframe_cycles"], bod["slot_bytes"]
+    window = [r for r in bod["records"] if origin <= bod["start"] + r["sf"] * sf_cycles < end]
+    granted = sum(r["g_cra"] + r["g_rbdc"] + r["g_vbdc"] + r["g_fca"] for r in window)
+    used = sum(r["used"] for r in window)
+    first = next((r for r in window if r["g_rbdc"] + r["g_vbdc"] > 0), None)
+    return {
+        "superframes": len(window), "superframe_s": sf_cycles / t.f_clk, "slot_bytes": slot_bytes,
+        "granted_slots": granted, "used_slots": used,
+        "granted_bytes": granted * slot_bytes, "used_bytes": used * slot_bytes,
+        "slot_use_pct": _ratio(100 * used, granted),
+        "rbdc_slots": sum(r["g_rbdc"] for r in window),
+        "vbdc_slots": sum(r["g_vbdc"] for r in window),
+        "time_to_first_grant_s": None if first is None else
+        (bod["start"] + first["sf"] * sf_cycles - origin) / t.f_clk,
+        "lost": bod.get("lost", []),
     }
 
 
@@ -245,8 +280,8 @@ def _tag(t) -> str:
 
 
 def plot_transfer(t, outdir) -> list[Path]:
-    """Write the four PNGs of one transfer into ``outdir``; returns their paths in
-    :data:`PLOT_NAMES` order."""
+    """Write the four PNGs of one transfer into ``outdir`` (five over a BoD return link: the
+    demand against the grants too); returns their paths in :data:`PLOT_NAMES` order."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     origin = origin_cycle(t)
@@ -319,6 +354,14 @@ def plot_transfer(t, outdir) -> list[Path]:
     ax.set_ylabel("cumulative UDP payload (bytes)")
     ax.legend(loc="upper left")
     paths.append(_save(fig, outdir / "sender_sequence.png"))
+    if getattr(t, "bod", None):
+        from .bod_model import BodRecord
+        from .bod_trace import plot_demand_grant, records_to_rows
+        b = t.bod
+        rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
+                               b["superframe_cycles"], t.f_clk, b["slot_bytes"])
+        paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
+                                       f"BoD return link: demand against grant ({_tag(t)})"))
     return paths
 
 
@@ -368,24 +411,39 @@ COLUMNS = [
 ]
 
 
+BOD_COLUMNS = [
+    ("granted slots", "r", lambda s: str(s["bod"]["granted_slots"]) if s.get("bod") else "n/a"),
+    ("used slots", "r", lambda s: str(s["bod"]["used_slots"]) if s.get("bod") else "n/a"),
+    ("first grant s", "r", lambda s: _num(s["bod"]["time_to_first_grant_s"], ".3f")
+     if s.get("bod") else "n/a"),
+]
+
+
+def _columns(summaries) -> list:
+    """The table's columns: the BoD ones too when some transfer ran over a BoD return link."""
+    return COLUMNS + (BOD_COLUMNS if any(s.get("bod") for s in summaries) else [])
+
+
 def _summaries(rows) -> list[dict]:
     """Rows may be summaries or (summary, plots) pairs."""
     return [r if isinstance(r, dict) else r[0] for r in rows]
 
 
-def _cells(s: dict) -> list[str]:
-    return [fn(s) for _, _, fn in COLUMNS]
+def _cells(s: dict, columns=COLUMNS) -> list[str]:
+    return [fn(s) for _, _, fn in columns]
 
 
 def format_table(rows) -> str:
     """An aligned plain-text table of summaries (or (summary, plots) pairs) for the terminal."""
-    body = [_cells(s) for s in _summaries(rows)]
-    heads = [name for name, _, _ in COLUMNS]
+    summaries = _summaries(rows)
+    columns = _columns(summaries)
+    body = [_cells(s, columns) for s in summaries]
+    heads = [name for name, _, _ in columns]
     widths = [max(len(x) for x in col) for col in zip(heads, *body)]
 
     def line(cells):
         return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                         for c, w, (_, a, _) in zip(cells, widths, COLUMNS)).rstrip()
+                         for c, w, (_, a, _) in zip(cells, widths, columns)).rstrip()
 
     out = [line(heads), "  ".join("-" * w for w in widths)]
     out += [line(c) for c in body]
@@ -425,10 +483,11 @@ def comparison(base: dict, other: dict) -> str:
 
 
 def _md_table(summaries: Sequence[dict]) -> list[str]:
-    heads = [name for name, _, _ in COLUMNS]
-    rule = ["---:" if a == "r" else "---" for _, a, _ in COLUMNS]
+    columns = _columns(summaries)
+    heads = [name for name, _, _ in columns]
+    rule = ["---:" if a == "r" else "---" for _, a, _ in columns]
     out = ["| " + " | ".join(heads) + " |", "| " + " | ".join(rule) + " |"]
-    out += ["| " + " | ".join(_cells(s)) + " |" for s in summaries]
+    out += ["| " + " | ".join(_cells(s, columns)) + " |" for s in summaries]
     return out
 
 
@@ -450,7 +509,9 @@ def experiment_markdown(rows, path, title: str) -> Path:
              "Packets and bytes are Ethernet frames without FCS as the emulator counts them; "
              "return share is return bytes as a percentage of forward bytes; ACK ratio is "
              "forward packets that are not ACK-only per return packet; consistent says the "
-             "endpoints' counts match the emulator's counters.", ""]
+             "endpoints' counts match the emulator's counters. Over a BoD return link, granted "
+             "and used slots count the superframes of the transfer, and first grant is the time "
+             "from the first datagram to the first superframe with RBDC or VBDC slots.", ""]
     lines += _md_table(summaries)
 
     profiles: dict[str, dict[int, list[dict]]] = {}

@@ -48,3 +48,6 @@ class Transfer:
     wall_s: float
     virtual_s: float
     error: str | None = None
+    # BoD return link: the ring read after the transfer (start cycle of superframe 0, superframe
+    # cycles, slot bytes, records as dicts, superframes lost); None without BoD.
+    bod: dict | None = None

@@ -60,23 +60,26 @@ def test_bod_trace_matches_vectors():
         ring = _vector_ring(bod, c["count"])
         request, response = bytes.fromhex(c["request"]), bytes.fromhex(c["response"])
         got = P.bod_trace_answer(request, bod["bod_mask"], bod["ring"], lambda ch: c["count"],
-                                 lambda ch, sf: ring[sf % bod["ring"]])
+                                 lambda ch: c["start"], lambda ch, sf: ring[sf % bod["ring"]])
         assert got == response, c
         if response[0] != P.Status.OK:
             continue
         oks += 1
-        count, first, records = P.decode_bod_trace(response[1:])
+        count, start, first, records = P.decode_bod_trace(response[1:])
         channel, want, most = P.BOD_TRACE_REQUEST.unpack(request)
-        assert count == c["count"] and first == max(want, count - bod["ring"])
+        assert count == c["count"] and start == c["start"]
+        assert first == max(want, count - bod["ring"])
         assert len(records) == min(most, max(0, count - first), P.BOD_TRACE_MAX)
         for i, rec in enumerate(records):
             words = bod["history"][first + i]
             assert rec == unpack_record(sum(w << (32 * k) for k, w in enumerate(words)))
             assert rec.sf == first + i
     assert oks >= 8
+    assert any(c["start"] >> 32 for c in bod["cases"])     # both words of bod_start count
+    assert P.BOD_TRACE_HEAD.size == 17 and P.BOD_TRACE_MAX == 17
     assert P.BOD_TRACE_HEAD.size + P.BOD_TRACE_MAX * P.BOD_RECORD_BYTES + 1 <= P.MAX_PAYLOAD
     with pytest.raises(P.ProtocolError, match="does not hold 2 records"):
-        P.decode_bod_trace(P.BOD_TRACE_HEAD.pack(5, 0, 2) + bytes(P.BOD_RECORD_BYTES))
+        P.decode_bod_trace(P.BOD_TRACE_HEAD.pack(5, 1 << 40, 0, 2) + bytes(P.BOD_RECORD_BYTES))
     with pytest.raises(P.ProtocolError, match="too short"):
         P.decode_bod_trace(b"\1\0")
 

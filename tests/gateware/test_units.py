@@ -94,9 +94,8 @@ def test_divider_is_exact():
 def test_bod_allocator_matches_model():
     """Superframe after superframe, with random backlog and arrivals, the allocator's grants
     and requests equal satemu.bod_model's."""
-    from dataclasses import replace
     from satemu.bod_model import Bod
-    from satemu.channel_model import ChannelRegs
+    from satemu.channel_model import ChannelParams, ChannelRegs
     from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT
     from satemu_gw.bod_alloc import BodAllocator
 
@@ -114,7 +113,7 @@ def test_bod_allocator_matches_model():
         dut = BodAllocator()
 
         async def bench(ctx, regs=regs):
-            model = Bod(regs, 0, 2048)
+            model = Bod(regs, 0, ChannelParams(bod=True))
             for f in regs.__dataclass_fields__:
                 if f.startswith("bod_") or f == "overhead":
                     ctx.set(getattr(dut.cfg, f), getattr(regs, f))

@@ -256,13 +256,17 @@ def test_validate_bod_only_on_a_bod_channel():
 
 class FakeBox:
     """A box on a fake serial port: HELLO, SET/GET_PROFILE (satemu.validate), COMMIT and
-    BOD_TRACE (protocol.bod_trace_answer) over a ring of ``ring`` records from ``history``;
-    each BOD_TRACE request lets ``per_request`` more superframes be recorded."""
+    BOD_TRACE (protocol.bod_trace_answer) over a ring of ``ring`` records (by default the
+    gateware's depth) from ``history``, superframe 0 having begun at cycle ``start``; each
+    BOD_TRACE request lets ``per_request`` more superframes be recorded."""
 
-    def __init__(self, bod: bool = True, history=(), count: int = 0, ring: int = 256,
-                 per_request: int = 0, hw: Hardware = SIM):
-        self.hw, self.bod, self.ring = hw, bod, ring
+    def __init__(self, bod: bool = True, history=(), count: int = 0, ring: int | None = None,
+                 per_request: int = 0, hw: Hardware = SIM, start: int = 0x1_2345_6789):
+        self.hw, self.bod, self.ring = hw, bod, ring or hw.params.bod_ring
         self.history, self.count, self.per_request = list(history), count, per_request
+        self.start = start
+        self.restart_after: dict[int, tuple[int, int]] = {}   # request -> (count, start) after it
+        self.requests = 0
         self.deframer, self.out = P.Deframer(), bytearray()
         self.regs = [ChannelRegs(), ChannelRegs()]
         self.commits = 0
@@ -304,8 +308,12 @@ class FakeBox:
             self.commits += 1
             return bytes([P.Status.OK])
         if op == P.Op.BOD_TRACE:
-            answer = P.bod_trace_answer(p, mask, self.ring, lambda ch: self.count, self.read_record)
+            answer = P.bod_trace_answer(p, mask, self.ring, lambda ch: self.count,
+                                        lambda ch: self.start, self.read_record)
             self.count = min(self.count + self.per_request, len(self.history))
+            self.requests += 1
+            if self.requests in self.restart_after:      # a layout commit restarts the block
+                self.count, self.start = self.restart_after[self.requests]
             return answer
         return bytes([P.Status.BAD_OPCODE])
 
@@ -381,11 +389,30 @@ def test_device_bod_trace_catches_up_and_reports_lost_superframes(box):
     sfs = [r.sf for r in trace.records]
     assert sfs == [sf for sf in range(24, trace.count) if sf != 30]
     assert trace.count > 40 and trace.records == [history[sf] for sf in sfs]
+    assert trace.start == fake.start == 0x1_2345_6789
     # From a later superframe, nothing is lost.
-    fake = box(history=history, count=80, ring=256)
+    fake = box(history=history, count=80, start=5 << 40)
     with Device("fake://box") as dev:
         trace = dev.bod_trace(first=70)
     assert [r.sf for r in trace.records] == list(range(70, 80)) and trace.lost == []
+    assert trace.start == 5 << 40
+    # No record asked for: just the count and the start, in one request.
+    fake = box(history=history, count=80, start=77)
+    with Device("fake://box") as dev:
+        trace = dev.bod_trace(max_records=0)
+    assert (trace.records, trace.count, trace.start, fake.requests) == ([], 80, 77, 1)
+
+
+def test_device_bod_trace_starts_over_when_the_block_restarts(box):
+    """A layout commit between two answers restarts the block (a new bod_start): the records
+    read so far belong to the old run, so the reading starts over in the new one."""
+    history = _model_records(superframes=80)
+    fake = box(history=history, count=60, start=1000)
+    fake.restart_after = {2: (12, 9_000_000)}     # after the second answer: 12 recorded, anew
+    with Device("fake://box") as dev:
+        trace = dev.bod_trace(first=0, max_records=10)
+    assert trace.start == 9_000_000 and trace.count == 12 and trace.lost == []
+    assert [r.sf for r in trace.records] == list(range(12))
 
 
 def test_cli_bod_trace_writes_csv_and_plot(box, tmp_path, capsys):
@@ -399,10 +426,12 @@ def test_cli_bod_trace_writes_csv_and_plot(box, tmp_path, capsys):
     assert "read superframes 10 .. 59 of 60 recorded" in out and f"wrote {out_csv}" in out
     rows = list(csv.DictReader(out_csv.read_text().splitlines()))
     assert list(rows[0]) == COLUMNS and [int(r["sf"]) for r in rows] == list(range(10, 60))
+    assert f"superframe 0 began at cycle {fake.start} " in out
     regs = fake.regs[P.CHANNEL_RETURN]
     superframe = regs.bod_slots * regs.bod_slot_cycles / SIM.f_clk
     for row, rec in zip(rows, history[10:]):
         assert float(row["time_s"]) == pytest.approx(rec.sf * superframe, abs=1e-6)
+        assert int(row["cycle"]) == fake.start + rec.sf * regs.bod_slots * regs.bod_slot_cycles
         assert int(row["granted_slots"]) == rec.granted and int(row["backlog_bytes"]) == rec.backlog
     assert out_png.read_bytes()[:8] == PNG_MAGIC
 
@@ -422,8 +451,11 @@ def test_records_to_rows_in_physical_units(tmp_path):
     recs = [BodRecord(sf=0, backlog=0),
             BodRecord(sf=1, rbdc_req=3 * 256 + 128, vbdc_req=4, bg=70, g_cra=2, g_rbdc=3,
                       g_vbdc=4, g_fca=1, used=7, backlog=1500)]
-    rows = records_to_rows(recs, Fraction(1, 40), 125)       # 25 ms superframes, 1 kbit a slot
-    assert rows[1] == {"sf": 1, "time_s": 0.025, "rbdc_req_kbps": 140.0, "vbdc_req_bytes": 500,
+    # 25 ms superframes of a 75 MHz clock from cycle 2^33 + 7 on, 1 kbit a slot
+    rows = records_to_rows(recs, (1 << 33) + 7, 1_875_000, 75_000_000, 125)
+    assert rows[0]["cycle"] == (1 << 33) + 7 and rows[0]["time_s"] == 0
+    assert rows[1] == {"sf": 1, "cycle": (1 << 33) + 7 + 1_875_000, "time_s": 0.025,
+                       "rbdc_req_kbps": 140.0, "vbdc_req_bytes": 500,
                        "background_slots": 70, "granted_cra": 2, "granted_rbdc": 3,
                        "granted_vbdc": 4, "granted_fca": 1, "granted_slots": 10,
                        "used_slots": 7, "granted_kbps": 400.0, "used_kbps": 280.0,
@@ -431,7 +463,7 @@ def test_records_to_rows_in_physical_units(tmp_path):
     path = write_csv(rows, tmp_path / "t.csv")
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
-    assert lines[2] == "1,0.025,140.0,500,70,2,3,4,1,10,7,400.0,280.0,1500"
+    assert lines[2] == "1,8591809599,0.025,140.0,500,70,2,3,4,1,10,7,400.0,280.0,1500"
     png = plot_demand_grant(rows, tmp_path / "p.png", "test")
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 1000
     assert plot_demand_grant([], tmp_path / "empty.png", "none").exists()

@@ -62,7 +62,8 @@ def streams():
 
 def bod_trace():
     """BOD_TRACE requests against a BoD ring of the return channel, with the exact answers. The
-    ring holds the last ``ring`` superframes of ``history``; a case sets how many were recorded."""
+    ring holds the last ``ring`` superframes of ``history``; a case sets how many were recorded
+    and the cycle superframe 0 began (``bod_start``, beyond 32 bits so both words count)."""
     rng = random.Random(4)
     ring, mask = 32, 1 << P.CHANNEL_RETURN
     history = []
@@ -75,13 +76,16 @@ def bod_trace():
              (45, req(1, 1000, 5)), (45, req(1, 13, 0)), (45, req(1, 14, 17)), (10, req(1, 0, 255)),
              (10, req(1, 4, 2)), (0, req(1, 0, 17)), (45, req(0, 0, 17)), (45, req(2, 0, 17)),
              (45, req(1, 0, 17)[:-1]), (45, req(1, 0, 17) + b"\0")]
+    starts = {45: 0x0000_0123_89AB_CDEF, 10: 0xFEDC_BA98_7654_3211, 0: 0}
     out = []
     for count, request in cases:
         def read_record(channel, sf, count=count):
             assert count - ring <= sf < count          # the firmware reads only what the ring holds
             return history[sf]
-        answer = P.bod_trace_answer(request, mask, ring, lambda ch, count=count: count, read_record)
-        out.append({"count": count, "request": request.hex(), "response": answer.hex()})
+        answer = P.bod_trace_answer(request, mask, ring, lambda ch, count=count: count,
+                                    lambda ch, count=count: starts[count], read_record)
+        out.append({"count": count, "start": starts[count], "request": request.hex(),
+                    "response": answer.hex()})
     return {"ring": ring, "bod_mask": mask, "history": history, "cases": out}
 
 
