@@ -283,8 +283,8 @@ def cmd_quic(args) -> int:
 
 def cmd_experiment(args) -> int:
     from .report import PLOT_NAMES, experiment_markdown, format_table, write_transfer
-    for p in args.profile:
-        load_profile(p)
+    # A profile given as a file is filed under its name in the output.
+    names = {p: load_profile(p).name for p in args.profile}
     sizes = [(text, _size(text)) for text in args.sizes.split(",")]
     policies = [_check_ack(a) for a in args.policies.split(",")]
     out = Path(args.out or f"satemu-experiment-{args.kind}")
@@ -295,11 +295,11 @@ def cmd_experiment(args) -> int:
                 for ack in policies:
                     t = _transfer(state, profile, size, ack, args,
                                   label=f"{profile}, {text}, ACK {ack}:")
-                    run_dir = out / profile / text / ack.replace(":", "")
+                    run_dir = out / names[profile] / text / ack.replace(":", "")
                     s = write_transfer(t, run_dir)
                     rel = run_dir.relative_to(out)
-                    names = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
-                    rows.append((s, {name: str(rel / f"{name}.png") for name in names}))
+                    plots = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
+                    rows.append((s, {name: str(rel / f"{name}.png") for name in plots}))
     print(format_table(rows))
     report = experiment_markdown(rows, out / "report.md",
                                  "ACK policy on the return link: satemu experiment")

@@ -77,3 +77,57 @@ def test_bod_ring_over_the_uart_matches_the_model(url, board_state, tmp_path, ca
     assert any(r.bg == 18 for r in model.bod) and max(r.backlog for r in model.bod) > 10_000
     with Device(url) as dev:          # leave the board as the other system tests expect it
         dev.reset_stats()
+
+
+# A short-delay BoD link, so a QUIC download across it takes seconds of link time.
+QUIC_PROFILE = """
+name = "bod-quic"
+[forward]
+rate = "10 Mbit/s"
+delay = "20 ms"
+[return]
+delay = "20 ms"
+queue = "100 packets"
+[return.bod]
+superframe = "10 ms"
+slots = 40
+slot_bytes = 188
+cra = "50 kbit/s"
+rbdc_max = "2 Mbit/s"
+rbdc_timeout = 8
+vbdc_max = "16 KB"
+latency = 6
+background = 0.5
+"""
+
+
+def test_experiment_under_bod_reports_grants(board_state, tmp_path, capsys):
+    """`satemu experiment ack-policy` over a BoD return link: both policies complete, and the
+    report gives the slots granted and used and the time to the first demand-driven grant, with
+    a demand-against-grant plot; 1:10 ACKing uses fewer return slots than 1:2."""
+    import json
+    from satemu.cli import main
+    profile = tmp_path / "bod-quic.toml"
+    profile.write_text(QUIC_PROFILE)
+    out = tmp_path / "exp"
+    assert main(["experiment", "ack-policy", "--profile", str(profile), "--sizes", "300KB",
+                 "--policies", "ratio:2,ratio:10", "--port", board_state["url"],
+                 "--eth-port", str(board_state["eth_port"]), "--out", str(out),
+                 "--max-time", "30"]) == 0
+    report = (out / "report.md").read_text()
+    assert "granted slots" in report and "first grant s" in report
+    runs, returns = {}, {}
+    for ack in ("ratio2", "ratio10"):
+        run = out / "bod-quic" / "300KB" / ack
+        result = json.loads((run / "result.json").read_text())
+        runs[ack], returns[ack] = result["bod"], result["return_packets"]
+        assert (run / "demand_grant.png").stat().st_size > 0
+        b = runs[ack]
+        assert not b["lost"] and b["superframes"] > 10
+        assert 0 < b["used_slots"] <= b["granted_slots"]
+        # The first RBDC/VBDC grant needs a request and the 6-superframe latency after it.
+        assert b["time_to_first_grant_s"] >= 0.06
+    assert runs["ratio10"]["used_slots"] < runs["ratio2"]["used_slots"]
+    assert returns["ratio10"] < returns["ratio2"]
+    with Device(board_state["url"]) as dev:
+        dev.reset_stats()
