@@ -149,11 +149,18 @@ class Admission(wiring.Component):
         with m.If(self.clear):
             m.d.sync += [self.rx_frames.eq(0), self.rx_bytes.eq(0)]
 
+        # "now > commit_at + DESC_LATENCY", registered a cycle ahead (short paths at the board's
+        # clock). It is stale only in the first cycle of a pending commit, when it is false anyway
+        # (no descriptor can be visible in the cycle after its arrival), hence ``pending_d``.
+        late = Signal()
+        pending_d = Signal()
+        m.d.sync += [late.eq(self.now + 1 > self.commit_at + DESC_LATENCY), pending_d.eq(self.pending)]
+
         # Every frame that arrived before `horizon` has been decided (and, with BoD, pushed).
         with m.FSM() as fsm:
             with m.State("IDLE"):
-                apply = self.pending & Mux(self.desc.valid, self.desc.payload.arrival > self.commit_at,
-                                           self.now > self.commit_at + DESC_LATENCY)
+                apply = self.pending & pending_d & Mux(
+                    self.desc.valid, self.desc.payload.arrival > self.commit_at, late)
                 with m.If(apply):
                     layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
                     m.d.comb += [self.apply.eq(1), self.layout_ok.eq(layout_ok)]

@@ -67,6 +67,10 @@ class BodAllocator(wiring.Component):
         bg_used = Signal(16)       # superframes of the current level already gone
         free = Signal(17)
         need = Signal(32)
+        prod = Signal(33)
+        cover = Signal(33)
+        room = Signal(17)
+        want = Signal(33)
 
         levels = [getattr(cfg, f"bod_bg{i}") for i in range(BOD_BG_LEVELS)]
         level = Signal(32)
@@ -98,12 +102,15 @@ class BodAllocator(wiring.Component):
                     # CRA is served before anyone else; then the other terminals.
                     c = Signal(25)
                     m.d.comb += c.eq(cra_frac + cfg.bod_cra)
-                    left = Signal(17)
-                    m.d.comb += left.eq(cfg.bod_slots - c[8:])
-                    bg = _min(level[:16], left)
-                    m.d.sync += [self.g_cra.eq(c[8:]), cra_frac.eq(c[:8]), self.bg.eq(bg),
-                                 free.eq(left - bg)]
-                    m.next = "RBDC"
+                    m.d.sync += [self.g_cra.eq(c[8:]), cra_frac.eq(c[:8]),
+                                 free.eq(cfg.bod_slots - c[8:])]
+                    m.next = "BG"
+
+            with m.State("BG"):
+                m.d.comb += self.busy.eq(1)
+                bg = _min(level[:16], free)
+                m.d.sync += [self.bg.eq(bg), free.eq(free - bg)]
+                m.next = "RBDC"
 
             with m.State("RBDC"):
                 m.d.comb += self.busy.eq(1)
@@ -149,15 +156,27 @@ class BodAllocator(wiring.Component):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~div.busy):
                     m.d.sync += need.eq(div.q + (div.r != 0))
-                    m.next = "VOLUME"
+                    m.next = "PRODUCT"
+
+            # The VBDC request, one step per state (short paths for the board's clock).
+            with m.State("PRODUCT"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += prod.eq((cfg.bod_cra + self.rbdc_req) * cfg.bod_latency)
+                m.next = "COVER"
+
+            with m.State("COVER"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += [cover.eq(vbdc_pending + (prod >> 8)),
+                             room.eq(cfg.bod_vbdc_max - vbdc_pending)]
+                m.next = "WANT"
+
+            with m.State("WANT"):
+                m.d.comb += self.busy.eq(1)
+                m.d.sync += want.eq(Mux(need > cover, need - cover, 0))
+                m.next = "VOLUME"
 
             with m.State("VOLUME"):
                 m.d.comb += self.busy.eq(1)
-                cover = Signal(32)
-                m.d.comb += cover.eq(vbdc_pending
-                                     + (((cfg.bod_cra + self.rbdc_req) * cfg.bod_latency) >> 8))
-                want = Mux(need > cover, need - cover, 0)
-                room = cfg.bod_vbdc_max - vbdc_pending
                 req = Signal(16)
                 m.d.comb += req.eq(_min(want, room))
                 m.d.sync += [self.vbdc_req.eq(req), vbdc_pending.eq(vbdc_pending + req),

@@ -118,12 +118,16 @@ class SlotScheduler(wiring.Component):
 
         slot_end = t + cfg.bod_slot_cycles
         hold_ok = ~self.hold | (t <= self.hold_at)
-        latency = Mux(cfg.delay > p.latency_floor, cfg.delay, p.latency_floor)
+        # Registered one step ahead of their use, for short paths at the board's clock: the
+        # latency (the BoD fields, and so the model, keep one delay while the block runs), and a
+        # frame's bytes left and release cycle (SERVE), used by CARRY.
+        latency = Signal(64)
+        m.d.sync += latency.eq(Mux(cfg.delay > p.latency_floor, cfg.delay, p.latency_floor))
         due = Signal(64)
-        m.d.comb += due.eq(slot_end + latency)
         egress = Mux(due > egress_free, due, egress_free)
+        rem_now = Signal(17)
+        m.d.comb += rem_now.eq(head.length + cfg.overhead - sent)
         rem = Signal(17)
-        m.d.comb += rem.eq(head.length + cfg.overhead - sent)
 
         m.d.comb += [
             self.hdr.payload.offset.eq(head.offset),
@@ -172,18 +176,24 @@ class SlotScheduler(wiring.Component):
 
             with m.State("SERVE"):
                 with m.If((cap != 0) & queue.r_rdy):
-                    with m.If(rem <= cap):
-                        m.d.comb += self.hdr.valid.eq(1)
-                        with m.If(self.hdr.ready):
-                            m.d.comb += [queue.r_en.eq(1), self.release.valid.eq(1), carried.eq(rem)]
-                            m.d.sync += [cap.eq(cap - rem), sent.eq(0), used.eq(1),
-                                         egress_free.eq(egress + port_cycles(p, head.length))]
-                    with m.Else():
-                        m.d.comb += carried.eq(cap)
-                        m.d.sync += [sent.eq(sent + cap), cap.eq(0), used.eq(1)]
+                    m.d.sync += [rem.eq(rem_now), due.eq(slot_end + latency)]
+                    m.next = "CARRY"
                 with m.Else():
                     m.d.sync += rec.used.eq(rec.used + used)
                     m.next = "NEXT"
+
+            with m.State("CARRY"):
+                with m.If(rem <= cap):
+                    m.d.comb += self.hdr.valid.eq(1)
+                    with m.If(self.hdr.ready):
+                        m.d.comb += [queue.r_en.eq(1), self.release.valid.eq(1), carried.eq(rem)]
+                        m.d.sync += [cap.eq(cap - rem), sent.eq(0), used.eq(1),
+                                     egress_free.eq(egress + port_cycles(p, head.length))]
+                        m.next = "SERVE"
+                with m.Else():
+                    m.d.comb += carried.eq(cap)
+                    m.d.sync += [sent.eq(sent + cap), cap.eq(0), used.eq(1)]
+                    m.next = "SERVE"
 
             with m.State("NEXT"):
                 m.d.sync += [t.eq(slot_end), i.eq(i + 1)]

@@ -48,7 +48,8 @@ class Reader(wiring.Component):
             nxt.eq(off + 1),
             self.cmd.payload.eq(self.cfg.mem_base + off),
             # Every outstanding word may turn out to be a beat, or to complete a frame.
-            self.cmd.valid.eq((issued != self.written) & ~self.layout_reset
+            # A layout reset comes only with the line empty, when nothing is left to issue.
+            self.cmd.valid.eq((issued != self.written)
                               & (pdata.level + outstanding < p.playout_beats)
                               & (pdesc.level + outstanding < desc_depth)),
         ]
