@@ -8,21 +8,20 @@ cd "$(dirname "$0")/.."
 # verilator wrapper script, python3 with venv support, clang with its libFuzzer runtime for the
 # firmware protocol's fuzz pass, and for the SoC: the RISC-V cross compiler, meson and ninja
 # (LiteX builds picolibc with them) and the libraries LiteX's simulation links (libevent,
-# json-c, zlib); iproute2 for the real-time QUIC mode's network namespaces.
+# json-c, zlib); iproute2 for the real-time QUIC mode's network namespaces; openfpgaloader
+# (openFPGALoader) for `satemu flash`, which programs a board over JTAG.
 need=()
 for pkg in g++ make perl python3 python3-venv git clang libclang-rt-14-dev \
            gcc-riscv64-unknown-elf meson ninja-build libevent-dev libjson-c-dev zlib1g-dev \
-           iproute2; do
+           iproute2 openfpgaloader; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 # A python3 that is not Debian's (pyenv, say) counts if it can make a venv with pip.
-if printf '%s\n' "${need[@]:-}" | grep -qx python3-venv && python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    need=("${need[@]/python3-venv}")
-fi
-if printf '%s\n' "${need[@]:-}" | grep -qx python3 && command -v python3 >/dev/null; then
-    need=("${need[@]/python3}")
-fi
-need=($(printf '%s\n' "${need[@]:-}" | grep -v '^$' || true))
+drop() {   # remove the exact name $1 from need
+    need=($(printf '%s\n' "${need[@]:-}" | grep -vx -e "$1" -e '' || true))
+}
+if python3 -c 'import venv, ensurepip' 2>/dev/null; then drop python3-venv; fi
+if command -v python3 >/dev/null; then drop python3; fi
 apt_install() {
     echo "bootstrap: installing Debian packages: $*"
     local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

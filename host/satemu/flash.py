@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Programming a board's bitstream with openFPGALoader: into the FPGA's SRAM or its SPI flash."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# Where `make bitstream BOARD=<board>` (hw/bitstream.py) writes bitstream-<board>.json, whose
+# "bitstream" field names the build's .bit, relative to the repository.
+RESULTS = REPO / "bench" / "results"
+TOOL = "openFPGALoader"
+DEBIAN_PACKAGE = "openfpgaloader"
+MODES = ("sram", "spi")
+
+# The options below were checked against openFPGALoader v0.10.0 (Debian 12's openfpgaloader
+# 0.10.0+git20230202-edea24f-1): `--help`, `--list-boards` and `--list-cables`. In its words:
+#   -b BOARD        a board it knows (--list-boards), used "instead of cable"
+#   -c CABLE        the JTAG interface (--list-cables); given with -b it overrides the board's own
+#   -m / -f         write the bitstream to the FPGA's SRAM (its default) / to the SPI flash, which
+#                   on an ECP5 it reaches through the FPGA over JTAG; both take the .bit file
+#   --verify        read the flash back after writing (SPI flash only)
+#   --ftdi-serial   pick one FTDI chip by serial number when several are plugged in
+#   --freq          the JTAG clock in Hz (its default: 6 MHz)
+# tests/host/test_flash.py checks every option used here against the installed tool's --help.
+
+
+@dataclass(frozen=True)
+class Board:
+    loader_board: str | None    # openFPGALoader's name for the board (-b), where it has one
+    cable: str                  # the default programmer, as an openFPGALoader cable name (-c)
+    programmer: str             # the same in words, for messages
+
+
+BOARDS = {
+    # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is the ECP5-5G
+    # Evaluation Board, another board). The Versa's own FT2232H (USB 0403:6010) has JTAG on
+    # channel A, which is what the "ft2232" cable drives.
+    "versa-ecp5": Board(None, "ft2232", "the board's own FT2232H (USB; JTAG on channel A)"),
+    # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
+    # openFPGALoader's "colorlight" entry names no default cable (it would fall back to ft2232),
+    # so one is named here: a single-channel FT232H adapter, whose MPSSE pins are AD0 TCK,
+    # AD1 TDI, AD2 TDO, AD3 TMS. --cable names any other (ft2232, dirtyJtag, cmsisdap, ...).
+    "colorlight-5a-75b": Board("colorlight", "ft232", "a JTAG adapter wired to the J27 pads"),
+}
+
+
+class FlashError(RuntimeError):
+    """The board cannot be programmed as asked; the message says why and what to do."""
+
+
+def report_path(board: str, results: Path | str | None = None) -> Path:
+    """The report `make bitstream BOARD=<board>` writes (``results`` defaults to bench/results)."""
+    return Path(results if results is not None else RESULTS) / f"bitstream-{board}.json"
+
+
+def parse_hz(text: str) -> int:
+    """A JTAG clock: whole hertz, or with k or M (``"6000000"``, ``"6M"``, ``"1.5MHz"``)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)(?:[hH][zZ])?\s*", text)
+    if not m:
+        raise FlashError(f"--freq {text!r}: a frequency in Hz, e.g. 6000000 or 6M")
+    scale = {"": 1, "k": 1000, "m": 1000000}[m.group(2).lower()]
+    hz = Decimal(m.group(1)) * scale
+    if hz < 1 or hz != int(hz):
+        raise FlashError(f"--freq {text!r}: a whole number of Hz, at least 1")
+    return int(hz)
+
+
+def _board(name: str) -> Board:
+    try:
+        return BOARDS[name]
+    except KeyError:
+        raise FlashError(f"unknown board {name!r}: one of {', '.join(sorted(BOARDS))}") from None
+
+
+def flash_command(board: str, mode: str, bitstream: Path | str, cable: str | None = None,
+                  ftdi_serial: str | None = None, freq: int | None = None,
+                  verify: bool = False) -> list[str]:
+    """The openFPGALoader argument list that writes ``bitstream`` into ``board``: its SRAM
+    (``mode="sram"``, lost at power-off) or its SPI configuration flash (``mode="spi"``)."""
+    b = _board(board)
+    if mode not in MODES:
+        raise FlashError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+    if verify and mode != "spi":
+        raise FlashError("--verify reads back an SPI flash write: it goes with --spi")
+    if freq is not None and freq < 1:
+        raise FlashError(f"--freq {freq}: a JTAG clock in Hz, at least 1")
+    argv = [TOOL]
+    if b.loader_board:
+        argv += ["-b", b.loader_board]
+    argv += ["-c", cable or b.cable]
+    if ftdi_serial:
+        argv += ["--ftdi-serial", ftdi_serial]
+    if freq is not None:
+        argv += ["--freq", str(int(freq))]
+    argv.append("-m" if mode == "sram" else "-f")
+    if verify:
+        argv.append("--verify")
+    argv.append(str(bitstream))
+    return argv
+
+
+def _read_report(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise FlashError(f"{path}: not a readable bitstream report ({e})") from None
+    if not isinstance(report, dict):
+        raise FlashError(f"{path}: not a bitstream report (no JSON object)")
+    return report
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def _check_report_ok(report: dict, where: Path, bitstream: Path, force: bool) -> None:
+    """Refuse a bitstream whose build report is not ok (timing missed, say) unless forced."""
+    if report.get("ok") is True:
+        return
+    missed = [f"{name} reaches {c.get('fmax_mhz')} MHz of {c.get('target_mhz')} MHz"
+              for name, c in (report.get("clocks") or {}).items()
+              if isinstance(c, dict) and not c.get("met", True)]
+    why = report.get("error") or "the build is not marked ok"
+    if missed:
+        why += f" ({'; '.join(missed)})"
+    text = (f"{where} says the build of {bitstream} is not good: {why}. A bitstream that misses "
+            f"timing can fail on the board in ways that look like anything but timing")
+    if not force:
+        raise FlashError(f"{text}. Not flashing it: fix and rebuild, or give --force to flash "
+                         f"it anyway")
+    print(f"satemu: warning: {text}; flashing it anyway (--force)", file=sys.stderr)
+
+
+def resolve_bitstream(board: str, bitstream: Path | str | None = None, *, force: bool = False,
+                      results: Path | str | None = None, root: Path | str | None = None) -> Path:
+    """The bitstream to flash: ``bitstream`` if given, else the one the board's report (under
+    ``results``) names, taken relative to ``root`` (the repository). A report that is not ok
+    stops it unless ``force``; so does one given explicitly, if it is the report's bitstream."""
+    _board(board)
+    where = report_path(board, results)
+    report = _read_report(where)
+    base = Path(root if root is not None else REPO)
+    reported = base / report["bitstream"] if report and report.get("bitstream") else None
+    if bitstream is not None:
+        path = Path(bitstream)
+        if reported is not None and _same_file(path, reported):
+            _check_report_ok(report, where, path, force)
+        return path
+    if report is None:
+        raise FlashError(f"no bitstream for {board}: {where} does not exist. Run `make bitstream "
+                         f"BOARD={board}` first, or give --bitstream PATH")
+    if report.get("board", board) != board:
+        raise FlashError(f"{where} is the report of board {report.get('board')!r}, not {board!r}")
+    if reported is None:
+        raise FlashError(f"{where}: the last `make bitstream BOARD={board}` wrote no bitstream "
+                         f"({report.get('error') or 'no reason given'}). Fix the build and run it "
+                         f"again, or give --bitstream PATH")
+    _check_report_ok(report, where, reported, force)
+    return reported
+
+
+def plan_flash(board: str, mode: str = "sram", bitstream: Path | str | None = None, *,
+               cable: str | None = None, ftdi_serial: str | None = None, freq: int | None = None,
+               verify: bool = False, force: bool = False, results: Path | str | None = None,
+               root: Path | str | None = None) -> list[str]:
+    """Everything short of running openFPGALoader: the bitstream is found, checked against its
+    report and present; returns the command (what ``satemu flash --dry-run`` prints)."""
+    # The options first, with a stand-in path: a bad one fails before the files are looked at.
+    flash_command(board, mode, "-", cable=cable, ftdi_serial=ftdi_serial, freq=freq,
+                  verify=verify)
+    path = resolve_bitstream(board, bitstream, force=force, results=results, root=root)
+    if not path.is_file():
+        raise FlashError(f"bitstream {path} does not exist: run `make bitstream BOARD={board}` "
+                         f"to build it, or give --bitstream PATH")
+    return flash_command(board, mode, path, cable=cable, ftdi_serial=ftdi_serial, freq=freq,
+                         verify=verify)
+
+
+def run_flash(board: str, mode: str = "sram", bitstream: Path | str | None = None, *,
+              cable: str | None = None, ftdi_serial: str | None = None, freq: int | None = None,
+              verify: bool = False, force: bool = False, results: Path | str | None = None,
+              root: Path | str | None = None, search_path: str | None = None) -> int:
+    """Program the board: openFPGALoader (looked for on ``search_path``, default PATH) runs with
+    its output going straight to ours; returns its exit status."""
+    exe = shutil.which(TOOL, path=search_path)
+    if exe is None:
+        raise FlashError(f"{TOOL} is not on PATH: install the Debian package {DEBIAN_PACKAGE} "
+                         f"(apt-get install {DEBIAN_PACKAGE}, or `make bootstrap`)")
+    argv = plan_flash(board, mode, bitstream, cable=cable, ftdi_serial=ftdi_serial, freq=freq,
+                      verify=verify, force=force, results=results, root=root)
+    print(f"$ {shlex.join(argv)}", flush=True)
+    sys.stderr.flush()
+    done = subprocess.run([exe, *argv[1:]])
+    return done.returncode if done.returncode >= 0 else 128 - done.returncode
