@@ -16,6 +16,8 @@ from .egress import Egress, EGRESS_COUNTERS
 from .memarb import MemArbiter
 from .regs import Regs
 from .bod_slots import SlotScheduler
+from .skid import SkidBuffer
+from .layouts import mem_cmd_layout
 
 
 def channel_ports(params: ChannelParams) -> dict:
@@ -58,6 +60,9 @@ class Channel(wiring.Component):
         m.submodules.reader = reader = Reader(p)
         m.submodules.egress = egress = Egress(p)
         m.submodules.arbiter = arb = MemArbiter(p.addr_width)
+        # Commands reach the memory through a skid buffer: the DRAM controller's ready (which
+        # may depend on its valid) never runs combinationally into the channel's logic.
+        m.submodules.cmd_buffer = cmd_buffer = SkidBuffer(mem_cmd_layout(p.addr_width))
         if p.bod:
             sched = SlotScheduler(p)
             m.submodules.bod = ResetInserter(regs.bod_restart)(sched)
@@ -79,13 +84,14 @@ class Channel(wiring.Component):
         wiring.connect(m, ingress.beats, writer.beats)
         wiring.connect(m, writer.cmd, arb.wr)
         wiring.connect(m, reader.cmd, arb.rd)
+        wiring.connect(m, arb.cmd, cmd_buffer.sink)
         wiring.connect(m, reader.data, egress.data)
         wiring.connect(m, reader.desc, egress.desc)
         wiring.connect(m, egress.source, wiring.flipped(self.source))
         m.d.comb += [
-            self.mem.cmd.valid.eq(arb.cmd.valid),
-            self.mem.cmd.payload.eq(arb.cmd.payload),
-            arb.cmd.ready.eq(self.mem.cmd.ready),
+            self.mem.cmd.valid.eq(cmd_buffer.source.valid),
+            self.mem.cmd.payload.eq(cmd_buffer.source.payload),
+            cmd_buffer.source.ready.eq(self.mem.cmd.ready),
             self.mem.wdata.valid.eq(writer.wdata.valid),
             self.mem.wdata.payload.eq(writer.wdata.payload),
             writer.wdata.ready.eq(self.mem.wdata.ready),

@@ -103,6 +103,24 @@ def test_shadow_fields_read_back():
     h.run(bench)
 
 
+def test_reset_values_read_back():
+    # The profile's words are read from a copy refilled after reset; untouched words must read
+    # as the channel's reset values, and a word written while the refill runs keeps its value.
+    h = Harness()
+    defaults = ChannelRegs(queue_frames=PARAMS.queue_depth)
+
+    async def bench(ctx):
+        await h.write(ctx, REGMAP["overhead"].offset, 99)
+        await ctx.tick().repeat(80)
+        for f in CFG_FIELDS:
+            value = 0
+            for k in range(f.words):
+                value |= await h.read(ctx, f.name, k) << (32 * k)
+            expect = 99 if f.name == "overhead" else getattr(defaults, f.name)
+            assert value == expect, f.name
+    h.run(bench)
+
+
 def test_commit_refused_while_pending_and_layout_only_when_empty():
     h = Harness()
     base = ChannelRegs(mem_base=1000, mem_size=4096, delay=2000)
