@@ -98,6 +98,8 @@ class Admission(wiring.Component):
         ge_bad = Signal()
         lost = Signal()
         departure = Signal(64)
+        shape_i = Signal(64)        # the shaper's start: max(arrival, V), integer part
+        shape_f = Signal(33)        # ... its fraction plus the frame's
         release = Signal(64)
         dec = Signal(Decision)
 
@@ -260,19 +262,21 @@ class Admission(wiring.Component):
                 m.next = "EMIT"
 
             with m.State("SHAPE"):
-                # V := max(arrival, V) + (length + overhead) x (q + num/den), exactly.
+                # V := max(arrival, V) + (length + overhead) x (q + num/den), exactly; in two
+                # steps (the start, then the sum) for short paths at the board's clock.
                 with m.If(~st.busy):
                     idle = (cur.arrival > vi) | ((cur.arrival == vi) & (vf == 0))
-                    si = Mux(idle, cur.arrival, vi)
-                    sf = Mux(idle, 0, vf)
-                    fsum = Signal(33)
-                    m.d.comb += fsum.eq(sf + st.tf)
-                    carry = fsum >= cfg.rate_den
-                    m.d.sync += [
-                        vi.eq(si + st.ti + carry),
-                        vf.eq(Mux(carry, fsum - cfg.rate_den, fsum)),
-                    ]
-                    m.next = "DEPART"
+                    m.d.sync += [shape_i.eq(Mux(idle, cur.arrival, vi)),
+                                 shape_f.eq(Mux(idle, 0, vf) + st.tf)]
+                    m.next = "SHAPE_SUM"
+
+            with m.State("SHAPE_SUM"):
+                carry = shape_f >= cfg.rate_den
+                m.d.sync += [
+                    vi.eq(shape_i + st.ti + carry),
+                    vf.eq(Mux(carry, shape_f - cfg.rate_den, shape_f)),
+                ]
+                m.next = "DEPART"
 
             with m.State("DEPART"):
                 m.d.sync += [
