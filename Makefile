@@ -1,11 +1,13 @@
-# satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite.
-# Both bootstrap first (Debian packages only if missing, pinned Python packages in .venv/).
+# satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite;
+# `make bitstream BOARD=versa-ecp5` builds a board's bitstream with its report.
+# All bootstrap first (Debian packages only if missing, pinned Python packages in .venv/).
 # SPDX-License-Identifier: BSD-2-Clause
 
-.PHONY: demo test bench bootstrap clean
+.PHONY: demo test bench bitstream bootstrap clean
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
+BOARD ?= versa-ecp5
 STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
 
 demo: bootstrap
@@ -17,6 +19,9 @@ test: bootstrap
 bench: bootstrap
 	$(PY) bench/bench_channel.py
 	$(PY) bench/bench_board.py
+
+bitstream: bootstrap
+	$(PY) -m hw.bitstream --board $(BOARD)
 
 bootstrap: $(STAMP)
 

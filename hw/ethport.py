@@ -8,11 +8,14 @@ connected to a port: no frame can reach the CPU or the bus.
 
 ``SimEthPHY`` is the simulated board's PHY: eight bytes of wire per cycle. At the simulated
 board's nominal 6.25 MHz that is 400 Mbit/s (1.6 times the fastest built-in profile's rate).
+``ecp5_rgmii_port`` is a board's: an ECP5 RGMII PHY (1 Gbit/s, a byte per 125 MHz cycle); the
+MAC's preamble, FCS and padding work a byte at a time in the PHY's clocks, and its FIFOs and
+width converters bring 64-bit beats to the system clock.
 """
 
 from __future__ import annotations
 
-from migen import Cat, ClockDomain, ClockSignal, If, Mux, ResetSignal, Signal
+from migen import Cat, ClockDomain, ClockDomainsRenamer, ClockSignal, If, Mux, ResetSignal, Signal
 
 from litex.gen import LiteXModule
 
@@ -63,10 +66,16 @@ class SimEthClocks(LiteXModule):
 
 class EthPort(LiteXModule):
     """A MAC on ``phy``. ``to_channel`` carries received frames as channel beats (Cat of data,
-    last, nbytes, err: ``satemu_gw.layouts.Beat``); ``from_channel`` takes beats to send."""
+    last, nbytes, err: ``satemu_gw.layouts.Beat``); ``from_channel`` takes beats to send.
 
-    def __init__(self, phy):
-        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=True)
+    ``with_sys_datapath``: the MAC's preamble, FCS and padding logic works at the system side's
+    64 bits in the system clock (the simulated board, whose wire is 64 bits a cycle), or else at
+    the PHY's width in the PHY's clocks, with LiteEth's FIFOs and width converters between
+    (RGMII: 8 bits at 125 MHz; a 64-bit FCS engine per byte count would cost thousands of
+    LUTs per port)."""
+
+    def __init__(self, phy, with_sys_datapath: bool = True):
+        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
         self.rx_payload = Signal(DW + 6)
@@ -97,3 +106,16 @@ class EthPort(LiteXModule):
             tx.last_be.eq(last_be),
             tx.error.eq(0),
         ]
+
+
+def ecp5_rgmii_port(clock_pads, pads, domain: str, tx_delay: float, rx_delay: float):
+    """An ECP5 RGMII PHY on ``pads`` and an ``EthPort`` on it; returns (phy, port). Their wire
+    clock domains are named ``{domain}_rx`` and ``{domain}_tx``, so that each port of a box has
+    its own (LiteEth names them ``eth_rx`` and ``eth_tx``). ``tx_delay`` and ``rx_delay`` (s)
+    are the clock skews the FPGA adds, 0 where the PHY chip adds them itself."""
+    from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
+
+    rename = ClockDomainsRenamer({"eth_rx": f"{domain}_rx", "eth_tx": f"{domain}_tx"})
+    phy = rename(LiteEthPHYRGMII(clock_pads=clock_pads, pads=pads, tx_delay=tx_delay,
+                                 rx_delay=rx_delay))
+    return phy, rename(EthPort(phy, with_sys_datapath=False))

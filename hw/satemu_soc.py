@@ -2,17 +2,20 @@
 """The satemu SoC for the simulated board: VexRiscv, UART, LiteDRAM and two link channels.
 
 LiteX (Migen) assembles the SoC around the Amaranth channel, which enters as generated Verilog
-(two instances of one module). The channels' registers sit behind a wishbone bridge:
+(two modules); the channels, their DRAM ports and the register bridge are ``hw.soc_common``'s,
+shared with the board targets. Two LiteEth MACs, used raw at L2, are the box's ports
+(hw.ethport): port B's receive side feeds the forward channel, which sends on port A; port A's
+receive side feeds the return channel, which sends on port B. The CPU's UART is the only way in:
+the ports never reach the CPU or the bus. In simulation the PHYs' wire is a set of pads that the
+satemu_eth module (sim/modules) drives and reads at exact cycles.
 
-    0x000-0x3ff  forward channel (port B -> A), one 32-bit word per register of satemu.regmap
-    0x400-0x7ff  return channel (port A -> B)
-    0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
-
-Each channel owns a 64-bit LiteDRAM crossbar port for its delay line. Two LiteEth MACs, used raw
-at L2, are the box's ports (hw.ethport): port B's receive side feeds the forward channel, which
-sends on port A; port A's receive side feeds the return channel, which sends on port B. The
-CPU's UART is the only way in: the ports never reach the CPU or the bus. In simulation the PHYs'
-wire is a set of pads that the satemu_eth module (sim/modules) drives and reads at exact cycles.
+``dram="versa"`` builds a variant with the Versa-5G's memory system and clock (see
+``versa_phy_settings``; for measuring the data path at the board's clock, work in progress):
+the channels as ``hw.versa_ecp5.channel_params`` makes them, registers counting 75 MHz cycles,
+LiteDRAM with the board's MT41K64M16 at 75 MHz on an SDRAM model set up like its ECP5DDRPHY
+(DDR3, 16 data bits, two phases, a 128-bit native port), and counters of the channels' memory
+traffic (``PROBES``) that the simulation writes to ``probe.log``. The default, ``dram="sim"``,
+is the simulated board the system tests and the demo run.
 """
 
 from __future__ import annotations
@@ -20,27 +23,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from migen import Cat, ClockSignal, FSM, If, Instance, Module, NextState, Record, ResetSignal, Signal
+from migen import Cat, ClockSignal, Instance, Record, Signal
 
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.io import CRG
 from litex.build.sim import SimPlatform
-from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
-from litex.soc.interconnect import wishbone
 
 from litedram import modules as litedram_modules
 from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
+from hw.soc_common import ROM_BYTES, add_channels, read_firmware, soc_core_kwargs
 
 SIM_F_CLK = 6_250_000         # nominal clock of the simulated board (registers count these cycles)
 SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 400 Mbit/s of wire per port
-ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 10 KB)
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
-CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window
-CHANNELS = ("forward", "return")
 SIM_THREADS = 2               # Verilator threads for the simulated board
+DRAMS = ("sim", "versa")      # the memory systems a simulated board can have (see the docstring)
+PROBE_PERIOD_BITS = 16        # the versa variant logs its probe counters every 2^16 cycles
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -60,64 +61,88 @@ _io = [
 ]
 
 
-class ChannelBridge(Module):
-    """Wishbone slave in front of the channels' register buses (address, write strobe, data;
-    read data one cycle after the address)."""
+def versa_phy_settings():
+    """The Versa-5G's DDR3 PHY as an SDRAM model can stand for it: returns (real, model), the
+    ``PhySettings`` of ``ECP5DDRPHY`` elaborated on the board's pins at its 75 MHz system clock,
+    and the settings to give ``SDRAMPHYModel``.
 
-    def __init__(self, buses):
-        self.bus = wishbone.Interface(data_width=32, address_width=30, addressing="word")
-        word = self.bus.adr[:8]
-        window = self.bus.adr[8:10]
-        # A write takes one cycle (acked at once); a read waits one cycle for the registered data.
-        self.submodules.fsm = fsm = FSM()
-        fsm.act("IDLE",
-            If(self.bus.cyc & self.bus.stb,
-                If(self.bus.we, self.bus.ack.eq(1)).Else(NextState("READ"))))
-        read_data = Signal(32)
-        fsm.act("READ",
-            self.bus.dat_r.eq(read_data),
-            self.bus.ack.eq(1),
-            NextState("IDLE"))
-        write = self.bus.cyc & self.bus.stb & self.bus.we & fsm.ongoing("IDLE")
-        for i, b in enumerate(buses):
-            self.comb += [
-                b["addr"].eq(word),
-                b["w_data"].eq(self.bus.dat_w),
-                b["w_en"].eq(write & ((window == i) | (window == 2))),
-            ]
-        self.comb += read_data.eq(buses[0]["r_data"])
-        self.comb += If(window == 1, read_data.eq(buses[1]["r_data"]))
+    The model gets the PHY's memory type (DDR3), data bits (16, so a 4 x 16-bit DFI word per
+    phase), phases (2: the native port is 2 x 64 = 128 bits, one BL8 burst), read and write
+    phases, CAS and CAS write latencies and its read and write latencies in system cycles, which
+    is all LiteDRAM's controller and crossbar read from a PHY. What the model cannot be: it
+    reports itself as ``SDRAMPHYModel`` and without read leveling, bitslips or delay taps (the
+    board's firmware trains the real PHY through its CSRs; the model's data are always aligned,
+    so the simulated firmware has nothing to train), and it has no DQ/DQS electrical timing nor
+    the PHY's start-up sequence (ECP5DDRPHYInit, which stops and resets the edge clock)."""
+    from litedram.common import PhySettings
+    from litedram.phy import ECP5DDRPHY
+    from hw.versa_ecp5 import SYS_CLK_FREQ, VersaPlatform
+
+    real = ECP5DDRPHY(VersaPlatform().request("ddram"), sys_clk_freq=SYS_CLK_FREQ).settings
+    model = PhySettings(phytype="SDRAMPHYModel", memtype=real.memtype, databits=real.databits,
+                        dfi_databits=real.dfi_databits, nphases=real.nphases,
+                        rdphase=real.rdphase, wrphase=real.wrphase, cl=real.cl, cwl=real.cwl,
+                        read_latency=real.read_latency, write_latency=real.write_latency,
+                        strobes=real.strobes, nranks=real.nranks)
+    return real, model
+
+
+# The probe counters of the versa variant, in the order probe.log lists them after the cycle.
+# Per channel (fwd, ret), on its 64-bit crossbar port: commands taken (writes, reads), cycles
+# a command waited (valid, not ready), write and read data words moved, cycles a read was
+# outstanding (taken, its data not yet back); on the crossbar's native (128-bit) port behind
+# the up-converter: commands taken (writes, reads) and cycles a command waited. Then the DRAM
+# commands on the DFI, all phases: activate, precharge, read, write, refresh.
+PROBE_PORT = ("cmd_w", "cmd_r", "cmd_wait", "wdata", "rdata", "rd_busy",
+              "nat_w", "nat_r", "nat_wait")
+PROBE_DFI = ("dfi_act", "dfi_pre", "dfi_rd", "dfi_wr", "dfi_ref")
+PROBES = tuple(f"{ch}_{n}" for ch in ("fwd", "ret") for n in PROBE_PORT) + PROBE_DFI
+PROBE_BITS = 48
+
+PROBE_VERILOG = r"""// Generated by hw.satemu_soc: prints the probe counters every 2^PERIOD_BITS cycles.
+module satemu_probe #(parameter N = 1, parameter W = 48, parameter PERIOD_BITS = 16) (
+    input clk, input [63:0] now, input [N*W-1:0] counts);
+  integer fd, i;
+  initial fd = $fopen("probe.log", "w");
+  always @(posedge clk) begin
+    if (now[PERIOD_BITS-1:0] == 0) begin
+      $fwrite(fd, "%0d", now);
+      for (i = 0; i < N; i = i + 1)
+        $fwrite(fd, " %0d", counts[i*W +: W]);
+      $fwrite(fd, "\n");
+      $fflush(fd);
+    end
+  end
+endmodule
+"""
 
 
 class SatemuSimSoC(SoCCore):
     def __init__(self, channel_verilog: list[Path], mem_words: int,
-                 firmware: list[int] | None = None):
+                 firmware: list[int] | None = None, dram: str = "sim"):
+        if dram not in DRAMS:
+            raise ValueError(f"dram must be one of {DRAMS}, not {dram!r}")
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))      # with a power-on reset, as VexRiscv needs
-        kwargs = dict(cpu_type="vexriscv", uart_name="sim", integrated_rom_size=ROM_BYTES,
-                      integrated_sram_size=0x4000, ident="satemu simulated board",
-                      ident_version=True)
-        if firmware is not None:
-            kwargs["integrated_rom_init"] = firmware
-        SoCCore.__init__(self, platform, clk_freq=SIM_F_CLK, **kwargs)
+        f_clk, port_bps = sim_clock(dram)
+        SoCCore.__init__(self, platform, clk_freq=f_clk, uart_name="sim",
+                         **soc_core_kwargs("satemu simulated board", firmware))
 
-        # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
-        module = litedram_modules.MT48LC16M16(100e6, "1:1")
-        self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=100e6)
+        if dram == "sim":
+            # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
+            module = litedram_modules.MT48LC16M16(100e6, "1:1")
+            self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=100e6)
+        else:
+            # The Versa-5G's: its DDR3L chip at its clock (1:2), on a model set up like its PHY.
+            from hw.versa_ecp5 import SYS_CLK_FREQ
+            module = litedram_modules.MT41K64M16(SYS_CLK_FREQ, "1:2")
+            self.sdrphy = SDRAMPHYModel(module=module, settings=versa_phy_settings()[1],
+                                        clk_freq=SYS_CLK_FREQ)
         # On the CPU bus too: the firmware runs sdram_init() from it (its own data stays in SRAM).
         self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=0)
         self.add_constant("SDRAM_TEST_DISABLE")   # no memtest at boot: it takes minutes in simulation
 
-        # The shared timebase.
-        now = Signal(64)
-        self.sync += now.eq(now + 1)
-
-        # The channels' Verilog: modules satemu_channel_fwd and satemu_channel_ret (with BoD).
-        for path in channel_verilog:
-            platform.add_source(str(path))
-        buses = []
         eth = platform.request("satemu_eth")
-        self.comb += eth.now.eq(now)
         # Port A is the terminal side, port B the gateway side.
         ports = {}
         self.eth_clocks = SimEthClocks()
@@ -134,41 +159,80 @@ class SatemuSimSoC(SoCCore):
             setattr(self, f"ethphy_{name}", phy)
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
-        # forward: in on B, out on A; return: in on A, out on B.
-        for index, (name, pre, rx, tx) in enumerate(
-                (("forward", "fwd", ports["b"], ports["a"]), ("return", "ret", ports["a"], ports["b"]))):
-            port = self.sdram.crossbar.get_port(data_width=64)
-            bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
-            buses.append(bus)
-            fate_valid, fate = Signal(), Signal(3)
-            self.specials += Instance(f"satemu_channel_{pre}",
-                i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
-                i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
-                o_source__valid=tx.tx_valid, i_source__ready=tx.tx_ready,
-                o_source__payload=tx.tx_payload,
-                o_mem__cmd__valid=port.cmd.valid, i_mem__cmd__ready=port.cmd.ready,
-                o_mem__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
-                o_mem__wdata__valid=port.wdata.valid, i_mem__wdata__ready=port.wdata.ready,
-                o_mem__wdata__payload=Cat(port.wdata.data, port.wdata.we),
-                i_mem__rdata__valid=port.rdata.valid, o_mem__rdata__ready=port.rdata.ready,
-                i_mem__rdata__payload=port.rdata.data,
-                i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
-                o_bus__r_data=bus["r_data"],
-                o_fate_valid=fate_valid, o_fate=fate,
-                o_arrived=getattr(eth, f"{pre}_arrived"), o_overrun=getattr(eth, f"{pre}_overrun"))
-            self.comb += port.cmd.last.eq(1)
-            # The cycle a frame starts to leave the channel: its source's valid first rises.
-            started = Signal()
-            self.comb += getattr(eth, f"{pre}_start").eq(tx.tx_valid & ~started)
-            self.sync += If(tx.tx_valid & tx.tx_ready & tx.tx_payload[64], started.eq(0)).Elif(
-                tx.tx_valid, started.eq(1))
-        self.submodules.channel_bridge = bridge = ChannelBridge(buses)
-        self.bus.add_slave("satemu", bridge.bus,
-                           SoCRegion(origin=0x9000_0000, size=3 * CHANNEL_WINDOW, cached=False))
-        # Where each channel's delay line lives, in 64-bit words of the port.
-        self.add_constant("SATEMU_MEM_WORDS", mem_words)
-        self.add_constant("SATEMU_F_CLK", SIM_F_CLK)
-        self.add_constant("SATEMU_PORT_BPS", SIM_PORT_BPS)
+        # The channels (forward: in on B, out on A; return: in on A, out on B) report their
+        # ingress and egress events, with the timebase, to the simulation's Ethernet module.
+        # The versa variant keeps each channel's crossbar port, 64 bits, and the native port
+        # that LiteDRAM's up-converter drives for it, to count their traffic.
+        crossbar = self.sdram.crossbar
+        taken = []
+        if dram == "versa":
+            def get_port(*args, **kwargs):
+                first = len(crossbar.masters)
+                port = type(crossbar).get_port(crossbar, *args, **kwargs)
+                taken.append((port, crossbar.masters[first]))
+                return port
+            crossbar.get_port = get_port
+        now, events = add_channels(self, channel_verilog, ports, mem_words, f_clk, port_bps)
+        if dram == "versa":
+            del crossbar.get_port
+            self.add_probe(now, taken)
+        self.comb += eth.now.eq(now)
+        for pre, ev in events.items():
+            self.comb += [getattr(eth, f"{pre}_{name}").eq(getattr(ev, name))
+                          for name in ("arrived", "overrun", "start")]
+
+    def add_probe(self, now, ports):
+        """Count ``PROBES`` (see there) and print them through ``satemu_probe`` (a Verilog
+        module that build_sim adds) every 2^PROBE_PERIOD_BITS cycles."""
+        counts = []
+
+        def count(event):
+            c = Signal(PROBE_BITS)
+            self.sync += c.eq(c + event)
+            counts.append(c)
+
+        assert len(ports) == 2                       # forward's, then return's (add_channels)
+        for port, native in ports:
+            cmd = port.cmd
+            count(cmd.valid & cmd.ready & cmd.we)
+            count(cmd.valid & cmd.ready & ~cmd.we)
+            count(cmd.valid & ~cmd.ready)
+            count(port.wdata.valid & port.wdata.ready)
+            count(port.rdata.valid & port.rdata.ready)
+            inflight = Signal(8)
+            read_taken = cmd.valid & cmd.ready & ~cmd.we
+            read_back = port.rdata.valid & port.rdata.ready
+            self.sync += inflight.eq(inflight + read_taken - read_back)
+            count(inflight != 0)
+            count(native.cmd.valid & native.cmd.ready & native.cmd.we)
+            count(native.cmd.valid & native.cmd.ready & ~native.cmd.we)
+            count(native.cmd.valid & ~native.cmd.ready)
+        phases = self.sdrphy.dfi.phases
+
+        def dfi(ras_n, cas_n, we_n):
+            hits = [~p.cs_n & (p.ras_n == ras_n) & (p.cas_n == cas_n) & (p.we_n == we_n)
+                    for p in phases]
+            total = Signal(2)
+            self.comb += total.eq(sum(hits[1:], hits[0]))
+            return total
+
+        for ras_n, cas_n, we_n in ((0, 1, 1), (0, 1, 0), (1, 0, 1), (1, 0, 0), (0, 0, 1)):
+            count(dfi(ras_n, cas_n, we_n))      # activate, precharge, read, write, refresh
+        assert len(counts) == len(PROBES)
+        self.specials += Instance("satemu_probe", p_N=len(counts), p_W=PROBE_BITS,
+                                  p_PERIOD_BITS=PROBE_PERIOD_BITS, i_clk=ClockSignal(),
+                                  i_now=now, i_counts=Cat(*counts))
+
+
+def sim_clock(dram: str = "sim") -> tuple[int, int]:
+    """(nominal clock, port line rate) of a simulated board: the registers count the clock's
+    cycles, the firmware reports both (HELLO) and budgets an unshaped channel at the line rate.
+    The versa variant has the board's: 75 MHz and 1 Gbit/s (the simulated wire still carries
+    a beat per cycle; traffic offered to it keeps to GbE's pacing)."""
+    if dram == "versa":
+        from hw.versa_ecp5 import PORT_BPS, SYS_CLK_FREQ
+        return int(SYS_CLK_FREQ), PORT_BPS
+    return SIM_F_CLK, SIM_PORT_BPS
 
 
 def main():
@@ -177,34 +241,42 @@ def main():
                     help="Verilog of satemu_channel_fwd and of satemu_channel_ret")
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
+    ap.add_argument("--dram", choices=DRAMS, default="sim",
+                    help="memory system: the simulated board's (default) or the Versa-5G's")
     args = ap.parse_args()
     gateware = build_sim([Path(p) for p in args.channel_verilog], Path(args.firmware) if args.firmware else None,
-                         Path(args.output_dir))
+                         Path(args.output_dir), dram=args.dram)
     if args.firmware:
         write_rom_init(Path(args.firmware), gateware)
 
 
 
 def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir: Path,
-              uart_port: int = 0, eth_port: int = 0, opt_level: str = "O3") -> Path:
+              uart_port: int = 0, eth_port: int = 0, opt_level: str = "O3",
+              dram: str = "sim") -> Path:
     """Build the simulated board; returns its gateware directory (holding obj_dir/Vsim and the
     sim_config.js that names the UART's TCP port). Without ``firmware_bin`` only the headers and
-    libraries the firmware builds against are generated."""
+    libraries the firmware builds against are generated. ``dram`` chooses the memory system
+    (``DRAMS``; see the module's docstring)."""
     from litex.build.sim.config import SimConfig
     from litex.soc.integration.builder import Builder
-    from litex.soc.integration.common import get_mem_data
 
-    firmware = None
-    if firmware_bin is not None:
-        firmware = get_mem_data(str(firmware_bin), data_width=32, endianness="little")
-        # Pad to the whole ROM, so its size never depends on the firmware and a new firmware only
-        # needs a new sim_rom.init (write_rom_init), not a new Verilator build.
-        firmware += [0] * (ROM_BYTES // 4 - len(firmware))
-    soc = SatemuSimSoC(channel_verilog, mem_words=MEM_WORDS, firmware=firmware)
+    # The ROM is the same size whatever the firmware (soc_core_kwargs pads it), so a new firmware
+    # only needs a new sim_rom.init (write_rom_init), not a new Verilator build.
+    soc = SatemuSimSoC(channel_verilog, mem_words=MEM_WORDS, firmware=read_firmware(firmware_bin),
+                       dram=dram)
+    if dram == "versa":
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        probe = Path(output_dir) / "satemu_probe.v"
+        probe.write_text(PROBE_VERILOG)
+        soc.platform.add_source(str(probe))
     builder = Builder(soc, output_dir=str(output_dir), compile_software=firmware_bin is None,
                       compile_gateware=firmware_bin is not None)
     sim_config = SimConfig()
-    sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK)
+    # Verilator's clocker counts whole picoseconds, which a 75 MHz period is not: the versa
+    # variant's clocker runs at 80 MHz of simulated time, which nothing reads (the registers,
+    # the firmware and every cycle the host sees count the timebase's cycles as 75 MHz ones).
+    sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK if dram == "sim" else 80_000_000)
     sim_config.add_module("serial2tcp", "serial", args={"port": uart_port})
     sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
     modules = Path(__file__).resolve().parent.parent / "sim" / "modules"

@@ -12,6 +12,10 @@ A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySe
 reaches it as ``socket://127.0.0.1:PORT``. LiteX's serial2tcp module buffers 2 KB of received
 bytes: a client must not run more than that ahead of the firmware (one request at a time, as
 ``satemu.device.Device`` sends them, never does; a real UART cannot outrun itself).
+
+``dram="versa"`` (``python -m sim.board build --dram versa``) builds and runs a variant with the
+Versa-5G's clock and memory system instead (``hw.satemu_soc``; work in progress), cached
+apart under ``build/board/versa-<hash>/``; the default is the simulated board as it always was.
 """
 
 from __future__ import annotations
@@ -42,12 +46,24 @@ def sim_channel_params(bod: bool = False):
     return ChannelParams(ingress_beats=4096, bod=bod, port_pad=60, port_fcs=4, port_gap=3)
 
 
+def channel_params_for(dram: str = "sim"):
+    """``params_for(bod)`` of a simulated board's channels: the simulated board's own, or, for
+    the versa variant, the Versa-5G's (``hw.versa_ecp5.channel_params``: a 512-beat ingress
+    FIFO, as a GbE port needs)."""
+    if dram == "versa":
+        from hw.versa_ecp5 import channel_params
+        return channel_params
+    return sim_channel_params
+
+
 class BoardError(RuntimeError):
     """The board could not be built or started; the message says where to look."""
 
 
-def _key() -> str:
+def _key(dram: str = "sim") -> str:
     h = hashlib.sha256()
+    if dram != "sim":
+        h.update(f"dram={dram}".encode())
     paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "hw").rglob("*.py"))
     paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
                                                            ROOT / "firmware" / "linker.ld"]
@@ -80,13 +96,21 @@ def _run(cmd, log, cwd, env):
                          f"see {log.name}")
 
 
-def build_board(verbose: bool = False) -> Path:
-    """Build (or reuse) the simulated board; returns the directory holding ``obj_dir/Vsim``."""
-    from amaranth.back import verilog
-    from satemu.gen_c import proto_header
-    from satemu_gw.channel import Channel
+def build_dir(dram: str = "sim") -> Path:
+    """Where a simulated board's build lives (by content hash)."""
+    return BOARD / (_key() if dram == "sim" else f"{dram}-{_key(dram)}")
 
-    out = BOARD / _key()
+
+def build_board(verbose: bool = False, dram: str = "sim") -> Path:
+    """Build (or reuse) the simulated board; returns the directory holding ``obj_dir/Vsim``.
+    ``dram="versa"``: the variant with the Versa-5G's clock and memory system."""
+    from satemu.gen_c import proto_header
+    from hw.satemu_soc import DRAMS
+    from hw.soc_common import write_channel_verilog
+
+    if dram not in DRAMS:
+        raise ValueError(f"dram must be one of {DRAMS}, not {dram!r}")
+    out = build_dir(dram)
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
         return gateware
@@ -97,14 +121,15 @@ def build_board(verbose: bool = False) -> Path:
             print(f"building the simulated board in {out.relative_to(ROOT)} (log: build.log)",
                   file=sys.stderr)
         soc = [sys.executable, "-m", "hw.satemu_soc", "--output-dir", out / "soc"]
-        for pre, bod in (("fwd", False), ("ret", True)):
-            channel_v = out / f"satemu_channel_{pre}.v"
-            channel_v.write_text(verilog.convert(Channel(sim_channel_params(bod), wire=True),
-                                                 name=f"satemu_channel_{pre}", emit_src=False))
+        if dram != "sim":
+            soc += ["--dram", dram]
+        params_for = channel_params_for(dram)
+        for channel_v in write_channel_verilog(out, params_for):
             soc += ["--channel-verilog", channel_v]
         _run(soc, log, ROOT, env)
         (out / "gen").mkdir(exist_ok=True)
-        (out / "gen" / "satemu_proto_gen.h").write_text(proto_header())
+        (out / "gen" / "satemu_proto_gen.h").write_text(
+            proto_header() if dram == "sim" else proto_header(params_for(True)))
         (out / "fw").mkdir(exist_ok=True)
         _run(["make", "-f", ROOT / "firmware" / "Makefile", f"BUILD_DIR={out / 'soc'}",
               f"GEN_DIR={out / 'gen'}"], log, out / "fw", env)
@@ -155,19 +180,24 @@ def start(port: int | None = None, timeout: float = 60.0,
 
 
 def launch(port: int | None = None, timeout: float = 60.0,
-           taps: tuple[str, str] | None = None) -> dict:
+           taps: tuple[str, str] | None = None, dram: str = "sim") -> dict:
     """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
-    ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth)."""
+    ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
+    ``dram="versa"`` starts the variant with the Versa-5G's clock and memory system."""
     from satemu.device import Device, DeviceError
 
-    gateware = build_board(verbose=True)
+    gateware = build_board(verbose=True, dram=dram)
     port = port or _free_port()
     eth_port = _free_port()
     run = BOARD / f"run-{port}"
     run.mkdir(parents=True, exist_ok=True)
     for item in gateware.iterdir():
         link = run / item.name
-        if item.name != "sim_config.js" and not link.exists():
+        if item.name == "sim_config.js":
+            continue
+        if link.is_symlink() and link.resolve() != item.resolve():
+            link.unlink()                   # left by a board of another build on this port
+        if not link.exists():
             link.symlink_to(item)
     config = json.loads((gateware / "sim_config.js").read_text())
     for entry in config:
@@ -184,7 +214,7 @@ def launch(port: int | None = None, timeout: float = 60.0,
                                 start_new_session=True)
     _children[proc.pid] = proc
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
-             "eth_port": eth_port, "taps": list(taps) if taps else None,
+             "eth_port": eth_port, "taps": list(taps) if taps else None, "dram": dram,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     while True:
@@ -234,3 +264,20 @@ def stop() -> bool:
     kill(state)
     STATE.unlink(missing_ok=True)
     return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    from hw.satemu_soc import DRAMS
+    ap = argparse.ArgumentParser(prog="python -m sim.board",
+                                 description="Build a simulated board (cached by content hash).")
+    ap.add_argument("command", choices=("build",))
+    ap.add_argument("--dram", choices=DRAMS, default="sim",
+                    help="memory system: the simulated board's (default) or the Versa-5G's")
+    args = ap.parse_args(argv)
+    print(build_board(verbose=True, dram=args.dram))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

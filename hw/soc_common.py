@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""What every satemu SoC shares, simulated or on a board: the CPU's memories, the two channel
+instances on their LiteDRAM ports, the wishbone bridge to their registers and the constants the
+firmware reads.
+
+The channels enter as generated Verilog (``write_channel_verilog``): modules
+``satemu_channel_fwd`` and ``satemu_channel_ret`` (the latter with the BoD block). Their
+registers sit behind one bridge:
+
+    0x000-0x3ff  forward channel (port B -> A), one 32-bit word per register of satemu.regmap
+    0x400-0x7ff  return channel (port A -> B)
+    0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
+
+Each channel owns a 64-bit LiteDRAM crossbar port for its delay line, in the DRAM's upper half:
+forward at word ``2 * mem_words``, return at ``3 * mem_words`` (the firmware's layout).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migen import Cat, ClockSignal, FSM, If, Instance, Module, Mux, NextState, ResetSignal, Signal
+
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.interconnect import wishbone
+
+ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 16 KB)
+SRAM_BYTES = 0x4000           # the firmware's data and stack
+CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window
+CHANNEL_BASE = 0x9000_0000    # the bridge's place on the CPU bus
+# (module suffix, BoD block): forward is port B -> A, return is port A -> B with BoD.
+CHANNEL_MODULES = (("fwd", False), ("ret", True))
+
+
+def write_channel_verilog(out_dir: Path, params_for) -> list[Path]:
+    """Generate both channels' Verilog into ``out_dir``; ``params_for(bod)`` gives the
+    ``ChannelParams`` of a channel. Returns the files, forward first."""
+    from amaranth.back import verilog
+    from satemu_gw.channel import Channel
+
+    paths = []
+    for pre, bod in CHANNEL_MODULES:
+        path = Path(out_dir) / f"satemu_channel_{pre}.v"
+        path.write_text(verilog.convert(Channel(params_for(bod), wire=True),
+                                        name=f"satemu_channel_{pre}", emit_src=False))
+        paths.append(path)
+    return paths
+
+
+def soc_core_kwargs(ident: str, firmware: list[int] | None, rom_bytes: int = ROM_BYTES,
+                    sram_bytes: int = SRAM_BYTES) -> dict:
+    """SoCCore's arguments: VexRiscv with the firmware in ROM, as every satemu SoC has it.
+    ``firmware`` (32-bit words) is padded to the whole ROM, so the ROM's size never depends on
+    the firmware; without it LiteX builds only the headers and libraries. A board short of
+    block RAM passes smaller memories."""
+    kwargs = dict(cpu_type="vexriscv", integrated_rom_size=rom_bytes,
+                  integrated_sram_size=sram_bytes, ident=ident, ident_version=True)
+    if firmware is not None:
+        if len(firmware) * 4 > rom_bytes:
+            raise ValueError(f"firmware of {len(firmware) * 4} bytes exceeds the {rom_bytes}-byte ROM")
+        kwargs["integrated_rom_init"] = firmware + [0] * (rom_bytes // 4 - len(firmware))
+    return kwargs
+
+
+def read_firmware(firmware_bin: Path | None) -> list[int] | None:
+    """A firmware.bin as the ROM's 32-bit words, or None."""
+    if firmware_bin is None:
+        return None
+    from litex.soc.integration.common import get_mem_data
+    return get_mem_data(str(firmware_bin), data_width=32, endianness="little")
+
+
+class ChannelBridge(Module):
+    """Wishbone slave in front of the channels' register buses (address, write strobe, data;
+    read data one cycle after the address). Everything it drives towards the channels, and
+    the read data it returns, comes from flip-flops: the channels sit far from the CPU on a
+    board, and each way the route alone took 6 to 7 ns at 75 MHz."""
+
+    def __init__(self, buses):
+        self.bus = wishbone.Interface(data_width=32, address_width=30, addressing="word")
+        word = self.bus.adr[:8]
+        window = self.bus.adr[8:10]
+        window_r = Signal(2)
+        read_data = Signal(32)
+        # A write is acked at once and reaches the channels in the next cycle. A read: the
+        # address reaches the channel (ADDR), its registered data comes back (DATA), is
+        # registered here and acked (ACK).
+        self.submodules.fsm = fsm = FSM()
+        fsm.act("IDLE",
+            If(self.bus.cyc & self.bus.stb,
+                If(self.bus.we, self.bus.ack.eq(1)).Else(NextState("ADDR"))))
+        fsm.act("ADDR", NextState("DATA"))
+        fsm.act("DATA", NextState("ACK"))
+        fsm.act("ACK",
+            self.bus.dat_r.eq(read_data),
+            self.bus.ack.eq(1),
+            NextState("IDLE"))
+        write = self.bus.cyc & self.bus.stb & self.bus.we & fsm.ongoing("IDLE")
+        for i, b in enumerate(buses):
+            self.sync += [
+                b["addr"].eq(word),
+                b["w_data"].eq(self.bus.dat_w),
+                b["w_en"].eq(write & ((window == i) | (window == 2))),
+            ]
+        self.sync += [
+            window_r.eq(window),
+            If(fsm.ongoing("DATA"),
+                read_data.eq(Mux(window_r == 1, buses[1]["r_data"], buses[0]["r_data"]))),
+        ]
+
+
+class ChannelEvents:
+    """One channel's events, each high for one cycle: ``arrived`` (a frame taken at ingress),
+    ``overrun`` (a frame discarded at ingress for want of room) and ``start`` (a frame starts
+    to leave: its source's valid first rises)."""
+
+    def __init__(self, pre: str):
+        self.arrived = Signal(name=f"{pre}_arrived")
+        self.overrun = Signal(name=f"{pre}_overrun")
+        self.start = Signal(name=f"{pre}_start")
+
+
+def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, f_clk: int,
+                 port_bps: int) -> tuple[Signal, dict[str, ChannelEvents]]:
+    """Add both channels to ``soc`` (a SoCCore with ``soc.sdram``) between ``ports["a"]`` and
+    ``ports["b"]`` (``hw.ethport.EthPort``s): forward in on B and out on A, return in on A and
+    out on B. Returns the shared 64-bit timebase and each channel's events by module suffix."""
+    now = Signal(64, name="now")
+    soc.sync += now.eq(now + 1)
+    for path in channel_verilog:
+        soc.platform.add_source(str(path))
+    buses, events = [], {}
+    for pre, rx, tx in (("fwd", ports["b"], ports["a"]), ("ret", ports["a"], ports["b"])):
+        port = soc.sdram.crossbar.get_port(data_width=64)
+        bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
+        buses.append(bus)
+        ev = events[pre] = ChannelEvents(pre)
+        fate_valid, fate = Signal(), Signal(3)
+        soc.specials += Instance(f"satemu_channel_{pre}",
+            i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
+            i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
+            o_source__valid=tx.tx_valid, i_source__ready=tx.tx_ready,
+            o_source__payload=tx.tx_payload,
+            o_mem__cmd__valid=port.cmd.valid, i_mem__cmd__ready=port.cmd.ready,
+            o_mem__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
+            o_mem__wdata__valid=port.wdata.valid, i_mem__wdata__ready=port.wdata.ready,
+            o_mem__wdata__payload=Cat(port.wdata.data, port.wdata.we),
+            i_mem__rdata__valid=port.rdata.valid, o_mem__rdata__ready=port.rdata.ready,
+            i_mem__rdata__payload=port.rdata.data,
+            i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
+            o_bus__r_data=bus["r_data"],
+            o_fate_valid=fate_valid, o_fate=fate,
+            o_arrived=ev.arrived, o_overrun=ev.overrun)
+        soc.comb += port.cmd.last.eq(1)
+        # The cycle a frame starts to leave the channel: its source's valid first rises.
+        started = Signal()
+        soc.comb += ev.start.eq(tx.tx_valid & ~started)
+        soc.sync += If(tx.tx_valid & tx.tx_ready & tx.tx_payload[64], started.eq(0)).Elif(
+            tx.tx_valid, started.eq(1))
+    soc.submodules.channel_bridge = bridge = ChannelBridge(buses)
+    soc.bus.add_slave("satemu", bridge.bus,
+                      SoCRegion(origin=CHANNEL_BASE, size=3 * CHANNEL_WINDOW, cached=False))
+    # Where each channel's delay line lives (in 64-bit words of the port), the clock the
+    # registers count and the ports' line rate.
+    soc.add_constant("SATEMU_MEM_WORDS", mem_words)
+    soc.add_constant("SATEMU_F_CLK", f_clk)
+    soc.add_constant("SATEMU_PORT_BPS", port_bps)
+    return now, events
+
+
+def build_board(soc, build_name: str, output_dir: Path, with_gateware: bool, seed: int = 1) -> Path:
+    """Build a board's SoC with LiteX: without gateware, the headers and libraries the firmware
+    builds against; with it, the bitstream, nextpnr failing the build if any clock misses its
+    target. Returns the gateware directory (``build_name``.bit, nextpnr.log and
+    nextpnr-report.json, which ``hw.bitstream`` reads)."""
+    from litex.soc.integration.builder import Builder
+
+    builder = Builder(soc, output_dir=str(output_dir), compile_software=not with_gateware,
+                      compile_gateware=with_gateware)
+    # The default router (router1): router2 routed this design in a third of the time but
+    # left both the system clock and an RGMII clock short of their targets.
+    soc.platform.toolchain._pnr_opts += " --log nextpnr.log --report nextpnr-report.json"
+    # timingstrict: no --timing-allow-fail, so nextpnr exits non-zero if a clock misses.
+    builder.build(build_name=build_name, timingstrict=True, seed=seed)
+    return Path(output_dir) / "gateware"
+
+
+def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float):
+    """A board target's command line (``python -m hw.<board>``, as ``hw.bitstream`` runs it):
+    ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the board's SoC."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--channel-verilog", required=True, action="append",
+                    help="Verilog (or netlist) of satemu_channel_fwd and of satemu_channel_ret")
+    ap.add_argument("--output-dir", required=True)
+    ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
+    ap.add_argument("--sys-clk-freq", type=float, default=sys_clk_freq)
+    ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
+    args = ap.parse_args()
+    firmware = Path(args.firmware) if args.firmware else None
+    soc = make_soc([Path(p) for p in args.channel_verilog], args.sys_clk_freq,
+                   firmware=read_firmware(firmware))
+    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed)
+
+
+def load_constraints(name: str):
+    """A board's pin and clock data, ``constraints/<name>.py``, as a module."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "constraints" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"satemu_constraints_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ecp5_platform(board):
+    """A LiteX ECP5 platform for the open toolchain (yosys, nextpnr-ecp5, ecppack) from a
+    constraints module (``load_constraints``): its device and IO list, and a period constraint
+    on each of its input clocks. ``platform.board`` is the module."""
+    from litex.build.lattice import LatticeECP5Platform
+
+    class Platform(LatticeECP5Platform):
+        def __init__(self):
+            self.board = board
+            LatticeECP5Platform.__init__(self, board.DEVICE, board.IO, toolchain="trellis")
+
+        def do_finalize(self, fragment):
+            LatticeECP5Platform.do_finalize(self, fragment)
+            for (name, number), period in board.CLOCK_PERIODS.items():
+                self.add_period_constraint(self.lookup_request(name, number, loose=True), period)
+
+    return Platform()
