@@ -62,3 +62,17 @@ RegBusSignature = wiring.Signature({
     "w_data": Out(32),
     "r_data": In(32),
 })
+
+
+WideWData = data.StructLayout({"data": 128, "we": 16})
+
+
+def WideMemPortSignature(addr_width):
+    """A 128-bit LiteDRAM native port (the DDR3 controller's own width on the boards): commands,
+    write data in command order when the controller asks for it, read data in command order
+    with no backpressure."""
+    return wiring.Signature({
+        "cmd": Out(stream.Signature(mem_cmd_layout(addr_width))),
+        "wdata": Out(stream.Signature(WideWData)),
+        "rdata": In(stream.Signature(128)),
+    })
