@@ -58,7 +58,7 @@ static struct u128 mul64(uint64_t a, uint64_t b)
     return r;
 }
 
-/* a * b for a 128-bit a and a small b (< 2^16): exact while the result fits. */
+/* a * b for a 128-bit a and a 64-bit b: exact while the result fits 128 bits. */
 static struct u128 mul_small(struct u128 a, uint64_t b)
 {
     struct u128 lo = mul64(a.lo, b);
@@ -74,6 +74,12 @@ static int ge128(struct u128 a, struct u128 b)
 static struct u128 sub128(struct u128 a, struct u128 b)
 {
     struct u128 r = { a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo };
+    return r;
+}
+
+static struct u128 add128(struct u128 a, struct u128 b)
+{
+    struct u128 r = { a.hi + b.hi + (a.lo + b.lo < a.lo), a.lo + b.lo };
     return r;
 }
 
@@ -127,6 +133,50 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
     if (f[F_QUEUE_BYTES] / f[F_MIN_LEN] < queued)
         queued = f[F_QUEUE_BYTES] / f[F_MIN_LEN];
     return (in_delay + queued) * (1 + (f[F_MIN_LEN] + 7) / 8);
+}
+
+/* Delay-line words per 65536 cycles the profile can demand at worst, as n / d: a frame of L
+ * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words and arrives at most every T * (L + ovh) cycles,
+ * T = t_num / t_den cycles per byte (the three cases of satemu_budget_words). (L + 15) / (L + ovh)
+ * is largest at min_len when ovh < 15, else at max_len. satemu.channel_model.delay_line_traffic
+ * is the reference. */
+static void traffic(const struct satemu_hw *hw, const uint64_t *f, struct u128 *n, struct u128 *d)
+{
+    struct u128 t_num = { 0, 0 };
+    uint64_t t_den, ovh = f[F_OVERHEAD];
+    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        t_num.lo = f[F_BOD_SLOT_CYCLES];
+        t_den = f[F_BOD_SLOT_BYTES];
+    } else if (f[F_RATE_Q] || f[F_RATE_NUM]) {
+        t_num = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
+        t_num.lo += f[F_RATE_NUM];
+        t_num.hi += t_num.lo < f[F_RATE_NUM];
+        t_den = f[F_RATE_DEN];
+    } else {
+        t_num.lo = 8 * (uint64_t)hw->f_clk;       /* the port's line rate, 24 bytes of framing */
+        t_den = hw->port_bps;
+        ovh = 24;
+    }
+    uint64_t len = ovh < 15 ? f[F_MIN_LEN] : f[F_MAX_LEN];
+    *n = mul64((len + 15) << 16, t_den);
+    *d = mul_small(t_num, 8 * (len + ovh));
+}
+
+/* ceil(n / d), or UINT64_MAX when that does not fit 64 bits (or d = 0). */
+static uint64_t ceil_div_sat(struct u128 n, struct u128 d)
+{
+    struct u128 one = { 0, 1 };
+    n = add128(n, sub128(d, one));                /* ceil(n / d) = floor((n + d - 1) / d) */
+    if (d.hi == 0 && n.hi >= d.lo)                /* n >= d * 2^64 */
+        return UINT64_MAX;
+    return div128(n, d);
+}
+
+uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f)
+{
+    struct u128 n, d;
+    traffic(hw, f, &n, &d);
+    return ceil_div_sat(n, d);
 }
 
 static void bad(struct satemu_verdict *v, const uint64_t *f, int field, uint64_t lo, uint64_t hi)
@@ -208,6 +258,17 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         v->status = SATEMU_STATUS_BUDGET;
         v->value = need;
         v->hi = hw->mem_words[0];
+        return;
+    }
+    /* Then its throughput, when the board bounds it: reject when n > mem_wpc * d, exactly. */
+    if (hw->mem_wpc) {
+        struct u128 n, d;
+        traffic(hw, f, &n, &d);
+        if (!ge128(mul_small(d, hw->mem_wpc), n)) {
+            v->status = SATEMU_STATUS_THROUGHPUT;
+            v->value = ceil_div_sat(n, d);
+            v->hi = hw->mem_wpc;
+        }
     }
 }
 
@@ -265,6 +326,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         o = put_le(o, hw->latency_floor, 4);
         o = put_le(o, hw->mem_words[0], 4);
         o = put_le(o, hw->port_bps, 8);
+        o = put_le(o, hw->mem_wpc, 4);
         return (size_t)(o - out);
     }
     case SATEMU_OP_SET_PROFILE: {
@@ -286,7 +348,7 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
             o = put_le(o, v.hi, 8);
             return (size_t)(o - out);
         }
-        if (v.status == SATEMU_STATUS_BUDGET) {
+        if (v.status == SATEMU_STATUS_BUDGET || v.status == SATEMU_STATUS_THROUGHPUT) {
             uint8_t *o = put_le(out + 1, v.value, 8);
             o = put_le(o, v.hi, 8);
             return (size_t)(o - out);

@@ -31,18 +31,25 @@ struct satemu_hw {
      * statistics ring (superframe records). */
     uint32_t bod_mask;
     uint32_t bod_ring;
+    /* Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per
+     * 65536 cycles (SATEMU_MEM_WPC); 0: not limited. */
+    uint32_t mem_wpc;
 };
 
 struct satemu_verdict {
     uint8_t status;                   /* enum satemu_status */
     uint8_t field;                    /* index into the profile fields, for BAD_FIELD */
-    uint64_t value, lo, hi;           /* BAD_FIELD: value and range; BUDGET: need, -, have */
+    uint64_t value, lo, hi;           /* BAD_FIELD: value and range; BUDGET, THROUGHPUT:
+                                         need, -, have */
 };
 
 /* The widths of the profile fields, in order (satemu.protocol.PROFILE_FIELDS). */
 extern const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS];
 
 uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f);
+/* Delay-line words per 65536 cycles a profile can demand at worst, rounded up (UINT64_MAX when
+ * beyond 64 bits); satemu_validate rejects it (THROUGHPUT) when it exceeds a nonzero mem_wpc. */
+uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f);
 /* The verdict on a profile for a channel (BoD is allowed only where the hardware has it). */
 void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *fields,
                      struct satemu_verdict *v);

@@ -16,7 +16,7 @@ static uint32_t port_drops(void *ctx, int ch) { (void)ctx; return regs[ch][0] * 
 static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
                                      { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                                      SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8 };
+                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8, 40000u };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t resp[SATEMU_MAX_PAYLOAD];
         struct satemu_frame r = { seq, op, len, payload };
         size_t rn = satemu_handle(&hw, &r, resp);
-        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_NO_BOD)
+        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_THROUGHPUT)
             abort();
         if (!satemu_encode_frame(seq, (uint8_t)(op | SATEMU_RESPONSE_BIT), resp, rn, wire))
             abort();

@@ -8,6 +8,7 @@
 #include "fw.h"
 #include "satemu_profile_vectors.h"
 #include "satemu_bod_vectors.h"
+#include "satemu_hello_vectors.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -76,7 +77,7 @@ int main(void)
     struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
                             { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                             SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                            port_drops, BOD_VEC_BOD_MASK, BOD_VEC_RING };
+                            port_drops, BOD_VEC_BOD_MASK, BOD_VEC_RING, 0 };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
     /* Profile checks: same verdict as satemu.validate for every shared case. */
@@ -86,11 +87,11 @@ int main(void)
         hw.port_bps = c->port_bps;
         hw.mem_words[0] = hw.mem_words[1] = c->mem_words;
         hw.bod_mask = c->bod_mask;
+        hw.mem_wpc = c->mem_wpc;
         struct satemu_verdict v;
         satemu_validate(&hw, c->channel, c->fields, &v);
-        int same = v.status == c->status && (c->status != SATEMU_STATUS_BAD_FIELD
-            || (v.field == c->field && v.value == c->value && v.lo == c->lo && v.hi == c->hi))
-            && (c->status != SATEMU_STATUS_BUDGET || (v.value == c->value && v.hi == c->hi));
+        int same = v.status == c->status && v.field == c->field && v.value == c->value
+            && v.lo == c->lo && v.hi == c->hi;
         if (!same)
             printf("  %s: status %u field %u value %llu range %llu..%llu\n", c->why, v.status,
                    v.field, (unsigned long long)v.value, (unsigned long long)v.lo,
@@ -98,8 +99,10 @@ int main(void)
         expect(same, "profile verdict", (long)i);
     }
     hw.f_clk = 75000000u;
+    hw.port_bps = 1000000000u;
     hw.mem_words[0] = hw.mem_words[1] = 6u << 20;
     hw.bod_mask = BOD_VEC_BOD_MASK;
+    hw.mem_wpc = 0;
 
     /* SET_PROFILE of a valid case writes every field and the channel's region; GET_PROFILE
      * reads the same values back. */
@@ -127,6 +130,24 @@ int main(void)
     uint32_t zero[SATEMU_REG_WORDS] = { 0 };
     expect(!memcmp(bank.regs[0], zero, sizeof(zero)), "nothing written", 0);
 
+    /* Too fast for the board's delay-line throughput: THROUGHPUT with the words per 65536 cycles
+     * the profile may need and those guaranteed, and nothing written. */
+    req[1 + 8 * 0] = (uint8_t)ok->fields[0];
+    hw.mem_wpc = 1;
+    uint64_t wpc = satemu_traffic_wpc(&hw, ok->fields), got = 0, have = 0;
+    n = request(&hw, SATEMU_OP_SET_PROFILE, req, 1 + 8 * SATEMU_PROFILE_FIELDS, resp);
+    for (int k = 7; k >= 0; k--) {
+        got = (got << 8) | resp[1 + k];
+        have = (have << 8) | resp[9 + k];
+    }
+    expect(n == 17 && resp[0] == SATEMU_STATUS_THROUGHPUT && got == wpc && wpc > 1 && have == 1,
+           "throughput answer", 0);
+    expect(!memcmp(bank.regs[0], zero, sizeof(zero)), "nothing written", 1);
+    hw.mem_wpc = (uint32_t)wpc;                          /* exactly enough: accepted */
+    n = request(&hw, SATEMU_OP_SET_PROFILE, req, 1 + 8 * SATEMU_PROFILE_FIELDS, resp);
+    expect(n == 1 && resp[0] == SATEMU_STATUS_OK, "throughput just enough", 0);
+    hw.mem_wpc = 0;
+
     /* Malformed requests. */
     expect(request(&hw, SATEMU_OP_SET_PROFILE, req, 20, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_LENGTH,
            "short set", 0);
@@ -136,16 +157,35 @@ int main(void)
     expect(request(&hw, 0x55, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_OPCODE, "bad opcode", 0);
     uint8_t ver[2] = { 9, 0 };
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 31 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
+    expect(n == 35 && resp[0] == SATEMU_STATUS_BAD_VERSION && resp[1] == SATEMU_PROTOCOL_VERSION,
            "hello, wrong version", 0);
     ver[0] = SATEMU_PROTOCOL_VERSION;
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 31 && resp[0] == SATEMU_STATUS_OK
+    expect(n == 35 && resp[0] == SATEMU_STATUS_OK
            && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_BOD), "hello announces BoD", 0);
     hw.bod_mask = 0;
+    hw.mem_wpc = 0x01020304u;
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 31 && resp[3] == SATEMU_CAP_CHANNELS, "hello without BoD", 0);
+    expect(n == 35 && resp[3] == SATEMU_CAP_CHANNELS, "hello without BoD", 0);
+    expect(resp[31] == 4 && resp[32] == 3 && resp[33] == 2 && resp[34] == 1, "hello mem_wpc", 0);
     hw.bod_mask = BOD_VEC_BOD_MASK;
+    hw.mem_wpc = 0;
+
+    /* HELLO: the exact answers of the shared vectors, from the box parameters they name. */
+    for (size_t i = 0; i < N(hello_cases); i++) {
+        struct satemu_hw box = hw;
+        box.f_clk = hello_cases[i].f_clk;
+        box.queue_depth = hello_cases[i].queue_depth;
+        box.max_frame = hello_cases[i].max_frame;
+        box.latency_floor = hello_cases[i].latency_floor;
+        box.mem_words[0] = box.mem_words[1] = hello_cases[i].mem_words;
+        box.port_bps = hello_cases[i].port_bps;
+        box.mem_wpc = hello_cases[i].mem_wpc;
+        box.bod_mask = hello_cases[i].bod_mask;
+        n = request(&box, SATEMU_OP_HELLO, hello_cases[i].req, hello_cases[i].req_len, resp);
+        expect(n == hello_cases[i].resp_len && !memcmp(resp, hello_cases[i].resp, n),
+               "hello vector", (long)i);
+    }
 
     /* BOD_TRACE: the exact answers of the shared vectors, from a ring that holds the last
      * BOD_VEC_RING superframes of the history, and the case's bod_count and bod_start (two

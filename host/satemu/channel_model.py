@@ -413,6 +413,30 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     return (in_delay + queued) * frame_words(regs.min_len)
 
 
+def delay_line_traffic(regs: ChannelRegs, f_clk: int,
+                       port_bps: int = 1_000_000_000) -> tuple[int, int]:
+    """Delay-line words per 65536 cycles a channel can demand at worst, as an exact fraction
+    (numerator, denominator) in the integers the firmware uses (firmware/app/fw.c).
+
+    A frame of L bytes takes ``frame_words(L)`` = 1 + ceil(L/8) <= (L + 15) / 8 words and
+    arrives at most every T x (L + ovh) cycles, T cycles per byte as in ``delay_line_budget``:
+    the BoD carrier (``bod_slot_cycles / bod_slot_bytes``, ovh = ``overhead``), the shaper
+    (``rate_q + rate_num / rate_den``, ovh = ``overhead``), or the port's line rate when the
+    channel is not shaped (``8 f_clk / port_bps``, ovh = 24: preamble, FCS and gap). Words per
+    cycle are then at most (L + 15) / (8 T (L + ovh)), which is largest at L = min_len when
+    ovh < 15 and at L = max_len otherwise.
+    """
+    if regs.bod:
+        t_num, t_den, ovh = regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
+    elif regs.rate_q or regs.rate_num:
+        t_num, t_den = regs.rate_q * regs.rate_den + regs.rate_num, regs.rate_den
+        ovh = regs.overhead
+    else:
+        t_num, t_den, ovh = 8 * f_clk, port_bps, 24
+    length = regs.min_len if ovh < 15 else regs.max_len
+    return (length + 15) * 65536 * t_den, 8 * t_num * (length + ovh)
+
+
 # ---------------------------------------------------------------------------------------------
 # Physical units -> register values.
 

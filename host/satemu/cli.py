@@ -33,7 +33,7 @@ def cmd_profiles(args) -> int:
 
 
 def cmd_show(args) -> int:
-    hw = Hardware(f_clk=args.f_clk, mem_words=args.mem_words)
+    hw = Hardware(f_clk=args.f_clk, mem_words=args.mem_words, mem_wpc=args.mem_wpc)
     p = load_profile(args.profile)
     regs = p.check(hw)
     print(f"{p.name}: {p.description}" if p.description else p.name)
@@ -57,6 +57,10 @@ def cmd_show(args) -> int:
         need = ch.budget_words(hw)
         print(f"           delay line: at most {format_size(need * 8)} of "
               f"{format_size(hw.mem_words * 8)} ({100 * need / hw.mem_words:.1f}%)")
+        wpc = ch.traffic_wpc(hw)
+        have = (f" of {hw.mem_wpc} guaranteed ({100 * wpc / hw.mem_wpc:.1f}%)" if hw.mem_wpc
+                else " (not limited)")
+        print(f"           delay-line throughput: up to {wpc} words per 65536 cycles{have}")
     return 0
 
 
@@ -334,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="system clock the registers count in (default %(default)s)")
     show.add_argument("--mem-words", type=int, default=Hardware.mem_words, metavar="N",
                       help="delay-line memory per channel, in 64-bit words (default %(default)s)")
+    show.add_argument("--mem-wpc", type=int, default=Hardware.mem_wpc, metavar="N",
+                      help="delay-line throughput per channel with both busy, in 64-bit words "
+                           "per 65536 cycles; 0: not limited (default %(default)s)")
     show.set_defaults(func=cmd_show)
 
     def port_args(p):

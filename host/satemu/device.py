@@ -104,6 +104,11 @@ class Device:
             need, have = P.BUDGET_DETAIL.unpack(rest[:P.BUDGET_DETAIL.size])
             raise DeviceError(f"the box rejected the profile: its delay line needs {need} words, "
                               f"the channel has {have}")
+        if status == P.Status.THROUGHPUT:
+            from .validate import Verdict
+            need, have = P.THROUGHPUT_DETAIL.unpack(rest[:P.THROUGHPUT_DETAIL.size])
+            raise DeviceError(f"the box rejected the profile: "
+                              f"{Verdict(P.Status.THROUGHPUT, 0, need, 0, have).explain()}")
         if status == P.Status.NO_BOD:
             raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
         if status == P.Status.BUSY:
@@ -128,12 +133,14 @@ class Device:
 
     def hardware(self):
         """The box's hardware as a ``satemu.profile.Hardware`` (HELLO): the BOD capability means
-        the return channel has the BoD block."""
+        the return channel has the BoD block. ``load`` checks profiles against it, with the
+        firmware's limits (memory words, line rate, delay-line throughput)."""
         from .profile import Hardware
         info = self.info or self.hello()
         bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
         return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"],
-                        port_bps=info["port_bps"], params=self.params(), bod_channels=bod)
+                        port_bps=info["port_bps"], params=self.params(), bod_channels=bod,
+                        mem_wpc=info["mem_wpc"])
 
     def set_profile(self, channel: int, regs: ChannelRegs) -> None:
         fields = asdict(regs)

@@ -5,6 +5,7 @@
     python -m satemu.gen_c vectors IN.json OUT.h   # shared protocol test vectors as C arrays
     python -m satemu.gen_c profiles IN.json OUT.h  # shared profile-check vectors as C arrays
     python -m satemu.gen_c bod IN.json OUT.h       # shared BOD_TRACE vectors (protocol.json) as C
+    python -m satemu.gen_c hello IN.json OUT.h     # shared HELLO vectors (protocol.json) as C
 
 Generated headers are build outputs: they are written under build/, never committed.
 """
@@ -129,6 +130,9 @@ def main(argv: list[str]) -> int:
     elif len(argv) == 3 and argv[0] == "bod":
         vectors = json.loads(Path(argv[1]).read_text())
         Path(argv[2]).write_text(bod_vectors_header(vectors["bod_trace"]))
+    elif len(argv) == 3 and argv[0] == "hello":
+        vectors = json.loads(Path(argv[1]).read_text())
+        Path(argv[2]).write_text(hello_vectors_header(vectors["hello"]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
@@ -139,14 +143,16 @@ def profile_vectors_header(cases: list) -> str:
     """tests/vectors/profiles.json as a C array for the firmware's validator test."""
     out = [BANNER, "#include <stdint.h>", "",
            "static const struct profile_case {", "    const char *why;",
-           "    uint32_t f_clk, mem_words; uint64_t port_bps; uint32_t bod_mask; int channel;",
+           "    uint32_t f_clk, mem_words; uint64_t port_bps; uint32_t bod_mask, mem_wpc;",
+           "    int channel;",
            f"    uint64_t fields[{len(P.PROFILE_FIELDS)}];",
            "    uint8_t status, field; uint64_t value, lo, hi;", "} profile_cases[] = {"]
     for c in cases:
         lim, v = c["limits"], c["verdict"]
         fields = ", ".join(f"{x}u" for x in c["fields"])
         out.append(f"    {{\"{c['why']}\", {lim['f_clk']}u, {lim['mem_words']}u, "
-                   f"{lim['port_bps']}u, {lim['bod_mask']}u, {c['channel']}, {{{fields}}}, "
+                   f"{lim['port_bps']}u, {lim['bod_mask']}u, {lim['mem_wpc']}u, "
+                   f"{c['channel']}, {{{fields}}}, "
                    f"{v['status']}, {v['field']}, {v['value']}u, {v['lo']}u, {v['hi']}u}},")
     out.append("};")
     return "\n".join(out) + "\n"
@@ -166,6 +172,21 @@ def bod_vectors_header(bod: dict) -> str:
                        "const unsigned char *req; size_t req_len; const unsigned char *resp; "
                        "size_t resp_len; } bod_cases[] = {",
                        lambda c: f"{c['count']}u, 0x{c['start']:016x}ull, ")
+    return "\n".join(out) + "\n"
+
+
+def hello_vectors_header(cases: list) -> str:
+    """The HELLO vectors of tests/vectors/protocol.json as C arrays: a box's parameters (those of
+    struct satemu_hw that HELLO reports) and a request with the exact answer it must get."""
+    out = [BANNER, "#include <stddef.h>", "#include <stdint.h>", ""]
+    out += _byte_pairs(cases, ("hello_request", "request"), ("hello_response", "response"),
+                       "static const struct { uint32_t f_clk, queue_depth, max_frame, "
+                       "latency_floor, mem_words; uint64_t port_bps; uint32_t mem_wpc, bod_mask; "
+                       "const unsigned char *req; size_t req_len; const unsigned char *resp; "
+                       "size_t resp_len; } hello_cases[] = {",
+                       lambda c: "".join(f"{c[k]}u, " for k in (
+                           "f_clk", "queue_depth", "max_frame", "latency_floor", "mem_words",
+                           "port_bps", "mem_wpc", "bod_mask")))
     return "\n".join(out) + "\n"
 
 

@@ -49,7 +49,8 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from .channel_model import ChannelParams, ChannelRegs, channel_registers, delay_line_budget
+from .channel_model import (ChannelParams, ChannelRegs, channel_registers, delay_line_budget,
+                            delay_line_traffic)
 from .regmap import (BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_LATENCY_MAX,
                      BOD_RATE_ONE)
 from .units import (UnitError, format_rate, format_size, format_time, parse_probability,
@@ -81,6 +82,9 @@ class Hardware:
     port_bps: int = 1_000_000_000      # line rate of the ports: bounds an unshaped channel
     params: ChannelParams = ChannelParams()
     bod_channels: tuple[str, ...] = ("return",)   # the channels with a BoD block
+    # delay-line throughput per channel with both busy, 64-bit words per 65536 cycles (HELLO);
+    # 0: not limited
+    mem_wpc: int = 0
 
     @property
     def max_rate(self) -> Fraction:
@@ -199,6 +203,12 @@ class ChannelProfile:
         the firmware applies too."""
         return delay_line_budget(self.registers(hw), hw.params, hw.f_clk, hw.port_bps)
 
+    def traffic_wpc(self, hw: Hardware) -> int:
+        """Delay-line words per 65536 cycles this channel can demand at worst, rounded up
+        (``delay_line_traffic``): the firmware rejects more than ``hw.mem_wpc``."""
+        num, den = delay_line_traffic(self.registers(hw), hw.f_clk, hw.port_bps)
+        return -(-num // den)
+
     def registers(self, hw: Hardware, mem_base: int = 0) -> ChannelRegs:
         regs = channel_registers(
             f_clk=hw.f_clk, rate_bps=self.rate, overhead=self.overhead, delay_s=self.delay,
@@ -245,6 +255,7 @@ class Profile:
 
     def check(self, hw: Hardware = Hardware()) -> dict[str, ChannelRegs]:
         """Validate against ``hw``; returns the registers of both channels."""
+        from .validate import check_throughput
         regs = {}
         for name, ch in self.channels():
             _check_channel(name, ch, hw)
@@ -258,6 +269,9 @@ class Profile:
                     f"{name}: delay x rate needs {need} delay-line words "
                     f"({format_size(need * 8)}) at worst, the channel has {hw.mem_words} "
                     f"({format_size(hw.mem_words * 8)}); lower the delay, the rate or the queue")
+            slow = check_throughput(regs[name], hw.f_clk, hw.port_bps, hw.mem_wpc)
+            if slow:
+                raise ProfileError(f"{name}: {slow.explain()}")
         return regs
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -56,6 +56,7 @@ class Status(enum.IntEnum):
     BAD_VERSION = 6       # + the firmware's protocol version u16
     BUDGET = 7            # + words needed u64, words available u64: the delay line cannot hold it
     NO_BOD = 8            # the channel has no Bandwidth-on-Demand block
+    THROUGHPUT = 9        # + words per 65536 cycles needed u64, guaranteed u64: DRAM too slow
 
 
 class Capability(enum.IntFlag):
@@ -65,10 +66,11 @@ class Capability(enum.IntFlag):
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
 
-# HELLO response after the status byte.
-HELLO_RESPONSE = struct.Struct("<HIIHHIIQ")
+# HELLO response after the status byte. ``mem_wpc``: the delay-line throughput each channel is
+# guaranteed with both busy, in 64-bit words per 65536 cycles (0: not limited).
+HELLO_RESPONSE = struct.Struct("<HIIHHIIQI")
 HELLO_FIELDS = ("version", "capabilities", "f_clk", "queue_depth", "max_frame",
-                "latency_floor", "mem_words", "port_bps")
+                "latency_floor", "mem_words", "port_bps", "mem_wpc")
 
 
 class ProtocolError(Exception):
@@ -212,6 +214,7 @@ PROFILE = struct.Struct("<" + "Q" * len(PROFILE_FIELDS))
 SET_PROFILE_REQUEST = struct.Struct("<B" + "Q" * len(PROFILE_FIELDS))   # channel, fields
 BAD_FIELD_DETAIL = struct.Struct("<BQQQ")       # field index, value, min, max
 BUDGET_DETAIL = struct.Struct("<QQ")            # words needed, words available
+THROUGHPUT_DETAIL = struct.Struct("<QQ")        # words per 65536 cycles needed, guaranteed
 # Counters of the channel's ingress port kept outside the channel (the MAC's), after the channel's.
 PORT_COUNTERS = ["drop_preamble"]   # frames the MAC discarded: no valid preamble and SFD
 STATS_FIELDS = COUNTERS + GAUGES + PORT_COUNTERS

@@ -3,18 +3,20 @@
 return the same verdict for every profile; tests/vectors/profiles.json pins both to it.
 
 Checks run in a fixed order and the first failure is the verdict, with the field's index in
-``protocol.PROFILE_FIELDS``, its value and the range it must lie in.
+``protocol.PROFILE_FIELDS``, its value and the range it must lie in; after the fields, the
+delay line's size (BUDGET), then its throughput (THROUGHPUT).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .channel_model import ChannelParams, ChannelRegs, delay_line_budget
+from .channel_model import ChannelParams, ChannelRegs, delay_line_budget, delay_line_traffic
 from .protocol import CHANNEL_RETURN, PROFILE_FIELDS, Status
 from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
+U64_MAX = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Limits:
     port_bps: int = 1_000_000_000
     params: ChannelParams = ChannelParams()
     bod_mask: int = 1 << CHANNEL_RETURN     # channels with a BoD block (struct satemu_hw)
+    mem_wpc: int = 0        # delay-line words per 65536 cycles a channel is guaranteed; 0: no limit
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class Verdict:
             return f"{name}={self.value} is outside {self.lo} .. {self.hi}"
         if self.status == Status.BUDGET:
             return f"the delay line needs {self.value} words, the channel has {self.hi}"
+        if self.status == Status.THROUGHPUT:
+            return (f"the profile's rate needs up to {self.value} words per 65536 cycles of "
+                    f"delay-line bandwidth, the board guarantees {self.hi} per channel (both "
+                    f"channels busy): a lower rate fits (with BoD, a slower carrier; an "
+                    f"unshaped channel counts at the port's line rate), and so may a longer "
+                    f"minimum frame or a larger overhead")
         return self.status.name
 
 
@@ -84,7 +93,22 @@ def validate(fields: dict[str, int], lim: Limits, channel: int) -> Verdict:
     need = delay_line_budget(regs, p, lim.f_clk, lim.port_bps)
     if need > lim.mem_words:
         return Verdict(Status.BUDGET, 0, need, 0, lim.mem_words)
-    return Verdict(Status.OK)
+    return check_throughput(regs, lim.f_clk, lim.port_bps, lim.mem_wpc) or Verdict(Status.OK)
+
+
+def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int,
+                     mem_wpc: int) -> Verdict | None:
+    """THROUGHPUT when the delay-line words per 65536 cycles the channel can demand
+    (``delay_line_traffic``, num / den) exceed ``mem_wpc``, exactly: num > mem_wpc x den. The
+    verdict's value is the demand rounded up (at most 2^64 - 1), its hi ``mem_wpc``. A
+    ``mem_wpc`` of 0 means the board does not limit it."""
+    if not mem_wpc:
+        return None
+    num, den = delay_line_traffic(regs, f_clk, port_bps)
+    if num <= mem_wpc * den:
+        return None
+    need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX
+    return Verdict(Status.THROUGHPUT, 0, need, 0, mem_wpc)
 
 
 def _validate_bod(v: dict[str, int], lim: Limits, channel: int, bad) -> Verdict | None:

@@ -13,7 +13,7 @@ import pytest
 from satemu import protocol as P
 from satemu.bod_model import unpack_record
 from satemu.channel_model import ChannelRegs
-from satemu.gen_c import bod_vectors_header, proto_header, vectors_header
+from satemu.gen_c import bod_vectors_header, hello_vectors_header, proto_header, vectors_header
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
@@ -84,9 +84,29 @@ def test_bod_trace_matches_vectors():
         P.decode_bod_trace(b"\1\0")
 
 
+def test_hello_matches_vectors():
+    """The host reads HELLO's answer in the shared vectors as the box parameters they name (the
+    C side must give exactly these bytes, in test_firmware_command_layer): the limits the host
+    checks profiles against are the firmware's."""
+    assert len(VECTORS["hello"]) >= 6
+    for c in VECTORS["hello"]:
+        answer = bytes.fromhex(c["response"])
+        version = int.from_bytes(bytes.fromhex(c["request"]), "little")
+        ok = version == P.PROTOCOL_VERSION
+        assert answer[0] == (P.Status.OK if ok else P.Status.BAD_VERSION)
+        assert len(answer) == 1 + P.HELLO_RESPONSE.size
+        info = dict(zip(P.HELLO_FIELDS, P.HELLO_RESPONSE.unpack(answer[1:])))
+        assert info.pop("version") == P.PROTOCOL_VERSION
+        assert info.pop("capabilities") == P.Capability.CHANNELS | (
+            P.Capability.BOD if c["bod_mask"] else 0)
+        assert info == {k: c[k] for k in info}
+    assert {c["mem_wpc"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
+
+
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 3 and P.Op.BOD_TRACE == 0x07 and P.Status.NO_BOD == 8
+    assert P.PROTOCOL_VERSION == 4 and P.Op.BOD_TRACE == 0x07 and P.Status.THROUGHPUT == 9
+    assert P.HELLO_RESPONSE.size == 34 and P.HELLO_FIELDS[-1] == "mem_wpc"
 
 
 def test_python_deframer_survives_random_input():
@@ -105,6 +125,7 @@ def generate_headers() -> Path:
     (BUILD / "satemu_proto_gen.h").write_text(proto_header())
     (BUILD / "satemu_vectors.h").write_text(vectors_header(VECTORS))
     (BUILD / "satemu_bod_vectors.h").write_text(bod_vectors_header(VECTORS["bod_trace"]))
+    (BUILD / "satemu_hello_vectors.h").write_text(hello_vectors_header(VECTORS["hello"]))
     return BUILD
 
 
@@ -144,7 +165,8 @@ def test_fuzz_deframer_bounded():
     # Well-formed requests of every opcode, so the fuzzer starts inside the command layer.
     regs = ChannelRegs(rate_q=400, delay=1000, queue_frames=50, queue_bytes=100000)
     profile = bytes([0]) + P.PROFILE.pack(*(getattr(regs, f.name) for f in P.PROFILE_FIELDS))
-    for op, payload in ((P.Op.HELLO, b"\x03\x00"), (P.Op.SET_PROFILE, profile),
+    for op, payload in ((P.Op.HELLO, P.PROTOCOL_VERSION.to_bytes(2, "little")),
+                        (P.Op.SET_PROFILE, profile),
                         (P.Op.GET_PROFILE, b"\x01"), (P.Op.COMMIT, b"\x02"),
                         (P.Op.GET_STATS, b"\x00"), (P.Op.RESET_STATS, b""),
                         (P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 280, 17))):
@@ -178,7 +200,7 @@ def test_python_validator_matches_vectors():
     for c in json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text()):
         fields = {f.name: v for f, v in zip(PROFILE_FIELDS, c["fields"])}
         lim = Limits(c["limits"]["f_clk"], c["limits"]["mem_words"], c["limits"]["port_bps"],
-                     bod_mask=c["limits"]["bod_mask"])
+                     bod_mask=c["limits"]["bod_mask"], mem_wpc=c["limits"]["mem_wpc"])
         v = validate(fields, lim, c["channel"])
         assert [int(v.status), v.field, v.value, v.lo, v.hi] == \
             [c["verdict"][k] for k in ("status", "field", "value", "lo", "hi")], c["why"]

@@ -13,7 +13,7 @@ from satemu import device as device_mod
 from satemu import protocol as P
 from satemu.bod_model import BodRecord, check_bod, pack_record
 from satemu.bod_trace import COLUMNS, plot_demand_grant, records_to_rows, write_csv
-from satemu.channel_model import ChannelParams, ChannelRegs, simulate
+from satemu.channel_model import ChannelParams, ChannelRegs, delay_line_traffic, simulate
 from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, ProfileError, builtin_profiles, load_profile, parse_profile
@@ -291,14 +291,16 @@ class FakeBox:
             hw = self.hw
             return bytes([P.Status.OK]) + P.HELLO_RESPONSE.pack(
                 P.PROTOCOL_VERSION, caps, hw.f_clk, hw.params.queue_depth, hw.params.max_frame,
-                hw.params.latency_floor, hw.mem_words, hw.port_bps)
+                hw.params.latency_floor, hw.mem_words, hw.port_bps, hw.mem_wpc)
         if op == P.Op.SET_PROFILE:
             values = P.PROFILE.unpack(p[1:])
             fields = {f.name: v for f, v in zip(P.PROFILE_FIELDS, values)}
             v = validate(fields, Limits(self.hw.f_clk, self.hw.mem_words, self.hw.port_bps,
-                                        bod_mask=mask), p[0])
+                                        bod_mask=mask, mem_wpc=self.hw.mem_wpc), p[0])
             if v.status == P.Status.BAD_FIELD:
                 return bytes([v.status]) + P.BAD_FIELD_DETAIL.pack(v.field, v.value, v.lo, v.hi)
+            if v.status in (P.Status.BUDGET, P.Status.THROUGHPUT):
+                return bytes([v.status]) + P.BUDGET_DETAIL.pack(v.value, v.hi)
             self.regs[p[0]] = ChannelRegs(**fields)
             return bytes([v.status])
         if op == P.Op.GET_PROFILE:
@@ -375,6 +377,27 @@ def test_the_box_rejects_bod_on_a_channel_without_it(box):
             dev.set_profile(P.CHANNEL_FORWARD, regs)
         with pytest.raises(DeviceError, match="no Bandwidth-on-Demand block on that channel"):
             dev.bod_trace(channel=P.CHANNEL_FORWARD)
+
+
+def test_load_checks_the_box_throughput_first(box, capsys):
+    """HELLO carries the box's delay-line throughput: the host refuses a profile too fast for
+    it before sending anything, and the box itself answers THROUGHPUT with the same numbers."""
+    regs = load_profile("geo-testbed").check(SIM)["forward"]
+    num, den = delay_line_traffic(regs, SIM.f_clk, SIM.port_bps)
+    need = -(-num // den)
+    fake = box(hw=replace(SIM, mem_wpc=need - 1))
+    assert main(["load", "geo-testbed", "--port", "fake://box"]) == 2
+    err = capsys.readouterr().err
+    assert (f"forward: the profile's rate needs up to {need} words per 65536 cycles of "
+            f"delay-line bandwidth, the board guarantees {need - 1} per channel") in err
+    assert fake.commits == 0 and fake.regs[P.CHANNEL_FORWARD] == ChannelRegs()
+    with Device("fake://box") as dev:
+        assert dev.hardware().mem_wpc == need - 1
+        with pytest.raises(DeviceError, match=rf"rejected the profile: the profile's rate needs "
+                                              rf"up to {need} words .* guarantees {need - 1} "):
+            dev.set_profile(P.CHANNEL_FORWARD, regs)
+    box(hw=replace(SIM, mem_wpc=need))                    # just enough
+    assert main(["load", "geo-testbed", "--port", "fake://box"]) == 0
 
 
 def test_device_bod_trace_catches_up_and_reports_lost_superframes(box):

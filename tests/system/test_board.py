@@ -16,7 +16,7 @@ from satemu.profile import Hardware, load_profile
 def box_hardware(dev):
     info = dev.hello()
     return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], port_bps=info["port_bps"],
-                    params=dev.params())
+                    params=dev.params(), mem_wpc=info["mem_wpc"])
 
 
 def test_hello_reports_the_board(url):
@@ -25,6 +25,7 @@ def test_hello_reports_the_board(url):
     assert info["version"] == P.PROTOCOL_VERSION
     assert info["f_clk"] == 6_250_000 and info["mem_words"] == 1 << 22
     assert info["port_bps"] == 400_000_000
+    assert info["mem_wpc"] == 0                 # the simulated board's delay line is not limited
 
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):

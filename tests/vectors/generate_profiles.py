@@ -6,10 +6,11 @@ must give (satemu.validate). Run only to change the checks on purpose."""
 import json
 import random
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
+from satemu.channel_model import ChannelRegs, delay_line_traffic  # noqa: E402
 from satemu.profile import Hardware, builtin_profiles  # noqa: E402
 from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
 from satemu.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
@@ -21,7 +22,8 @@ NAMES = [f.name for f in PROFILE_FIELDS]
 def case(fields, lim, why, channel):
     v = validate(fields, lim, channel)
     return {"why": why, "limits": {"f_clk": lim.f_clk, "mem_words": lim.mem_words,
-                                   "port_bps": lim.port_bps, "bod_mask": lim.bod_mask},
+                                   "port_bps": lim.port_bps, "bod_mask": lim.bod_mask,
+                                   "mem_wpc": lim.mem_wpc},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -75,6 +77,89 @@ def bod_cases(rng, bod_bases, plain_bases):
     return out
 
 
+def traffic(regs, lim):
+    """(num, den): the delay-line words per 65536 cycles the profile may demand, num / den."""
+    return delay_line_traffic(ChannelRegs(**regs), lim.f_clk, lim.port_bps)
+
+
+def kind(regs):
+    if regs["bod_flags"] & BOD_ENABLE:
+        return "BoD"
+    return "shaped" if regs["rate_q"] or regs["rate_num"] else "unshaped"
+
+
+def throughput_cases(rng, bases):
+    """The delay-line throughput bound (THROUGHPUT), on boards that guarantee mem_wpc words per
+    65536 cycles: just enough and one word short, a demand that is a whole number of words
+    (equality passes), both ends of the frame-length switch at overhead 15, fixed and random
+    guarantees, and the checks that come first."""
+    out = []
+
+    def at(regs, lim, wpc, why, channel):
+        out.append(case(regs, replace(lim, mem_wpc=wpc), f"{why}, {kind(regs)}, mem_wpc {wpc}",
+                        channel))
+
+    def both_sides(regs, lim, why, channel):
+        num, den = traffic(regs, lim)
+        need = -(-num // den)
+        at(regs, lim, need, why, channel)                      # rounded up: accepted
+        at(regs, lim, need - 1, why, channel)                  # rejected (0: not limited)
+
+    # Every built-in channel at every clock.
+    for regs, lim, channel in bases:
+        both_sides(regs, lim, "built-in", channel)
+    # The same, unshaped: the port's line rate, 24 bytes of framing, max_len the worst.
+    for regs, lim, channel in rng.sample([b for b in bases if kind(b[0]) == "shaped"], 10):
+        both_sides(dict(regs, rate_q=0, rate_num=0, rate_den=1), lim, "unshaped", channel)
+    # Overheads around 15, where the worst frame length moves from min_len to max_len.
+    for regs, lim, channel in rng.sample([b for b in bases if kind(b[0]) != "unshaped"], 8):
+        for overhead in (0, 14, 15, 16, 255):
+            both_sides(dict(regs, overhead=overhead, min_len=64, max_len=1500), lim,
+                       f"overhead {overhead}", channel)
+    # Demands of a whole number of words: the guarantee equal to it passes, one less fails.
+    exact, seen = {"shaped": 0, "BoD": 0, "unshaped": 0}, set()
+    pool = [b for b in bases if kind(b[0]) == "shaped"]
+    pool += [b for b in bases if kind(b[0]) == "BoD"]
+    pool += [(dict(r, rate_q=0, rate_num=0, rate_den=1), lim, ch) for r, lim, ch in pool[:12]]
+    for _ in range(200_000):
+        regs, lim, channel = rng.choice(pool)
+        if exact[kind(regs)] >= 4:
+            continue
+        max_len = rng.randrange(16, 1519)
+        r = dict(regs, min_len=rng.randrange(1, max_len + 1), max_len=max_len,
+                 overhead=rng.randrange(0, 40), queue_bytes=max(regs["queue_bytes"], max_len))
+        if kind(r) == "BoD":                    # slots of a power of two cycles
+            r["bod_slot_cycles"] = 1 << rng.randrange(10, 15)
+        num, den = traffic(r, lim)
+        if num % den or (kind(r), num // den) in seen or validate(r, lim, channel).status:
+            continue
+        seen.add((kind(r), num // den))
+        exact[kind(r)] += 1
+        at(r, lim, num // den, "exact demand", channel)
+        at(r, lim, num // den - 1, "exact demand", channel)
+    assert min(exact.values()) == 4, exact
+    # 1 cycle a byte, 1 byte of overhead, 1-byte frames: 16 words every 16 cycles.
+    regs, lim, channel = pool[0]
+    r = dict(regs, rate_q=1, rate_num=0, rate_den=1, overhead=1, min_len=1, delay=0,
+             queue_frames=64)
+    for wpc in (65536, 65535, 1 << 20):
+        at(r, lim, wpc, "a word per cycle", channel)
+    # Fixed guarantees, and random ones about the demand.
+    for regs, lim, channel in rng.sample(bases, 16):
+        for wpc in (1, 4096, 16384, 65536, (1 << 32) - 1):
+            at(regs, lim, wpc, "fixed guarantee", channel)
+    for _ in range(40):
+        regs, lim, channel = rng.choice(bases)
+        num, den = traffic(regs, lim)
+        wpc = max(1, rng.randrange(num // den // 2, 2 * num // den + 2))
+        at(regs, lim, wpc, "random guarantee", channel)
+    # Earlier checks win: a bad field, and a delay line too small (BUDGET before THROUGHPUT).
+    for regs, lim, channel in rng.sample(bases, 4):
+        at(dict(regs, loss_mode=3), lim, 1, "bad field first", channel)
+        at(regs, replace(lim, mem_words=1000), 1, "memory first", channel)
+    return out
+
+
 def main():
     rng = random.Random(5)
     out = []
@@ -112,12 +197,14 @@ def main():
                         channel))
     out += bod_cases(rng, [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE],
                      [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE])
+    out += throughput_cases(random.Random(9), bases)    # its own draws: the cases above stay
     path = Path(__file__).with_name("profiles.json")
     path.write_text(json.dumps(out, indent=0) + "\n")
     statuses = {}
     for c in out:
         statuses[c["verdict"]["status"]] = statuses.get(c["verdict"]["status"], 0) + 1
-    print(f"wrote {path}: {len(out)} cases, by status {statuses}")
+    limited = sum(1 for c in out if c["limits"]["mem_wpc"])
+    print(f"wrote {path}: {len(out)} cases, by status {statuses}; {limited} with mem_wpc != 0")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,30 @@ def bod_trace():
     return {"ring": ring, "bod_mask": mask, "history": history, "cases": out}
 
 
+def hello():
+    """HELLO answers, status byte first, of boxes with these parameters: the firmware must give
+    exactly these bytes, and the host reads its limits from them (HELLO_FIELDS)."""
+    boxes = [dict(f_clk=75_000_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
+                  mem_words=6 << 20, port_bps=1_000_000_000, mem_wpc=0, bod_mask=2),
+             dict(f_clk=6_250_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
+                  mem_words=4 << 20, port_bps=400_000_000, mem_wpc=0x0001_2345, bod_mask=0),
+             dict(f_clk=0x89AB_CDEF, queue_depth=0xFEDC, max_frame=0x1234,
+                  latency_floor=0x7654_3210,
+                  mem_words=0xFFFF_FFFF, port_bps=0x0123_4567_89AB_CDEF, mem_wpc=0xFFFF_FFFF,
+                  bod_mask=3)]
+    out = []
+    for box in boxes:
+        caps = P.Capability.CHANNELS | (P.Capability.BOD if box["bod_mask"] else 0)
+        for version in (P.PROTOCOL_VERSION, P.PROTOCOL_VERSION - 1):
+            status = P.Status.OK if version == P.PROTOCOL_VERSION else P.Status.BAD_VERSION
+            answer = bytes([status]) + P.HELLO_RESPONSE.pack(
+                P.PROTOCOL_VERSION, caps, box["f_clk"], box["queue_depth"], box["max_frame"],
+                box["latency_floor"], box["mem_words"], box["port_bps"], box["mem_wpc"])
+            out.append(dict(box, request=version.to_bytes(2, "little").hex(),
+                            response=answer.hex()))
+    return out
+
+
 def main():
     vectors = {
         "crc16": [{"data": b"123456789".hex(), "crc": 0x29B1}, {"data": "", "crc": 0xFFFF},
@@ -101,6 +125,7 @@ def main():
         "frames": frames(),
         "streams": streams(),
         "bod_trace": bod_trace(),
+        "hello": hello(),
     }
     out = Path(__file__).with_name("protocol.json")
     out.write_text(json.dumps(vectors, indent=1) + "\n")
