@@ -11,8 +11,14 @@ registers sit behind one bridge:
     0x400-0x7ff  return channel (port A -> B)
     0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
 
-Each channel owns a 64-bit LiteDRAM crossbar port for its delay line, in the DRAM's upper half:
-forward at word ``2 * mem_words``, return at ``3 * mem_words`` (the firmware's layout).
+Each channel addresses its delay line in 64-bit words, in the DRAM's upper half: forward at word
+``2 * mem_words``, return at ``3 * mem_words`` (the firmware's layout). Where the DRAM
+controller's native port is 64 bits (the simulated board's SDRAM), the channel has one of its own.
+Where it is 128 bits (the Versa's DDR3 at 1:2), a port widener (``satemu_gw.widen``, module
+``satemu_memwiden``) sits between the channel and its native port: it merges each pair of words
+the channel writes or reads in a row into one DRAM burst and keeps many reads in flight.
+LiteDRAM's own up-converter takes one command at a time and waits for each read's data, which
+held a channel to about 170 Mbit/s on the Versa's DDR3.
 """
 
 from __future__ import annotations
@@ -47,6 +53,17 @@ def write_channel_verilog(out_dir: Path, params_for) -> list[Path]:
     return paths
 
 
+def write_widen_verilog(out_dir: Path, addr_width: int) -> Path:
+    """Generate the port widener (``satemu_memwiden``) for ``addr_width``-bit word addresses
+    into ``out_dir``."""
+    from amaranth.back import verilog
+    from satemu_gw.widen import MemWiden
+
+    path = Path(out_dir) / "satemu_memwiden.v"
+    path.write_text(verilog.convert(MemWiden(addr_width), name="satemu_memwiden", emit_src=False))
+    return path
+
+
 def soc_core_kwargs(ident: str, firmware: list[int] | None, rom_bytes: int = ROM_BYTES,
                     sram_bytes: int = SRAM_BYTES) -> dict:
     """SoCCore's arguments: VexRiscv with the firmware in ROM, as every satemu SoC has it.
@@ -74,7 +91,7 @@ class ChannelBridge(Module):
     """Wishbone slave in front of the channels' register buses (address, write strobe, data;
     read data one cycle after the address). Everything it drives towards the channels, and
     the read data it returns, comes from flip-flops: the channels sit far from the CPU on a
-    board, and each way the route alone took 6 to 7 ns at 75 MHz."""
+    board, and each way the route alone took 6 to 7 ns."""
 
     def __init__(self, buses):
         self.bus = wishbone.Interface(data_width=32, address_width=30, addressing="word")
@@ -121,17 +138,48 @@ class ChannelEvents:
 
 
 def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, f_clk: int,
-                 port_bps: int) -> tuple[Signal, dict[str, ChannelEvents]]:
+                 port_bps: int, mem_wpc: int = 0) -> tuple[Signal, dict[str, ChannelEvents]]:
     """Add both channels to ``soc`` (a SoCCore with ``soc.sdram``) between ``ports["a"]`` and
     ``ports["b"]`` (``hw.ethport.EthPort``s): forward in on B and out on A, return in on A and
-    out on B. Returns the shared 64-bit timebase and each channel's events by module suffix."""
+    out on B. ``mem_wpc`` is the delay-line throughput each channel is guaranteed with both
+    busy, in 64-bit words per 65536 cycles (measured by bench/bench_datapath.py; 0: not
+    limited), which the firmware's profile checks enforce. Returns the shared 64-bit timebase
+    and each channel's events by module suffix."""
     now = Signal(64, name="now")
     soc.sync += now.eq(now + 1)
     for path in channel_verilog:
         soc.platform.add_source(str(path))
     buses, events = [], {}
+    soc.satemu_mem = []          # each channel's (64-bit port, native port), for probes
+    widen = None
     for pre, rx, tx in (("fwd", ports["b"], ports["a"]), ("ret", ports["a"], ports["b"])):
-        port = soc.sdram.crossbar.get_port(data_width=64)
+        if soc.sdram.crossbar.controller.data_width != 128:
+            # 64 bits (the simulated board), or narrower (LiteDRAM converts, as on the
+            # Colorlight's 32-bit SDRAM port).
+            port = native = soc.sdram.crossbar.get_port(data_width=64)
+        else:
+            native = soc.sdram.crossbar.get_port()
+            from litedram.common import LiteDRAMNativePort
+            port = LiteDRAMNativePort("both", len(native.cmd.addr) + 1, 64)
+            if widen is None:
+                widen = write_widen_verilog(Path(channel_verilog[0]).parent, len(port.cmd.addr))
+                soc.platform.add_source(str(widen))
+            soc.specials += Instance("satemu_memwiden", i_clk=ClockSignal(), i_rst=ResetSignal(),
+                o_merged=Signal(name=f"{pre}_merged"),
+                i_narrow__cmd__valid=port.cmd.valid, o_narrow__cmd__ready=port.cmd.ready,
+                i_narrow__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
+                i_narrow__wdata__valid=port.wdata.valid, o_narrow__wdata__ready=port.wdata.ready,
+                i_narrow__wdata__payload=Cat(port.wdata.data, port.wdata.we),
+                o_narrow__rdata__valid=port.rdata.valid, i_narrow__rdata__ready=port.rdata.ready,
+                o_narrow__rdata__payload=port.rdata.data,
+                o_wide__cmd__valid=native.cmd.valid, i_wide__cmd__ready=native.cmd.ready,
+                o_wide__cmd__payload=Cat(native.cmd.we, native.cmd.addr),
+                o_wide__wdata__valid=native.wdata.valid, i_wide__wdata__ready=native.wdata.ready,
+                o_wide__wdata__payload=Cat(native.wdata.data, native.wdata.we),
+                i_wide__rdata__valid=native.rdata.valid, o_wide__rdata__ready=native.rdata.ready,
+                i_wide__rdata__payload=native.rdata.data)
+        soc.comb += native.cmd.last.eq(1)
+        soc.satemu_mem.append((port, native))
         bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
         buses.append(bus)
         ev = events[pre] = ChannelEvents(pre)
@@ -151,7 +199,6 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
             o_bus__r_data=bus["r_data"],
             o_fate_valid=fate_valid, o_fate=fate,
             o_arrived=ev.arrived, o_overrun=ev.overrun)
-        soc.comb += port.cmd.last.eq(1)
         # The cycle a frame starts to leave the channel: its source's valid first rises.
         started = Signal()
         soc.comb += ev.start.eq(tx.tx_valid & ~started)
@@ -165,6 +212,7 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
     soc.add_constant("SATEMU_MEM_WORDS", mem_words)
     soc.add_constant("SATEMU_F_CLK", f_clk)
     soc.add_constant("SATEMU_PORT_BPS", port_bps)
+    soc.add_constant("SATEMU_MEM_WPC", mem_wpc)
     return now, events
 
 

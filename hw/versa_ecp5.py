@@ -10,7 +10,8 @@ as on the simulated board:
 * port B, the gateway side, is the board's PHY2 (``eth`` 1).
 
 Clocks: the 100 MHz oscillator feeds a PLL that makes twice the system clock for the DDR3 PHY's
-edge clock, divided by two into ``sys`` (75 MHz by default); a 25 MHz ``init`` clock for the
+edge clock, divided by two into ``sys`` (55 MHz by default, where timing closes; the DDR3
+then runs at 110 MHz); a 25 MHz ``init`` clock for the
 DDR3 PHY's start-up; each PHY's 125 MHz receive clock drives its port's wire side (and its
 transmit clock), crossing into ``sys`` through the MACs' FIFOs.
 
@@ -43,23 +44,28 @@ from hw.ethport import ecp5_rgmii_port
 from hw.soc_common import (add_channels, board_main, ecp5_platform, load_constraints,
                             soc_core_kwargs)
 
-SYS_CLK_FREQ = 75e6           # the system clock; the registers count its cycles
+SYS_CLK_FREQ = 55e6           # the system clock; the registers count its cycles
 PORT_BPS = 1_000_000_000      # RGMII at 1 Gbit/s
 MEM_WORDS = 1 << 22           # delay-line words per channel: 32 MiB each, the DRAM's upper half
+# Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
+# cycles, which the firmware's profile checks enforce: about 90% of the lowest maximum that
+# bench/bench_datapath.py measured (64-byte frames on both channels at once, 437.5 Mbit/s of
+# line rate each: 621,449 frames/s of 9 words, 6,664 words per 65536 cycles); docs/hardware.md.
+MEM_WPC = 6000
 BUILD_NAME = "satemu_versa_ecp5"
 
 
 def channel_params(bod: bool = False):
     """The channels' parameters on this board: the default 512-beat ingress FIFO (a GbE port
-    brings at most 0.21 beats per 75 MHz cycle), the BoD block in the return channel.
+    brings at most 0.28 beats per 55 MHz cycle), the BoD block in the return channel.
 
     Egress pacing: the channel spaces frames released together by the simulated board's MAC
     cost (``port_pad``/``port_fcs``/``port_gap``: padding to 60 bytes, 4 bytes of FCS, a preamble
     beat), so that both boards schedule alike. Here the MAC takes the 64-bit beats into its
     clock-crossing FIFO (32 beats) and pads, appends the FCS and the preamble a byte at a time on
-    the wire's side (``hw.ethport``). The RGMII wire is slower: a byte per 8 ns, 0.6 cycles of a 75 MHz clock, so a frame of L
-    bytes holds it for 0.6 * (max(L, 60) + 4 + 8 + 12) cycles (50 for the shortest, 923 for the
-    longest), against ceil((max(L, 60) + 4) / 8) + 3 here (11 and 193). The parameters cannot
+    the wire's side (``hw.ethport``). The RGMII wire is slower: a byte per 8 ns, 0.44 cycles of
+    the 55 MHz clock, so a frame of L bytes holds it for 0.44 * (max(L, 60) + 4 + 8 + 12) cycles
+    (37 for the shortest, 677 for the longest), against ceil((max(L, 60) + 4) / 8) + 3 here (11 and 193). The parameters cannot
     express a per-byte cost above one beat per cycle, so the wire is left to pace itself: the
     MAC's FIFO (32 beats) fills and holds the channel's egress back, and a frame that therefore
     starts after its scheduled cycle is counted in ``late``. Traffic that the shaper spaces at
@@ -117,7 +123,7 @@ class VersaCRG(LiteXModule):
 class Leds(LiteXModule):
     """The user LEDs (see the module's docstring). ``events`` are ``hw.soc_common``'s per
     channel; ``rx_domains`` the ports' receive clock domains, A then B. A frame's event lights
-    its LED for 2^22 system cycles (56 ms at 75 MHz), so single frames show."""
+    its LED for 2^22 system cycles (76 ms at 55 MHz), so single frames show."""
 
     STRETCH = 22
 
@@ -176,9 +182,9 @@ class SatemuVersaSoC(SoCCore):
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
 
-        # The channels, each on a 64-bit crossbar port that LiteDRAM widens to the native 128.
+        # The channels, each through a port widener onto a 128-bit native port.
         _, events = add_channels(self, channel_verilog, ports, MEM_WORDS, int(sys_clk_freq),
-                                 PORT_BPS)
+                                 PORT_BPS, MEM_WPC)
         self.leds = Leds(platform.request_all("user_led"), events, ("eth_a_rx", "eth_b_rx"),
                          platform.board.LEDS_ACTIVE_LOW)
 

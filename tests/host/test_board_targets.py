@@ -17,7 +17,7 @@ import hw.versa_ecp5
 # Per target: device, system clock (Hz), the LiteDRAM module class it names and the DRAM's
 # resource in its constraints.
 BOARDS = {
-    "versa_ecp5": (hw.versa_ecp5, "LFE5UM5G-45F-8BG381C", 75e6, "MT41K64M16", "ddram"),
+    "versa_ecp5": (hw.versa_ecp5, "LFE5UM5G-45F-8BG381C", 55e6, "MT41K64M16", "ddram"),
     "colorlight_5a_75b": (hw.colorlight_5a_75b, "LFE5U-25F-6BG256C", 50e6, "M12L64322A", "sdram"),
 }
 
@@ -177,6 +177,22 @@ def test_colorlight_pll_makes_its_clocks():
                       phase=180, margin=0, with_reset=False)
     config = pll.compute_config()
     assert config["clko0_freq"] == config["clko1_freq"] == hw.colorlight_5a_75b.SYS_CLK_FREQ
+
+
+def test_versa_pll_makes_its_clocks():
+    """From the 100 MHz oscillator the PLL makes the DDR3 edge clock (twice the system clock)
+    and the 25 MHz init clock exactly."""
+    from migen import ClockDomain, Signal
+    from litex.soc.cores.clock import ECP5PLL
+
+    pll = ECP5PLL()
+    pll.register_clkin(Signal(), 100e6)
+    pll.create_clkout(ClockDomain("sys2x_i", reset_less=True), 2 * hw.versa_ecp5.SYS_CLK_FREQ,
+                      margin=0, with_reset=False)
+    pll.create_clkout(ClockDomain("init"), 25e6, margin=0)
+    config = pll.compute_config()
+    assert config["clko0_freq"] == 2 * hw.versa_ecp5.SYS_CLK_FREQ
+    assert config["clko1_freq"] == 25e6
 
 
 def test_colorlight_rom_holds_the_firmware_padded():
