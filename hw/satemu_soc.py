@@ -14,7 +14,8 @@ satemu_eth module (sim/modules) drives and reads at exact cycles.
 ``hw.versa_ecp5.channel_params`` makes them, registers counting cycles of the board's system
 clock, LiteDRAM with the board's MT41K64M16 at that clock on an SDRAM model set up like its
 ECP5DDRPHY (DDR3, 16 data bits, two phases, a 128-bit native port behind the port widener, as
-on the board), the board's delay-line throughput limit, and counters of the channels' memory
+on the board; its firmware does not limit the delay line's throughput, since this variant is
+what measures that limit), and counters of the channels' memory
 traffic (``PROBES``) that the simulation writes to ``probe.log``. The default, ``dram="sim"``,
 is the simulated board the system tests and the demo run.
 """
@@ -168,13 +169,10 @@ class SatemuSimSoC(SoCCore):
         # ingress and egress events, with the timebase, to the simulation's Ethernet module.
         # The versa variant counts the traffic on each channel's 64-bit port and on the 128-bit
         # native port the widener drives for it.
-        # The versa variant enforces the board's delay-line throughput; the default board's
-        # 64-bit memory keeps up with anything its channels carry, so it has no such limit.
-        mem_wpc = 0
-        if dram == "versa":
-            from hw.versa_ecp5 import MEM_WPC as mem_wpc
-        now, events = add_channels(self, channel_verilog, ports, mem_words, f_clk, port_bps,
-                                   mem_wpc)
+        # No delay-line throughput limit in the firmware of either: the default board's 64-bit
+        # memory keeps up with anything its channels carry, and the versa variant is what
+        # measures the Versa's limit (bench/bench_datapath.py offers it more than the limit).
+        now, events = add_channels(self, channel_verilog, ports, mem_words, f_clk, port_bps)
         if dram == "versa":
             self.add_probe(now, self.satemu_mem)
         self.comb += eth.now.eq(now)

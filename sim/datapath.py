@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The data path at the Versa-5G's clocks: GbE-paced traffic through the versa variant of the
+simulated board (``sim.board.launch(dram="versa")``), every frame checked against the model.
+
+One run (``run_point``) loads a profile through the firmware over the UART as ``satemu load``
+does (both channels: a fixed delay, no shaping, no loss, a queue of the hardware's depth),
+clears the counters, then offers frames of one length at one line rate on one port or both:
+a frame of L bytes holds a GbE wire for (max(L, 60) + 24) bytes of 8 ns (preamble and SFD 8,
+FCS 4, gap 12), 8 ns a byte (0.44 cycles of the 55 MHz clock), so at line rate R frame k starts on the wire in
+cycle ``start + ceil(k * (max(L, 60) + 24) * 8 * f_clk / R)``. The simulated wire itself would
+carry a beat per cycle; this pacing keeps the offered load to what a GbE port can bring. The
+board runs in lock-step with the host, a chunk of cycles at a time, so every frame starts
+exactly at its cycle however slowly the host keeps up.
+
+Afterwards each frame's fate is checked: taken or discarded at ingress (overrun), and for
+those taken the model's (``satemu.channel_model.simulate``) fate and egress cycle against the
+cycle the frame started to leave its channel, with its bytes and FCS on the wire; then the
+firmware's counters. The probe counters the variant logs every 2^16 cycles (``probe.log``,
+``hw.satemu_soc.PROBES``) give the memory traffic over the steady state: the window from one
+delay (plus the latency floor) after the first frame, when reads and writes interleave, to the
+last frame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import time
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+
+from hw.versa_ecp5 import SYS_CLK_FREQ
+from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, EthPorts,
+                        arrival_from_wire)
+
+F_CLK = int(SYS_CLK_FREQ)     # the Versa's system clock: the variant's registers count its cycles
+GBE_BPS = 1_000_000_000
+WIRE_EXTRA = 24               # bytes a frame adds on the wire: preamble and SFD 8, FCS 4, gap 12
+MIN_FRAME = 60                # frames are padded to 60 bytes (64 with the FCS)
+CHUNK = 50_000                # lock-step: cycles the board runs between two batches of frames
+NAMES = {FORWARD: "forward", RETURN: "return"}
+
+
+def wire_bytes(length: int) -> int:
+    """Bytes of wire time a frame of ``length`` bytes (no FCS) takes on Ethernet."""
+    return max(length, MIN_FRAME) + WIRE_EXTRA
+
+
+def spacing(length: int, rate_bps: int | Fraction, f_clk: int = F_CLK) -> Fraction:
+    """Cycles between frame starts at line rate ``rate_bps`` (GbE: 0.6 cycles a byte)."""
+    return Fraction(wire_bytes(length) * 8 * f_clk) / Fraction(rate_bps)
+
+
+def frame_words(length: int) -> int:
+    """64-bit delay-line words a frame takes: a header word, then its beats."""
+    return 1 + (length + 7) // 8
+
+
+def profile_toml(delay_s: Fraction, rate_bps: int | None = None) -> str:
+    """Both channels: ``delay_s`` one way, a queue of 1024 frames (the hardware's depth), no
+    loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead."""
+    delay_us = Fraction(delay_s) * 10**6
+    if delay_us.denominator != 1:
+        raise ValueError("give the delay in whole microseconds")
+    lines = ['name = "datapath"', 'description = "data path benchmark: fixed delay, no loss"']
+    for side in ("forward", "return"):
+        lines += [f"[{side}]", f'delay = "{delay_us.numerator} us"', 'queue = "1024 packets"']
+        if rate_bps:
+            lines += [f'rate = "{int(rate_bps)} bit/s"', 'overhead = "24 B"']
+    return "\n".join(lines) + "\n"
+
+
+def make_frame(ch: int, index: int, length: int) -> bytes:
+    """A frame of ``length`` bytes (no FCS) that says which channel and index it is."""
+    head = (b"\x02\x00\x00\x00\x00\x0b" if ch == FORWARD else b"\x02\x00\x00\x00\x00\x0a")
+    head += b"\x02\x00\x00\x00\x00\x01" + b"\x88\xb5" + bytes([ch]) + index.to_bytes(4, "little")
+    body = bytes((index + i) & 0xFF for i in range(length - len(head)))
+    return (head + body)[:length]
+
+
+def load_profile_via_cli(url: str, text: str, path: Path) -> None:
+    """``satemu load PATH --port URL --reseed``, its output kept."""
+    from satemu.cli import main
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(["load", str(path), "--port", url, "--reseed"])
+    if code != 0:
+        raise RuntimeError(f"satemu load failed: {out.getvalue()}")
+
+
+def read_probe(run_dir: str | Path) -> list[list[int]]:
+    """The probe log's lines: [cycle, *PROBES counts]; counts are those before the cycle."""
+    rows = []
+    path = Path(run_dir) / "probe.log"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if parts and all(p.isdigit() for p in parts):
+                rows.append([int(p) for p in parts])
+    return rows
+
+
+def probe_window(rows: list[list[int]], first: int, last: int) -> dict | None:
+    """Counts per cycle over the widest logged window inside [first, last]."""
+    from hw.satemu_soc import PROBES
+    inside = [r for r in rows if first <= r[0] <= last and len(r) == len(PROBES) + 1]
+    if len(inside) < 2:
+        return None
+    a, b = inside[0], inside[-1]
+    cycles = b[0] - a[0]
+    rates = {name: (b[i + 1] - a[i + 1]) / cycles for i, name in enumerate(PROBES)}
+    return {"from_cycle": a[0], "to_cycle": b[0], "cycles": cycles, "per_cycle": rates}
+
+
+def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...],
+              traffic_cycles: int, delay_s: Fraction = Fraction(1, 100),
+              shaped: bool = False, work_dir: Path | None = None,
+              check_bytes: bool = True, timeout: float = 600.0,
+              stagger_cycles: int = 0) -> dict:
+    """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
+    ingress ports of ``channels`` of a running versa-variant board (``state`` from
+    ``sim.board.launch``); return what happened, frame by frame summarised (see the module's
+    docstring). ``shaped`` shapes each channel at the offered rate instead of not at all;
+    ``stagger_cycles`` starts the return channel's frames that much later than the forward's."""
+    from satemu.channel_model import ChannelRegs
+    from satemu.device import Device
+    from satemu.ether import to_wire
+    from sim.board import channel_params_for
+
+    wall0 = time.monotonic()
+    work_dir = Path(work_dir or Path(state["run_dir"]))
+    url = state["url"]
+    wait_empty(url, timeout)          # nothing of an earlier run may still be in the channels
+    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None),
+                         work_dir / "datapath-profile.toml")
+    with Device(url) as dev:
+        info = dev.hello()
+        if info["f_clk"] != F_CLK:
+            raise RuntimeError(f"not the versa variant: the board counts {info['f_clk']} Hz")
+        dev.reset_stats()
+        base = dev.params()
+        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
+                for ch in channels}
+    params = {ch: replace(channel_params_for("versa")(regs[ch].bod),
+                          queue_depth=base.queue_depth, max_frame=base.max_frame,
+                          latency_floor=base.latency_floor) for ch in channels}
+    delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
+    gap = spacing(length, rate_bps)
+    frames = {ch: [] for ch in channels}          # (cycle on the wire, frame) per channel
+    with EthPorts(state["eth_port"], timeout=timeout) as eth:
+        # Halt the board, then feed it a chunk of cycles at a time: each frame is sent before
+        # the board reaches its cycle, so it starts on the wire exactly then.
+        halted = eth.run(eth.now() + 2000, halt_on_egress=False)
+        start = halted + 16
+        count = math.ceil(traffic_cycles / gap)
+        offset = {FORWARD: 0, RETURN: stagger_cycles}
+        sched = sorted((start + offset[ch] + math.ceil(k * gap), ch, k)
+                       for ch in channels for k in range(count))
+        last_at = sched[-1][0]
+        i, t = 0, halted
+        while i < len(sched):
+            limit = t + CHUNK
+            while i < len(sched) and sched[i][0] < limit:
+                at, ch, k = sched[i]
+                frame = make_frame(ch, k, length)
+                frames[ch].append((at, frame))
+                eth.send(INGRESS_PORT[ch], to_wire(frame), at)
+                i += 1
+            t = eth.run(limit, halt_on_egress=False)
+        # Let every frame leave: its delay, the latency floor and some slack, in lock-step.
+        end = last_at + delay_cycles + 2 * base.latency_floor + 20_000
+        while t < end:
+            t = eth.run(min(end, t + 4 * CHUNK), halt_on_egress=False)
+        eth.release()
+        traffic = eth.traffic
+        taken = {ch: [k for k, (_, kind) in enumerate(traffic.events[ch]) if kind == "A"]
+                 for ch in channels}
+        # Frames still in memory (late ones) leave while the board runs freely: wait for them.
+        late_wait = time.monotonic()
+        try:
+            eth.wait({ch: len(frames[ch]) for ch in channels},
+                     {ch: len(taken[ch]) for ch in channels}, timeout=min(timeout, 120.0))
+            complete = True
+        except TimeoutError:
+            complete = False
+        late_wait = time.monotonic() - late_wait
+    sim_wall = time.monotonic() - wall0
+
+    with Device(url) as dev:
+        stats = {ch: dev.get_stats(ch) for ch in channels}
+    with EthPorts(state["eth_port"], timeout=timeout) as eth:
+        # Halt the board while the host checks (it would only burn the cores); closing the
+        # connection lets it run again.
+        eth.run(eth.now() + 100, halt_on_egress=False)
+        result = _check(traffic, frames, taken, channels, regs, params, stats, length,
+                        check_bytes)
+    result.update({"length": length, "rate_bps": int(rate_bps),
+                   "channels": [NAMES[ch] for ch in channels], "shaped": shaped,
+                   "spacing_cycles": float(gap), "delay_cycles": delay_cycles,
+                   "stagger_cycles": stagger_cycles,
+                   "first_cycle": start, "last_cycle": last_at,
+                   "traffic_cycles": last_at - start, "complete": complete})
+    result["ok"] = result["ok"] and complete
+    # Memory traffic over the steady state: reads and writes interleave from one delay (and
+    # the latency floor) after the first frame until the last frame arrives.
+    result["probe"] = probe_window(read_probe(state["run_dir"]), start + stagger_cycles
+                                   + delay_cycles + 2 * base.latency_floor, last_at - stagger_cycles)
+    result["wall_s"] = round(time.monotonic() - wall0, 1)
+    result["wall_s_simulation"] = round(sim_wall, 1)
+    result["wall_s_waiting_for_late_frames"] = round(late_wait, 1)
+    return result
+
+
+def wait_empty(url: str, timeout: float = 600.0) -> None:
+    """Wait until both channels hold no frame (every frame in has left or been dropped)."""
+    from satemu.device import Device
+    deadline = time.monotonic() + timeout
+    with Device(url) as dev:
+        while True:
+            st = [dev.get_stats(ch) for ch in (FORWARD, RETURN)]
+            if all(s["mem_words_now"] == 0 and s["queue_frames_now"] == 0 for s in st):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the channels did not empty")
+            time.sleep(1.0)
+
+
+def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes) -> dict:
+    """Every frame's fate and egress cycle against the model, and the counters."""
+    from satemu.channel_model import Fate, simulate
+    from satemu.ether import padded
+
+    result = {"per_channel": {}}
+    ok = True
+    for ch in channels:
+        sent = frames[ch]
+        events = traffic.events[ch]
+        wire_in = traffic.wire_in[INGRESS_PORT[ch]]
+        on_time_wire = len(wire_in) == len(sent) and all(
+            w == at for w, (at, _) in zip(wire_in, sent))
+        arrivals_ok = all(c == arrival_from_wire(at, len(f)) for (c, kind), (at, f) in
+                          zip(events, sent) if kind == "A")
+        overrun = sum(kind == "O" for _, kind in events)
+        model = simulate(((c, length, False) for c, kind in events if kind == "A"),
+                         regs[ch], params[ch])
+        fates = {}
+        for r in model.frames:
+            fates[r.fate.name] = fates.get(r.fate.name, 0) + 1
+        expected = [(r.egress, k) for k, r in zip(taken[ch], model.frames)
+                    if r.fate == Fate.DELIVERED]
+        out = traffic.egress[ch]
+        lateness, wrong_bytes = [], 0
+        for (egress, k), e in zip(expected, out):
+            lateness.append(e.start - egress)
+            if e.wire - e.start != TX_LATENCY or check_bytes and (
+                    e.frame != padded(sent[k][1]) or not e.wire_ok):
+                wrong_bytes += 1
+        exact = (len(out) == len(expected) and all(d == 0 for d in lateness)
+                 and wrong_bytes == 0)
+        st = stats[ch]
+        drops = {k: st[k] for k in ("drop_overrun", "drop_mem", "drop_queue", "drop_loss",
+                                    "drop_runt", "drop_oversize", "drop_error")}
+        late_frames = sum(d > 0 for d in lateness)
+        ch_ok = (on_time_wire and arrivals_ok and overrun == 0 and not any(drops.values())
+                 and st["late"] == 0 and exact and st["rx_frames"] == len(sent)
+                 and st["tx_frames"] == len(sent) and fates == {"DELIVERED": len(sent)})
+        ok = ok and ch_ok
+        result["per_channel"][NAMES[ch]] = {
+            "offered": len(sent), "wire_on_schedule": on_time_wire,
+            "arrivals_as_the_mac_latency_says": arrivals_ok,
+            "taken": len(taken[ch]), "overrun": overrun,
+            # when the discarded frames came, in cycles after the first frame
+            "overrun_at": [c - sent[0][0] for c, kind in events if kind == "O"][:20],
+            "model_fates": fates,
+            "delivered_seen": len(out), "late_seen": late_frames,
+            "max_lateness_cycles": max(lateness, default=0),
+            "wrong_on_the_wire": wrong_bytes,
+            "exact": exact, "ok": ch_ok,
+            "counters": {"rx_frames": st["rx_frames"], "tx_frames": st["tx_frames"],
+                         "delivered": st["tx_frames"], "late": st["late"], **drops,
+                         "mem_words_hwm": st["mem_words_hwm"]},
+        }
+    result["ok"] = ok
+    return result
