@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Port widener: a channel's 64-bit memory port onto a 128-bit DRAM port, pairs of words merged."""
 
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import Array, Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import fifo, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .layouts import MemPortSignature, WideMemPortSignature, mem_cmd_layout
@@ -104,7 +105,12 @@ class MemWiden(wiring.Component):
         # switch between writing and reading idles the DRAM's data bus for several cycles).
         B = self.batch
         b_addr = [Signal(aw - 1, name=f"b_addr{i}") for i in range(B)]
-        b_data = [Signal(128, name=f"b_data{i}") for i in range(B)]
+        # The batch's data in distributed RAM, written a byte lane at a time; two read ports,
+        # one for the entry leaving, one for a read answered from the batch.
+        m.submodules.b_data = b_data = Memory(shape=unsigned(128), depth=B, init=[])
+        b_wr = b_data.write_port(granularity=8)
+        b_rd_head = b_data.read_port(domain="comb")
+        b_rd_fwd = b_data.read_port(domain="comb")
         b_mask = [Signal(16, name=f"b_mask{i}") for i in range(B)]
         b_valid = Signal(B)
         b_head = Signal(range(B))
@@ -121,10 +127,10 @@ class MemWiden(wiring.Component):
         one_hit = (hit != 0) & ((hit & (hit - 1)) == 0)
         forward = cur_ready & ~cur_we & one_hit & (cover != 0)
         alias = cur & ~cur_we & (hit != 0) & ~(one_hit & (cover != 0))
-        fwd_data = Signal(128)
+        fwd_data = b_rd_fwd.data
         for i in range(B):
             with m.If(cover[i]):
-                m.d.comb += fwd_data.eq(b_data[i])
+                m.d.comb += b_rd_fwd.addr.eq(i)
         full = b_valid == (1 << B) - 1
         # A write to a wide word already in the batch joins its entry (its bytes over the
         # older ones), unless that entry leaves this cycle; otherwise it takes a new entry.
@@ -153,11 +159,11 @@ class MemWiden(wiring.Component):
         new_entry = push_ok & (joinable == 0) & ~full
         m.d.comb += into.eq(Mux(joinable != 0, joinable, Mux(new_entry, 1 << b_tail, 0)))
         push = push_ok & ((joinable != 0) | new_entry)
+        m.d.comb += [b_wr.data.eq(cur_data), b_wr.en.eq(Mux(push, cur_mask, 0))]
         for i in range(B):
+            with m.If(into[i]):
+                m.d.comb += b_wr.addr.eq(i)
             with m.If(push & into[i]):
-                for byte in range(16):
-                    with m.If(cur_mask[byte]):
-                        m.d.sync += b_data[i][8 * byte:8 * byte + 8].eq(cur_data[8 * byte:8 * byte + 8])
                 with m.If(new_entry):
                     m.d.sync += b_mask[i].eq(cur_mask)
                 with m.Else():
@@ -170,7 +176,8 @@ class MemWiden(wiring.Component):
             fq.w_en.eq(fwd_sent),
             fq.w_data.eq(fwd_data),
             wq.w_en.eq(write_sent),
-            wq.w_data.eq(Cat(Array(b_data)[b_head], Array(b_mask)[b_head])),
+            b_rd_head.addr.eq(b_head),
+            wq.w_data.eq(Cat(b_rd_head.data, Array(b_mask)[b_head])),
             sq.w_en.eq(read_sent | fwd_sent),
             sq.w_data.eq(Cat(cur_sel, fwd_sent)),
             self.merged.eq(issued & (cur_sel == 0b11)),
