@@ -19,6 +19,7 @@ test: bootstrap
 bench: bootstrap
 	$(PY) bench/bench_channel.py
 	$(PY) bench/bench_board.py
+	$(PY) bench/bench_datapath.py
 
 bitstream: bootstrap
 	$(PY) -m hw.bitstream --board $(BOARD)

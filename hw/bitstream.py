@@ -267,6 +267,31 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
     return report
 
 
+def start_background(board_name: str, seed: int = 1) -> subprocess.Popen | None:
+    """Start this module's build of ``board_name`` in a process of lowest priority (the test
+    suite runs it beside its other tests), unless the bitstream is up to date; its output goes
+    to ``build/bitstream/<board>/background.log``. ``finish_background`` collects it."""
+    if (BUILD / board_name / _key(board_name, seed) / ".built").exists():
+        return None
+    (BUILD / board_name).mkdir(parents=True, exist_ok=True)
+    with open(BUILD / board_name / "background.log", "w") as log:
+        return subprocess.Popen([sys.executable, "-m", "hw.bitstream", "--board", board_name,
+                                 "--seed", str(seed)], cwd=ROOT, env=_env(), stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, preexec_fn=lambda: os.nice(19))
+
+
+def finish_background(proc: subprocess.Popen | None, board_name: str, seed: int = 1) -> dict:
+    """Wait for a ``start_background`` build and return its report, as ``build_bitstream``
+    would (a failed build's report too, without building again)."""
+    if proc is not None:
+        proc.wait()
+        report_path = BUILD / board_name / _key(board_name, seed) / "report.json"
+        if report_path.exists():
+            return json.loads(report_path.read_text())
+    return build_bitstream(board_name, seed, verbose=False)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
