@@ -217,27 +217,19 @@ def launch(port: int | None = None, timeout: float = 60.0,
              "eth_port": eth_port, "taps": list(taps) if taps else None, "dram": dram,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
-    # Once connected, keep that connection and ask again on it: LiteX's serial2tcp serves one
-    # client, and a second one (a reconnect after a slow boot under load) stops it.
-    dev = None
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise BoardError(f"the simulated board exited at start; see {run / 'sim.log'}")
-            try:
-                if dev is None:
-                    dev = Device(state["url"], timeout=2.0)
+    while True:
+        if proc.poll() is not None:
+            raise BoardError(f"the simulated board exited at start; see {run / 'sim.log'}")
+        try:
+            with Device(state["url"], timeout=2.0) as dev:
                 state["hello"] = dev.hello()
-                break
-            except DeviceError:
-                if time.monotonic() > deadline:
-                    proc.terminate()
-                    raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
-                                     f"see {run / 'sim.log'}") from None
-                time.sleep(0.5)
-    finally:
-        if dev is not None:
-            dev.close()
+            break
+        except DeviceError:
+            if time.monotonic() > deadline:
+                proc.terminate()
+                raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
+                                 f"see {run / 'sim.log'}") from None
+            time.sleep(0.5)
     return state
 
 
