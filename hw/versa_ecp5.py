@@ -10,7 +10,7 @@ as on the simulated board:
 * port B, the gateway side, is the board's PHY2 (``eth`` 1).
 
 Clocks: the 100 MHz oscillator feeds a PLL that makes twice the system clock for the DDR3 PHY's
-edge clock, divided by two into ``sys`` (55 MHz by default, where timing closes; the DDR3
+edge clock, divided by two into ``sys`` (55 MHz by default, where placement meets timing; the DDR3
 then runs at 110 MHz); a 25 MHz ``init`` clock for the
 DDR3 PHY's start-up; each PHY's 125 MHz receive clock drives its port's wire side (and its
 transmit clock), crossing into ``sys`` through the MACs' FIFOs.
