@@ -100,32 +100,40 @@ static uint64_t div128(struct u128 n, struct u128 d)
     return q;
 }
 
+/* The fastest the profile's frames can come: a frame of L bytes at most every
+ * (L + ovh) * t_num / t_den cycles. BoD: the whole carrier, bod_slot_bytes of slot payload per
+ * bod_slot_cycles (ovh = overhead); shaped: the shaper's q + num/den cycles a byte (ovh =
+ * overhead); not shaped: the port's line rate with 24 bytes of preamble, FCS and gap.
+ * satemu.channel_model.byte_time is the reference. */
+static void byte_time(const struct satemu_hw *hw, const uint64_t *f, struct u128 *t_num,
+                      uint64_t *t_den, uint64_t *ovh)
+{
+    *ovh = f[F_OVERHEAD];
+    t_num->hi = 0;
+    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        t_num->lo = f[F_BOD_SLOT_CYCLES];
+        *t_den = f[F_BOD_SLOT_BYTES];
+    } else if (f[F_RATE_Q] || f[F_RATE_NUM]) {
+        *t_num = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
+        t_num->lo += f[F_RATE_NUM];
+        t_num->hi += t_num->lo < f[F_RATE_NUM];
+        *t_den = f[F_RATE_DEN];
+    } else {
+        t_num->lo = 8 * (uint64_t)hw->f_clk;
+        *t_den = hw->port_bps;
+        *ovh = 24;
+    }
+}
+
 uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
 {
     uint64_t floor_ = hw->latency_floor;
     uint64_t window = (f[F_DELAY] > floor_ ? f[F_DELAY] : floor_) + floor_;
-    struct u128 num, den;
-    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
-        /* BoD: at most every slot of the carrier, bod_slot_bytes per bod_slot_cycles; a frame
-         * costs (min_len + overhead) bytes of slot payload. */
-        num = mul64(f[F_MIN_LEN] + f[F_OVERHEAD], f[F_BOD_SLOT_CYCLES]);
-        den.hi = 0;
-        den.lo = f[F_BOD_SLOT_BYTES];
-    } else if (f[F_RATE_Q] || f[F_RATE_NUM]) {
-        /* per frame: (min_len + overhead) * (q + num/den) cycles */
-        struct u128 per = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
-        per.lo += f[F_RATE_NUM];
-        per.hi += per.lo < f[F_RATE_NUM];
-        num = mul_small(per, f[F_MIN_LEN] + f[F_OVERHEAD]);
-        den.hi = 0;
-        den.lo = f[F_RATE_DEN];
-    } else {
-        /* not shaped: (min_len + 24) bytes on the wire at the port's line rate */
-        num = mul64((f[F_MIN_LEN] + 24) * 8, hw->f_clk);
-        den.hi = 0;
-        den.lo = hw->port_bps;
-    }
-    struct u128 top = mul64(window, den.lo);
+    struct u128 t_num;
+    uint64_t den, ovh;
+    byte_time(hw, f, &t_num, &den, &ovh);
+    struct u128 num = mul_small(t_num, f[F_MIN_LEN] + ovh);   /* cycles a frame, times den */
+    struct u128 top = mul64(window, den);
     uint64_t in_delay = div128(top, num) + 2;
     uint64_t queued = f[F_QUEUE_FRAMES];
     if (hw->queue_depth < queued)
@@ -137,26 +145,14 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
 
 /* Delay-line words per 65536 cycles the profile can demand at worst, as n / d: a frame of L
  * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words and arrives at most every T * (L + ovh) cycles,
- * T = t_num / t_den cycles per byte (the three cases of satemu_budget_words). (L + 15) / (L + ovh)
+ * T = t_num / t_den cycles per byte (byte_time). (L + 15) / (L + ovh)
  * is largest at min_len when ovh < 15, else at max_len. satemu.channel_model.delay_line_traffic
  * is the reference. */
 static void traffic(const struct satemu_hw *hw, const uint64_t *f, struct u128 *n, struct u128 *d)
 {
-    struct u128 t_num = { 0, 0 };
-    uint64_t t_den, ovh = f[F_OVERHEAD];
-    if (f[F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
-        t_num.lo = f[F_BOD_SLOT_CYCLES];
-        t_den = f[F_BOD_SLOT_BYTES];
-    } else if (f[F_RATE_Q] || f[F_RATE_NUM]) {
-        t_num = mul64(f[F_RATE_Q], f[F_RATE_DEN]);
-        t_num.lo += f[F_RATE_NUM];
-        t_num.hi += t_num.lo < f[F_RATE_NUM];
-        t_den = f[F_RATE_DEN];
-    } else {
-        t_num.lo = 8 * (uint64_t)hw->f_clk;       /* the port's line rate, 24 bytes of framing */
-        t_den = hw->port_bps;
-        ovh = 24;
-    }
+    struct u128 t_num;
+    uint64_t t_den, ovh;
+    byte_time(hw, f, &t_num, &t_den, &ovh);
     uint64_t len = ovh < 15 ? f[F_MIN_LEN] : f[F_MAX_LEN];
     *n = mul64((len + 15) << 16, t_den);
     *d = mul_small(t_num, 8 * (len + ovh));

@@ -386,6 +386,20 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     return ModelResult(out, cnt, gauges, records)
 
 
+def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, int]:
+    """(t_num, t_den, ovh): the fastest a channel's frames can come, a frame of L bytes at most
+    every (L + ovh) x t_num / t_den cycles. With BoD, the whole carrier (``bod_slot_bytes`` of
+    slot payload per ``bod_slot_cycles``, ovh = ``overhead``); shaped, the shaper's
+    ``rate_q + rate_num / rate_den`` cycles a byte (ovh = ``overhead``); not shaped, the port's
+    line rate, 8 f_clk / port_bps cycles a byte with 24 bytes of preamble, FCS and gap. The
+    firmware has the same three cases (``byte_time`` in firmware/app/fw.c)."""
+    if regs.bod:
+        return regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
+    if regs.rate_q or regs.rate_num:
+        return regs.rate_q * regs.rate_den + regs.rate_num, regs.rate_den, regs.overhead
+    return 8 * f_clk, port_bps, 24
+
+
 def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
                       port_bps: int = 1_000_000_000) -> int:
     """Memory words a channel can need at worst, in register units; the firmware computes the
@@ -396,18 +410,8 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
     """
     window = max(regs.delay, params.latency_floor) + params.latency_floor
-    if regs.bod:
-        # BoD: at most every slot of the carrier, bod_slot_bytes per bod_slot_cycles; a frame
-        # costs (min_len + overhead) bytes of slot payload.
-        num = (regs.min_len + regs.overhead) * regs.bod_slot_cycles
-        den = regs.bod_slot_bytes
-    elif regs.rate_q or regs.rate_num:
-        # per frame: (min_len + overhead) * (q + num/den) cycles
-        num = (regs.min_len + regs.overhead) * (regs.rate_q * regs.rate_den + regs.rate_num)
-        den = regs.rate_den
-    else:
-        num = (regs.min_len + 24) * 8 * f_clk
-        den = port_bps
+    t_num, den, ovh = byte_time(regs, f_clk, port_bps)
+    num = (regs.min_len + ovh) * t_num          # cycles per minimum-size frame, times den
     in_delay = window * den // num + 2
     queued = min(regs.queue_frames, params.queue_depth, regs.queue_bytes // regs.min_len)
     return (in_delay + queued) * frame_words(regs.min_len)
@@ -419,20 +423,12 @@ def delay_line_traffic(regs: ChannelRegs, f_clk: int,
     (numerator, denominator) in the integers the firmware uses (firmware/app/fw.c).
 
     A frame of L bytes takes ``frame_words(L)`` = 1 + ceil(L/8) <= (L + 15) / 8 words and
-    arrives at most every T x (L + ovh) cycles, T cycles per byte as in ``delay_line_budget``:
-    the BoD carrier (``bod_slot_cycles / bod_slot_bytes``, ovh = ``overhead``), the shaper
-    (``rate_q + rate_num / rate_den``, ovh = ``overhead``), or the port's line rate when the
-    channel is not shaped (``8 f_clk / port_bps``, ovh = 24: preamble, FCS and gap). Words per
+    arrives at most every T x (L + ovh) cycles, T = t_num / t_den cycles per byte
+    (``byte_time``: the BoD carrier, the shaper, or the port's line rate). Words per
     cycle are then at most (L + 15) / (8 T (L + ovh)), which is largest at L = min_len when
     ovh < 15 and at L = max_len otherwise.
     """
-    if regs.bod:
-        t_num, t_den, ovh = regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
-    elif regs.rate_q or regs.rate_num:
-        t_num, t_den = regs.rate_q * regs.rate_den + regs.rate_num, regs.rate_den
-        ovh = regs.overhead
-    else:
-        t_num, t_den, ovh = 8 * f_clk, port_bps, 24
+    t_num, t_den, ovh = byte_time(regs, f_clk, port_bps)
     length = regs.min_len if ovh < 15 else regs.max_len
     return (length + 15) * 65536 * t_den, 8 * t_num * (length + ovh)
 
