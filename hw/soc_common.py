@@ -137,6 +137,25 @@ class ChannelEvents:
         self.start = Signal(name=f"{pre}_start")
 
 
+def mem_port_pins(name: str, port, master: bool) -> dict:
+    """An Amaranth memory port's Verilog pins (``name``__cmd/wdata/rdata, as
+    ``satemu_gw.layouts.MemPortSignature`` flattens) connected to a LiteDRAM native ``port``:
+    ``master`` for the side that issues commands (a channel's ``mem``, the widener's ``wide``),
+    otherwise the side that takes them (the widener's ``narrow``)."""
+    out, inp = ("o", "i") if master else ("i", "o")
+    return {
+        f"{out}_{name}__cmd__valid": port.cmd.valid,
+        f"{inp}_{name}__cmd__ready": port.cmd.ready,
+        f"{out}_{name}__cmd__payload": Cat(port.cmd.we, port.cmd.addr),
+        f"{out}_{name}__wdata__valid": port.wdata.valid,
+        f"{inp}_{name}__wdata__ready": port.wdata.ready,
+        f"{out}_{name}__wdata__payload": Cat(port.wdata.data, port.wdata.we),
+        f"{inp}_{name}__rdata__valid": port.rdata.valid,
+        f"{out}_{name}__rdata__ready": port.rdata.ready,
+        f"{inp}_{name}__rdata__payload": port.rdata.data,
+    }
+
+
 def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, f_clk: int,
                  port_bps: int, mem_wpc: int = 0) -> tuple[Signal, dict[str, ChannelEvents]]:
     """Add both channels to ``soc`` (a SoCCore with ``soc.sdram``) between ``ports["a"]`` and
@@ -166,18 +185,8 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
                 soc.platform.add_source(str(widen))
             soc.specials += Instance("satemu_memwiden", i_clk=ClockSignal(), i_rst=ResetSignal(),
                 o_merged=Signal(name=f"{pre}_merged"),
-                i_narrow__cmd__valid=port.cmd.valid, o_narrow__cmd__ready=port.cmd.ready,
-                i_narrow__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
-                i_narrow__wdata__valid=port.wdata.valid, o_narrow__wdata__ready=port.wdata.ready,
-                i_narrow__wdata__payload=Cat(port.wdata.data, port.wdata.we),
-                o_narrow__rdata__valid=port.rdata.valid, i_narrow__rdata__ready=port.rdata.ready,
-                o_narrow__rdata__payload=port.rdata.data,
-                o_wide__cmd__valid=native.cmd.valid, i_wide__cmd__ready=native.cmd.ready,
-                o_wide__cmd__payload=Cat(native.cmd.we, native.cmd.addr),
-                o_wide__wdata__valid=native.wdata.valid, i_wide__wdata__ready=native.wdata.ready,
-                o_wide__wdata__payload=Cat(native.wdata.data, native.wdata.we),
-                i_wide__rdata__valid=native.rdata.valid, o_wide__rdata__ready=native.rdata.ready,
-                i_wide__rdata__payload=native.rdata.data)
+                **mem_port_pins("narrow", port, master=False),
+                **mem_port_pins("wide", native, master=True))
         soc.comb += native.cmd.last.eq(1)
         soc.satemu_mem.append((port, native))
         bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
@@ -189,12 +198,7 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
             i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
             o_source__valid=tx.tx_valid, i_source__ready=tx.tx_ready,
             o_source__payload=tx.tx_payload,
-            o_mem__cmd__valid=port.cmd.valid, i_mem__cmd__ready=port.cmd.ready,
-            o_mem__cmd__payload=Cat(port.cmd.we, port.cmd.addr),
-            o_mem__wdata__valid=port.wdata.valid, i_mem__wdata__ready=port.wdata.ready,
-            o_mem__wdata__payload=Cat(port.wdata.data, port.wdata.we),
-            i_mem__rdata__valid=port.rdata.valid, o_mem__rdata__ready=port.rdata.ready,
-            i_mem__rdata__payload=port.rdata.data,
+            **mem_port_pins("mem", port, master=True),
             i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
             o_bus__r_data=bus["r_data"],
             o_fate_valid=fate_valid, o_fate=fate,

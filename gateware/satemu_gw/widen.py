@@ -98,8 +98,8 @@ class MemWiden(wiring.Component):
         complete = (cur_sel != 0b01) | ((cq.r_rdy | waited) & ~joins)
         cur_ready = cur & complete & (~cur_we | (cur_got == cur_n))
 
-        # Complete writes wait in a batch (``batch`` wide words: their addresses in registers,
-        # their data in a FIFO) and leave together: when the batch is full, when its oldest
+        # Complete writes wait in a batch (``batch`` wide words: their addresses and byte masks
+        # in registers, their data in distributed RAM) and leave together: when the batch is full, when its oldest
         # has waited ``hold`` cycles, or when a read wants a word one of them writes. Reads
         # go first otherwise, so a run of reads is not cut by a write every few words (each
         # switch between writing and reading idles the DRAM's data bus for several cycles).
