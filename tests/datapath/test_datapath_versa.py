@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """One point of bench/bench_datapath.py: the versa variant of the simulated board (the Versa-5G's
 system clock, DDR3 memory system and channel parameters) carries GbE-paced full-size frames on
-both channels at once, at a rate well below the measured maximum, exactly as the model says."""
+both channels at once, at a rate well below the measured maximum, exactly as the model says.
+
+It sits outside tests/system so that it runs before the system tests' session board starts:
+two Verilator boards at once overload two cores, and the second one then failed to start."""
 
 from fractions import Fraction
 
