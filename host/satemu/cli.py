@@ -7,18 +7,20 @@ import argparse
 import contextlib
 import os
 import sys
+from dataclasses import replace
 from fractions import Fraction
 
 import time
 from pathlib import Path
 
 from . import __version__
+from .boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
 from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
 from .profile import Hardware, ProfileError, builtin_profiles, load_profile
 from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
-from .units import format_size, format_time
+from .units import format_rate, format_size, format_time
 
 REPO = Path(__file__).resolve().parents[2]
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
@@ -32,13 +34,33 @@ def cmd_profiles(args) -> int:
     return 0
 
 
+SHOW_OVERRIDES = (("f_clk", "--f-clk"), ("mem_words", "--mem-words"), ("mem_wpc", "--mem-wpc"))
+
+
+def show_hardware(args) -> tuple[Hardware, list[str]]:
+    """``satemu show``'s hardware: the ``--board``'s, with the options given over it; and the
+    lines that say so."""
+    board = SHOW_BOARDS[args.board]
+    given = {key: getattr(args, key) for key, _ in SHOW_OVERRIDES if getattr(args, key) is not None}
+    hw = replace(board.hardware, **given)
+    over = ("; given " + ", ".join(f"{opt} {given[key]}" for key, opt in SHOW_OVERRIDES
+                                   if key in given)) if given else ""
+    wpc = (f"{hw.mem_wpc} words per 65536 cycles guaranteed" if hw.mem_wpc
+           else "throughput not limited")
+    return hw, [f"board: {args.board} ({board.title}), {hw.f_clk / 1e6:g} MHz, ports at "
+                f"{format_rate(hw.port_bps)}{over}",
+                f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}"]
+
+
 def cmd_show(args) -> int:
-    hw = Hardware(f_clk=args.f_clk, mem_words=args.mem_words, mem_wpc=args.mem_wpc)
+    hw, board = show_hardware(args)
     p = load_profile(args.profile)
     regs = p.check(hw)
     print(f"{p.name}: {p.description}" if p.description else p.name)
     if p.source:
         print(f"  source: {p.source}")
+    for line in board:
+        print(f"  {line}")
     for name, ch in p.channels():
         r = regs[name]
         per_byte = Fraction(r.rate_q) + Fraction(r.rate_num, r.rate_den)
@@ -334,13 +356,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("profiles", help="list the built-in link profiles").set_defaults(func=cmd_profiles)
     show = sub.add_parser("show", help="show a profile and what it means for the hardware")
     show.add_argument("profile", help="a built-in profile name or a TOML file")
-    show.add_argument("--f-clk", type=int, default=Hardware.f_clk, metavar="HZ",
-                      help="system clock the registers count in (default %(default)s)")
-    show.add_argument("--mem-words", type=int, default=Hardware.mem_words, metavar="N",
-                      help="delay-line memory per channel, in 64-bit words (default %(default)s)")
-    show.add_argument("--mem-wpc", type=int, default=Hardware.mem_wpc, metavar="N",
+    show.add_argument("--board", choices=list(SHOW_BOARDS), default=DEFAULT_BOARD,
+                      help="the board to check against, with its clock, memory, delay-line "
+                           "throughput, line rate and channel parameters: " + "; ".join(
+                               f"{name}: {b.title}" for name, b in SHOW_BOARDS.items())
+                           + " (default %(default)s)")
+    show.add_argument("--f-clk", type=int, metavar="HZ",
+                      help="system clock the registers count in (default: the board's)")
+    show.add_argument("--mem-words", type=int, metavar="N",
+                      help="delay-line memory per channel, in 64-bit words (default: the "
+                           "board's)")
+    show.add_argument("--mem-wpc", type=int, metavar="N",
                       help="delay-line throughput per channel with both busy, in 64-bit words "
-                           "per 65536 cycles; 0: not limited (default %(default)s)")
+                           "per 65536 cycles; 0: not limited (default: the board's)")
     show.set_defaults(func=cmd_show)
 
     def port_args(p):

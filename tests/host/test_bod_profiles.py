@@ -108,7 +108,7 @@ def test_bod_schedule_flags_and_default_queue():
 
 
 def test_show_prints_bod_settings(capsys):
-    assert main(["show", "geo-testbed-bod"]) == 0
+    assert main(["show", "geo-testbed-bod", "--f-clk", "75000000"]) == 0
     out = capsys.readouterr().out
     assert "paced by BoD grants" in out and "carrier 7.9459 Mbit/s" in out
     assert "CRA 100 kbit/s, RBDC up to 1.5 Mbit/s (held 8 superframes), VBDC up to 64 KB" in out

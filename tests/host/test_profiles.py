@@ -84,9 +84,11 @@ def test_profile_errors_name_the_field_and_range(text, message):
 def test_cli_profiles_and_show(capsys):
     assert main(["profiles"]) == 0
     assert "geo-testbed" in capsys.readouterr().out
-    assert main(["show", "geo-testbed"]) == 0
+    assert main(["show", "geo-testbed"]) == 0                  # on the simulated board
     out = capsys.readouterr().out
-    assert "70 + 10/17 cycles per byte" in out and "50 packets" in out
+    assert "5 + 15/17 cycles per byte" in out and "50 packets" in out
+    assert main(["show", "geo-testbed", "--f-clk", "75000000"]) == 0
+    assert "70 + 10/17 cycles per byte" in capsys.readouterr().out
 
 
 def test_cli_user_mistakes_get_one_line_errors(capsys, tmp_path):
