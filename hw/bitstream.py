@@ -129,8 +129,9 @@ _CRITICAL = re.compile(r"Critical path report for clock '([^']+)'")
 
 
 def parse_nextpnr(log_text: str, report: dict | None) -> dict:
-    """Clocks (fmax against target, the last analysis in the log: after routing) and
-    utilisation from nextpnr's log and, if it wrote one, its JSON report."""
+    """Clocks (fmax against target, the last analysis in the log: after routing, or after
+    placement if routing did not finish, which ``routed`` tells) and utilisation from nextpnr's
+    log and, if it wrote one, its JSON report."""
     clocks = {}
     for name, fmax, _, target in _FMAX.findall(log_text):
         clocks[name] = {"fmax_mhz": float(fmax), "target_mhz": float(target)}
@@ -163,7 +164,8 @@ def parse_nextpnr(log_text: str, report: dict | None) -> dict:
                     continue
                 block.append(follow.rstrip())
             paths[m.group(1)] = block[-60:]
-    return {"clocks": clocks, "utilisation_all": util, "critical_paths": paths}
+    return {"clocks": clocks, "utilisation_all": util, "critical_paths": paths,
+            "routed": "Routing complete." in log_text}
 
 
 def synth_channels(channels: list[Path], log, env) -> tuple[list[Path], float]:
@@ -250,6 +252,8 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
         "key": out.name,
         "sys_clk_hz": target.SYS_CLK_FREQ,
         "nextpnr_seed": seed,
+        "nextpnr_router": getattr(target, "NEXTPNR_ROUTER", "router1"),
+        "routed": parsed["routed"],         # if not, "clocks" are placement's estimates
         "clocks": parsed["clocks"],
         "utilisation": {name: {"cell": cell, **util.get(cell, {"used": 0, "available": 0, "percent": 0.0})}
                         for name, cell in RESOURCES.items()},

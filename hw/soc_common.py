@@ -220,26 +220,29 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
     return now, events
 
 
-def build_board(soc, build_name: str, output_dir: Path, with_gateware: bool, seed: int = 1) -> Path:
+def build_board(soc, build_name: str, output_dir: Path, with_gateware: bool, seed: int = 1,
+                router: str = "router1") -> Path:
     """Build a board's SoC with LiteX: without gateware, the headers and libraries the firmware
-    builds against; with it, the bitstream, nextpnr failing the build if any clock misses its
-    target. Returns the gateware directory (``build_name``.bit, nextpnr.log and
+    builds against; with it, the bitstream, nextpnr (with ``router``) failing the build if any
+    clock misses its target. Returns the gateware directory (``build_name``.bit, nextpnr.log and
     nextpnr-report.json, which ``hw.bitstream`` reads)."""
     from litex.soc.integration.builder import Builder
 
     builder = Builder(soc, output_dir=str(output_dir), compile_software=not with_gateware,
                       compile_gateware=with_gateware)
-    # The default router (router1): router2 routed this design in a third of the time but
-    # left both the system clock and an RGMII clock short of their targets.
-    soc.platform.toolchain._pnr_opts += " --log nextpnr.log --report nextpnr-report.json"
+    # Each board target names its router (NEXTPNR_ROUTER): router1 is nextpnr's default;
+    # router2 resolves congestion far better in a nearly full device, at some cost in timing.
+    soc.platform.toolchain._pnr_opts += (f" --router {router} --log nextpnr.log"
+                                         " --report nextpnr-report.json")
     # timingstrict: no --timing-allow-fail, so nextpnr exits non-zero if a clock misses.
     builder.build(build_name=build_name, timingstrict=True, seed=seed)
     return Path(output_dir) / "gateware"
 
 
-def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float):
+def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, router: str = "router1"):
     """A board target's command line (``python -m hw.<board>``, as ``hw.bitstream`` runs it):
-    ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the board's SoC."""
+    ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the board's SoC, which nextpnr
+    places with ``router``."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc,
@@ -254,7 +257,7 @@ def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float):
     firmware = Path(args.firmware) if args.firmware else None
     soc = make_soc([Path(p) for p in args.channel_verilog], args.sys_clk_freq,
                    firmware=read_firmware(firmware))
-    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed)
+    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed, router)
 
 
 def load_constraints(name: str):
