@@ -99,22 +99,23 @@ RX_DELAY = 2e-9
 
 def channel_params(bod: bool = False):
     """The channels' parameters on this board: the Versa's (the default 512-beat ingress FIFO,
-    port costs of a LiteEth MAC, the BoD block in the return channel; see
-    ``hw.versa_ecp5.channel_params`` for the egress pacing against the wire), with two on-chip
-    buffers halved to fit the LFE5U-25F's 56 block RAMs (DP16KD, 18 Kbit each).
+    port costs of a LiteEth MAC, the BoD block in the return channel with a 512-record
+    statistics ring; see ``hw.versa_ecp5.channel_params`` for the egress pacing against the
+    wire), with the departure queues halved as well, to fit the LFE5U-25F's 56 block RAMs
+    (DP16KD, 18 Kbit each).
 
-    The channels' block RAM with the defaults (yosys, synth_ecp5): forward 10 (ingress FIFO 2,
-    departure queue 4, playout data 2 and descriptors 2), return 26 (the same, plus the BoD
-    block's queue 3 and statistics ring 13), 36 in all. The SoC around them takes 16 for the ROM,
-    4 for the SRAM and about 7 more (VexRiscv's caches and register file, the MACs' FIFOs:
-    measured on the Versa build, 83 in all of which the channels 36 and the memories 40), so 27,
+    The channels' block RAM with the library defaults (yosys, synth_ecp5): forward 10 (ingress
+    FIFO 2, departure queue 4, playout data 2 and descriptors 2), return 26 (the same, plus the
+    BoD block's queue 3 and statistics ring 13), 36 in all. The SoC around them takes 16 for the
+    ROM, 4 for the SRAM and about 7 more (VexRiscv's caches and register file, the MACs' FIFOs:
+    measured on a Versa build, 83 in all of which the channels 36 and the memories 40), so 27,
     leaving 29 for the channels: too few. Halving
 
     * ``queue_depth`` 1024 -> 512 frames: the departure-time FIFOs go from 1024 to 512 entries
       (forward 4 -> 2 block RAMs, return 4 -> 2 and its BoD queue 3 -> 2);
-    * ``bod_ring`` 1024 -> 512 superframe records (a power of two, as the ring's index needs):
-      224-bit records, 13 -> 7 block RAMs (in the 512 x 36 mode; fewer records would not save
-      any, only the width counts below 512);
+    * ``bod_ring`` 1024 -> 512 superframe records (as on the Versa; a power of two, as the
+      ring's index needs): 224-bit records, 13 -> 7 block RAMs (in the 512 x 36 mode; fewer
+      records would not save any, only the width counts below 512);
 
     brings the channels to 8 + 17 = 25 and the whole design to about 52 of 56. The ingress and
     playout FIFOs stay as they are: 512 beats is the least that holds two (ingress) or one

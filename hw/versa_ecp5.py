@@ -53,11 +53,19 @@ MEM_WORDS = 1 << 22           # delay-line words per channel: 32 MiB each, the D
 # line rate each: 621,449 frames/s of 9 words, 6,664 words per 65536 cycles); docs/hardware.md.
 MEM_WPC = 6000
 BUILD_NAME = "satemu_versa_ecp5"
+# nextpnr's router. The design fills 84% of the LUTs; router1 still had 16,500 arcs to route
+# after 45 minutes, router2 gets down to about 1,200 overused wires in 25 and then oscillates,
+# around the return channel's BoD block (docs/hardware.md, "Timing closure"). Neither finishes
+# yet; router2 comes nearer.
+NEXTPNR_ROUTER = "router2"
 
 
 def channel_params(bod: bool = False):
     """The channels' parameters on this board: the default 512-beat ingress FIFO (a GbE port
-    brings at most 0.28 beats per 55 MHz cycle), the BoD block in the return channel.
+    brings at most 0.28 beats per 55 MHz cycle), the BoD block in the return channel, whose
+    statistics ring holds 512 superframe records instead of 1024 (BOD_TRACE reaches back 13.6 s
+    of 26.5 ms superframes; the 224-bit records take 7 block RAMs instead of 13, whose wiring,
+    next to the BoD allocator, was where the router found the device most congested).
 
     Egress pacing: the channel spaces frames released together by the simulated board's MAC
     cost (``port_pad``/``port_fcs``/``port_gap``: padding to 60 bytes, 4 bytes of FCS, a preamble
@@ -73,7 +81,7 @@ def channel_params(bod: bool = False):
     waits; frames released together (a BoD slot's, or a burst through an unshaped channel)
     leave at the wire's pace."""
     from satemu.channel_model import ChannelParams
-    return ChannelParams(bod=bod, port_pad=60, port_fcs=4, port_gap=3)
+    return ChannelParams(bod=bod, port_pad=60, port_fcs=4, port_gap=3, bod_ring=512)
 
 
 def board_constraints():
@@ -190,7 +198,7 @@ class SatemuVersaSoC(SoCCore):
 
 
 def main():
-    board_main(__doc__, SatemuVersaSoC, BUILD_NAME, SYS_CLK_FREQ)
+    board_main(__doc__, SatemuVersaSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ROUTER)
 
 
 if __name__ == "__main__":

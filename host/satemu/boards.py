@@ -38,7 +38,7 @@ BOARDS: dict[str, Board] = {
         f_clk=55_000_000,
         mem_words=1 << 22,                  # 32 MiB per channel, the DDR3's upper half
         port_bps=1_000_000_000,             # RGMII at 1 Gbit/s
-        params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3),
+        params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, bod_ring=512),
         mem_wpc=6000)),                     # measured by bench/bench_datapath.py, less 10%
     # hw.colorlight_5a_75b: the same names; it has no MEM_WPC (0: not limited).
     "colorlight-5a-75b": Board("the Colorlight 5A-75B", Hardware(
