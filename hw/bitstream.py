@@ -39,6 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "bitstream"
 TOOLCHAIN = ROOT / "build" / "toolchain" / "bin"
 RESULTS = ROOT / "bench" / "results"
+# The longest a build step may take (SATEMU_BITSTREAM_LIMIT, seconds): a router that does not
+# converge would otherwise run until CI's own limit; the step is stopped and the build fails.
+STEP_LIMIT = int(os.environ.get("SATEMU_BITSTREAM_LIMIT", "3600"))
 
 # Each board's LiteX target: a module with main() (as ``python -m``), channel_params(bod),
 # board_constraints(), SYS_CLK_FREQ and BUILD_NAME.
@@ -115,8 +118,17 @@ def _run(cmd, log, cwd, env) -> float:
     log.write(f"$ {' '.join(map(str, cmd))}\n")
     log.flush()
     start = time.monotonic()
-    done = subprocess.run(list(map(str, cmd)), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    if done.returncode:
+    # Its own process group, so that a step over the limit is stopped with all it started.
+    proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        returncode = proc.wait(timeout=STEP_LIMIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+        raise BuildError(f"build step over the {STEP_LIMIT} s limit (SATEMU_BITSTREAM_LIMIT): "
+                         f"{' '.join(map(str, cmd[:3]))}...; see {log.name}") from None
+    if returncode:
         raise BuildError(f"build step failed: {' '.join(map(str, cmd[:3]))}...; see {log.name}")
     return round(time.monotonic() - start, 1)
 

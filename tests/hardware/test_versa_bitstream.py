@@ -10,6 +10,7 @@ minutes without finishing (docs/hardware.md, "Timing closure")."""
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,21 @@ def test_report_json_overrides_log():
     parsed = bitstream.parse_nextpnr("", report)
     assert parsed["clocks"]["sys"]["met"] is False
     assert parsed["utilisation_all"]["TRELLIS_FF"]["percent"] == 50.0
+
+
+def test_step_over_the_limit_is_stopped(monkeypatch, tmp_path):
+    # A step that runs past SATEMU_BITSTREAM_LIMIT fails the build, and nothing it started
+    # (here a child of the shell) is left running.
+    monkeypatch.setattr(bitstream, "STEP_LIMIT", 1)
+    marker = tmp_path / "child.pid"
+    with open(tmp_path / "log", "w") as log, pytest.raises(bitstream.BuildError, match="limit"):
+        bitstream._run(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"], log, tmp_path,
+                       dict(os.environ))
+    pid = int(marker.read_text())
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):             # killed, then reaped by init
+            os.kill(pid, 0)
+            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
