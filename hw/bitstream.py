@@ -29,6 +29,7 @@ import importlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -114,20 +115,38 @@ def _env() -> dict:
     return env
 
 
+_steps: list[subprocess.Popen] = []      # the step running now, in its own process group
+
+
+def _stop_step(signum, frame):
+    """SIGTERM (the test session ending early, or a user): stop the running step's process
+    group too, which the signal to this process's group does not reach."""
+    for proc in _steps:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    sys.exit(128 + signum)
+
+
 def _run(cmd, log, cwd, env) -> float:
     log.write(f"$ {' '.join(map(str, cmd))}\n")
     log.flush()
     start = time.monotonic()
-    # Its own process group, so that a step over the limit is stopped with all it started.
+    # Its own process group, so that a step over the limit is stopped with all it started
+    # (and with this process, on SIGTERM: ``_stop_step``).
     proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
+    _steps.append(proc)
     try:
         returncode = proc.wait(timeout=STEP_LIMIT)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         raise BuildError(f"build step over the {STEP_LIMIT} s limit (SATEMU_BITSTREAM_LIMIT): "
                          f"{' '.join(map(str, cmd[:3]))}...; see {log.name}") from None
+    finally:
+        _steps.remove(proc)
     if returncode:
         raise BuildError(f"build step failed: {' '.join(map(str, cmd[:3]))}...; see {log.name}")
     return round(time.monotonic() - start, 1)
@@ -314,6 +333,7 @@ def main():
     ap.add_argument("--board", default="versa-ecp5", choices=sorted(BOARDS))
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, _stop_step)
     report = build_bitstream(args.board, args.seed)
     for name, c in report["clocks"].items():
         print(f"{name}: {c['fmax_mhz']:.2f} MHz (target {c['target_mhz']:.2f}) "

@@ -8,6 +8,9 @@ tests run last, waiting for it; SATEMU_BITSTREAM=0 skips them."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -54,6 +57,31 @@ def test_step_over_the_limit_is_stopped(monkeypatch, tmp_path):
     pid = int(marker.read_text())
     with pytest.raises(ProcessLookupError):
         for _ in range(50):             # killed, then reaped by init
+            os.kill(pid, 0)
+            time.sleep(0.1)
+
+
+def test_sigterm_stops_the_running_step(tmp_path):
+    # The test session stops an unfinished build with SIGTERM to the build's process group; the
+    # running step has a group of its own and must go too.
+    marker = tmp_path / "child.pid"
+    script = (
+        "import os, signal, sys\n"
+        "from hw import bitstream\n"
+        "signal.signal(signal.SIGTERM, bitstream._stop_step)\n"
+        "with open(sys.argv[1], 'w') as log:\n"
+        f"    bitstream._run(['sh', '-c', 'sleep 30 & echo $! > {marker}; wait'], log, '.', dict(os.environ))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "log")], cwd=ROOT,
+                            start_new_session=True)
+    for _ in range(100):
+        if marker.exists() and marker.read_text().strip():
+            break
+        time.sleep(0.1)
+    pid = int(marker.read_text())
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(10) == 128 + signal.SIGTERM
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
             os.kill(pid, 0)
             time.sleep(0.1)
 
