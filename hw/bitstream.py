@@ -283,7 +283,7 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
         "key": out.name,
         "sys_clk_hz": target.SYS_CLK_FREQ,
         "nextpnr_seed": seed,
-        "nextpnr_router": getattr(target, "NEXTPNR_ROUTER", "router1"),
+        "nextpnr_args": getattr(target, "NEXTPNR_ARGS", ""),
         "routed": parsed["routed"],         # if not, "clocks" are placement's estimates
         "clocks": parsed["clocks"],
         "utilisation": {name: {"cell": cell, **util.get(cell, {"used": 0, "available": 0, "percent": 0.0})}

@@ -222,28 +222,27 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
 
 
 def build_board(soc, build_name: str, output_dir: Path, with_gateware: bool, seed: int = 1,
-                router: str = "router1") -> Path:
+                pnr_args: str = "") -> Path:
     """Build a board's SoC with LiteX: without gateware, the headers and libraries the firmware
-    builds against; with it, the bitstream, nextpnr (with ``router``) failing the build if any
-    clock misses its target. Returns the gateware directory (``build_name``.bit, nextpnr.log and
+    builds against; with it, the bitstream, nextpnr (with the board's ``pnr_args``) failing the
+    build if any clock misses its target. Returns the gateware directory (``build_name``.bit, nextpnr.log and
     nextpnr-report.json, which ``hw.bitstream`` reads)."""
     from litex.soc.integration.builder import Builder
 
     builder = Builder(soc, output_dir=str(output_dir), compile_software=not with_gateware,
                       compile_gateware=with_gateware)
-    # Each board target names its router (NEXTPNR_ROUTER): router1 is nextpnr's default;
-    # router2 resolves congestion far better in a nearly full device, at some cost in timing.
-    soc.platform.toolchain._pnr_opts += (f" --router {router} --log nextpnr.log"
+    # Each board target may add nextpnr options (NEXTPNR_ARGS), such as its router.
+    soc.platform.toolchain._pnr_opts += (f" {pnr_args} --log nextpnr.log"
                                          " --report nextpnr-report.json")
     # timingstrict: no --timing-allow-fail, so nextpnr exits non-zero if a clock misses.
     builder.build(build_name=build_name, timingstrict=True, seed=seed)
     return Path(output_dir) / "gateware"
 
 
-def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, router: str = "router1"):
+def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, pnr_args: str = ""):
     """A board target's command line (``python -m hw.<board>``, as ``hw.bitstream`` runs it):
     ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the board's SoC, which nextpnr
-    places with ``router``."""
+    places and routes with ``pnr_args`` added to its options."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc,
@@ -258,7 +257,7 @@ def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, router:
     firmware = Path(args.firmware) if args.firmware else None
     soc = make_soc([Path(p) for p in args.channel_verilog], args.sys_clk_freq,
                    firmware=read_firmware(firmware))
-    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed, router)
+    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed, pnr_args)
 
 
 def load_constraints(name: str):

@@ -53,11 +53,9 @@ MEM_WORDS = 1 << 22           # delay-line words per channel: 32 MiB each, the D
 # line rate each: 621,449 frames/s of 9 words, 6,664 words per 65536 cycles); docs/hardware.md.
 MEM_WPC = 6000
 BUILD_NAME = "satemu_versa_ecp5"
-# nextpnr's router. The design fills 84% of the LUTs; router1 still had 16,500 arcs to route
-# after 45 minutes, router2 gets down to about 1,200 overused wires in 25 and then oscillates,
-# around the return channel's BoD block (docs/hardware.md, "Timing closure"). Neither finishes
-# yet; router2 comes nearer.
-NEXTPNR_ROUTER = "router2"
+# nextpnr's options. The design fills 80% of the LUTs: router1 had still 16,500 arcs to route
+# after 45 minutes at 84%, while router2 converges (docs/hardware.md, "Timing closure").
+NEXTPNR_ARGS = "--router router2"
 # VexRiscv's smallest variant (RV32I, no caches: about 1,700 LUTs and 2 block RAMs against the
 # standard variant's 3,600 and 10), for the same reason. The firmware only answers the UART and
 # checks profiles; it runs from the ROM a few times slower, and its multiplications and
@@ -204,7 +202,7 @@ class SatemuVersaSoC(SoCCore):
 
 
 def main():
-    board_main(__doc__, SatemuVersaSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ROUTER)
+    board_main(__doc__, SatemuVersaSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ARGS)
 
 
 if __name__ == "__main__":
