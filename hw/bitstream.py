@@ -271,7 +271,8 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
     bit = gateware / f"{target.BUILD_NAME}.bit"
     missed = [name for name, c in parsed["clocks"].items() if not c["met"]]
     ok = error is None and bit.exists() and bool(parsed["clocks"]) and not missed
-    if error is None and missed:
+    if missed and (error is None or parsed["routed"]):
+        # nextpnr exits non-zero on a missed clock, which fails the step: say which clock.
         error = f"timing not met: {', '.join(missed)}"
     util = parsed["utilisation_all"]
     report = {
