@@ -75,11 +75,7 @@ class EthPort(LiteXModule):
     LUTs per port)."""
 
     def __init__(self, phy, with_sys_datapath: bool = True):
-        # On a board the transmit side's clock crossing is buffered: unbuffered, its read pointer
-        # and the distributed RAM's read sat behind the CRC stage's valid and the MAC's state
-        # on the 125 MHz wire clock (8.38 ns, the one clock that missed on the Versa-5G).
-        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath,
-                                        tx_cdc_buffered=not with_sys_datapath)
+        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
         self.rx_payload = Signal(DW + 6)
