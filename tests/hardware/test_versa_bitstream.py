@@ -47,6 +47,14 @@ def test_report_json_overrides_log():
     assert parsed["utilisation_all"]["TRELLIS_FF"]["percent"] == 50.0
 
 
+def assert_gone(pid):
+    """``pid`` stops existing within 5 s (killed, then reaped by init)."""
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(pid, 0)
+            time.sleep(0.1)
+
+
 def test_step_over_the_limit_is_stopped(monkeypatch, tmp_path):
     # A step that runs past SATEMU_BITSTREAM_LIMIT fails the build, and nothing it started
     # (here a child of the shell) is left running.
@@ -56,10 +64,7 @@ def test_step_over_the_limit_is_stopped(monkeypatch, tmp_path):
         bitstream._run(["sh", "-c", f"sleep 30 & echo $! > {marker}; wait"], log, tmp_path,
                        dict(os.environ))
     pid = int(marker.read_text())
-    with pytest.raises(ProcessLookupError):
-        for _ in range(50):             # killed, then reaped by init
-            os.kill(pid, 0)
-            time.sleep(0.1)
+    assert_gone(pid)
 
 
 def test_sigterm_stops_the_running_step(tmp_path):
@@ -81,10 +86,7 @@ def test_sigterm_stops_the_running_step(tmp_path):
     pid = int(marker.read_text())
     os.killpg(proc.pid, signal.SIGTERM)
     assert proc.wait(10) == 128 + signal.SIGTERM
-    with pytest.raises(ProcessLookupError):
-        for _ in range(50):
-            os.kill(pid, 0)
-            time.sleep(0.1)
+    assert_gone(pid)
 
 
 @pytest.fixture(scope="module")
