@@ -280,11 +280,12 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
     # registers, the firmware and every cycle the host sees count the timebase's cycles as the
     # board's).
     sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK if dram == "sim" else 80_000_000)
-    sim_config.add_module("serial2tcp", "serial", args={"port": uart_port})
+    sim_config.add_module("satemu_uart", "serial", args={"port": uart_port})
     sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
     modules = Path(__file__).resolve().parent.parent / "sim" / "modules"
     builder.build(sim_config=sim_config, run=False, interactive=False, opt_level=opt_level,
-                  extra_mods=["satemu_eth"], extra_mods_path=str(modules), threads=SIM_THREADS)
+                  extra_mods=["satemu_eth", "satemu_uart"], extra_mods_path=str(modules),
+                  threads=SIM_THREADS)
     gateware = Path(output_dir) / "gateware"
     if firmware_bin is not None:          # LiteX writes the Verilator script; compile it here
         import subprocess

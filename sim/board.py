@@ -9,9 +9,10 @@ The build has four steps, each cached together under ``build/board/<hash>/``:
 4. LiteX writes the SoC's Verilog with the firmware in ROM and Verilator compiles the board.
 
 A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySerial client
-reaches it as ``socket://127.0.0.1:PORT``. LiteX's serial2tcp module buffers 2 KB of received
-bytes: a client must not run more than that ahead of the firmware (one request at a time, as
-``satemu.device.Device`` sends them, never does; a real UART cannot outrun itself).
+reaches it as ``socket://127.0.0.1:PORT`` (``sim/modules/satemu_uart``). The newest client is the
+one attached; one that leaves, or is replaced, costs the board nothing. A client cannot outrun
+the firmware: when the module's 64 KB buffer is full it stops reading the socket, and TCP holds
+the client back.
 
 ``dram="versa"`` (``python -m sim.board build --dram versa``) builds and runs a variant with the
 Versa-5G's clock and memory system instead (``hw.satemu_soc``; work in progress), cached
@@ -69,8 +70,8 @@ def _key(dram: str = "sim") -> str:
                                                            ROOT / "firmware" / "linker.ld"]
     paths += [ROOT / "host" / "satemu" / n for n in
               ("regmap.py", "channel_model.py", "bod_model.py", "prng.py", "protocol.py", "gen_c.py")]
-    paths += [Path(__file__), ROOT / "sim" / "build.py",
-              ROOT / "sim" / "modules" / "satemu_eth" / "satemu_eth.c"]
+    paths += [Path(__file__), ROOT / "sim" / "build.py"]
+    paths += sorted((ROOT / "sim" / "modules").rglob("*.[ch]"))
     for p in paths:
         h.update(str(p.relative_to(ROOT)).encode())
         h.update(p.read_bytes())
@@ -166,7 +167,7 @@ def status() -> dict | None:
     return state
 
 
-def start(port: int | None = None, timeout: float = 60.0,
+def start(port: int | None = None, timeout: float = 180.0,
           taps: tuple[str, str] | None = None) -> dict:
     """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
     its state with ``url``. A board already running is reused. ``taps`` names TAP interfaces to
@@ -179,7 +180,7 @@ def start(port: int | None = None, timeout: float = 60.0,
     return state
 
 
-def launch(port: int | None = None, timeout: float = 60.0,
+def launch(port: int | None = None, timeout: float = 180.0,
            taps: tuple[str, str] | None = None, dram: str = "sim") -> dict:
     """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
     ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
@@ -201,7 +202,7 @@ def launch(port: int | None = None, timeout: float = 60.0,
             link.symlink_to(item)
     config = json.loads((gateware / "sim_config.js").read_text())
     for entry in config:
-        if entry.get("module") == "serial2tcp":
+        if entry.get("module") == "satemu_uart":
             entry["args"]["port"] = port
         if entry.get("module") == "satemu_eth":
             entry["args"]["port"] = eth_port

@@ -11,6 +11,7 @@ from satemu import protocol as P
 from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, load_profile
+from sim import board
 
 
 def box_hardware(dev):
@@ -69,7 +70,6 @@ def test_firmware_rejects_out_of_range_profiles(url):
 
 def test_garbage_and_a_vanished_host_do_not_wedge_the_firmware(url):
     host, port = url[len("socket://"):].split(":")
-    # (Under 2 KB at once: the simulated UART's receive buffer; see sim/board.py.)
     with socket.create_connection((host, int(port))) as s:
         s.sendall(bytes(range(1, 256)) * 4)                 # a run longer than any frame
         s.sendall(b"\0\x05\x11\x22\0")                      # malformed COBS
@@ -83,6 +83,46 @@ def test_garbage_and_a_vanished_host_do_not_wedge_the_firmware(url):
             dev.call(P.Op.GET_STATS, b"\x07")
         with pytest.raises(DeviceError, match="BAD_LENGTH"):
             dev.call(P.Op.COMMIT, b"")
+
+
+def _answer(sock, seq, op, deadline_s=30.0):
+    """Read ``sock`` until the board's answer to request ``seq`` arrives; its payload."""
+    deframer, end = P.Deframer(), time.monotonic() + deadline_s
+    sock.settimeout(1.0)
+    while time.monotonic() < end:
+        try:
+            data = sock.recv(4096)
+        except socket.timeout:
+            continue
+        assert data, "the board closed the connection"
+        for rseq, rop, body in deframer.feed(data):
+            if rseq == seq and rop == op | P.RESPONSE_BIT:
+                return body
+    raise AssertionError(f"no answer to request {seq} within {deadline_s} s")
+
+
+def test_clients_that_overlap_or_leave_mid_answer_cost_the_board_nothing(url, board_state):
+    """The simulated UART (sim/modules/satemu_uart): a client that leaves before its answer, a
+    client replaced by a newer one and then gone, and a client that sends far more than the
+    UART can take at once are all served or let go, and the board runs on."""
+    host, port = url[len("socket://"):].split(":")
+    hello = P.PROTOCOL_VERSION.to_bytes(2, "little")
+    with socket.create_connection((host, int(port))) as s:   # gone before its answer
+        s.sendall(b"\0" + P.encode_frame(1, P.Op.HELLO, hello))
+    older = socket.create_connection((host, int(port)))
+    newer = socket.create_connection((host, int(port)))       # replaces `older`
+    time.sleep(0.5)
+    older.close()                                             # LiteX's serial2tcp crashed here
+    with newer:
+        newer.sendall(b"\0" + P.encode_frame(2, P.Op.HELLO, hello))
+        assert _answer(newer, 2, P.Op.HELLO)[0] == P.Status.OK
+        # 80 KB of noise, more than the module's 64 KB buffer, then a request: TCP holds the
+        # client back while the firmware drains the noise, and the request arrives whole.
+        newer.sendall(bytes(range(1, 256)) * 320 + b"\0" + P.encode_frame(3, P.Op.HELLO, hello))
+        assert _answer(newer, 3, P.Op.HELLO, 120.0)[0] == P.Status.OK
+    assert board._children[board_state["pid"]].poll() is None, "the board exited"
+    with Device(url) as dev:
+        assert dev.hello()["version"] == P.PROTOCOL_VERSION
 
 
 def test_cli_without_a_box_says_so(capsys):

@@ -47,10 +47,8 @@
 #include <linux/if_tun.h>
 #include <event2/event.h>
 #include <event2/listener.h>
-#include <json-c/json.h>
 
-#include "error.h"
-#include "modules.h"
+#include "../simmod.h"
 
 #define MAX_FRAME 65536
 #define QUEUE 4096
@@ -150,29 +148,6 @@ static int open_tap(const char *name)
         return -1;
     }
     return fd;
-}
-
-static int arg_int(char *args, const char *key, int *value)
-{
-    json_object *root = json_tokener_parse(args), *obj;
-    if (!root || !json_object_object_get_ex(root, key, &obj))
-        return RC_JSERROR;
-    *value = json_object_get_int(obj);
-    json_object_put(root);
-    return RC_OK;
-}
-
-static int arg_str(char *args, const char *key, char *out, size_t size)
-{
-    json_object *root = json_tokener_parse(args), *obj;
-    if (!root || !json_object_object_get_ex(root, key, &obj)) {
-        if (root)
-            json_object_put(root);
-        return RC_JSERROR;
-    }
-    snprintf(out, size, "%s", json_object_get_string(obj));
-    json_object_put(root);
-    return RC_OK;
 }
 
 static void send_all(struct session *s, const void *buf, size_t len)
@@ -354,14 +329,7 @@ static int satemu_eth_new(void **sess, char *args)
     return RC_OK;
 }
 
-static void *pad(struct pad_s *pads, const char *name)
-{
-    for (int i = 0; pads[i].name; i++)
-        if (!strcmp(pads[i].name, name))
-            return pads[i].signal;
-    eprintf("satemu_eth: no pad %s\n", name);
-    return NULL;
-}
+static void *pad(struct pad_s *pads, const char *name) { return find_pad("satemu_eth", pads, name); }
 
 static int satemu_eth_add_pads(void *sess, struct pad_list_s *plist)
 {
