@@ -41,7 +41,7 @@ from hw.soc_common import ROM_BYTES, add_channels, read_firmware, soc_core_kwarg
 SIM_F_CLK = 6_250_000         # nominal clock of the simulated board (registers count these cycles)
 SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 400 Mbit/s of wire per port
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
-SIM_THREADS = 2               # Verilator threads for the simulated board
+SIM_THREADS = 1               # Verilator threads: with 2, a busy second core slowed it ~1000x
 DRAMS = ("sim", "versa")      # the memory systems a simulated board can have (see the docstring)
 PROBE_PERIOD_BITS = 16        # the versa variant logs its probe counters every 2^16 cycles
 

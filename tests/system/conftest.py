@@ -4,7 +4,7 @@
 Where the tests may (root, /dev/net/tun), the board's ports are also bridged to two TAP
 interfaces for the real-time test. They stay down, so the kernel sends nothing on them, until
 that test moves them into its namespaces; it runs last (test_tap.py), and nothing else uses
-the board after it. One board only: two Verilator boards with two threads each would overload
+the board after it. One board only: two Verilator boards beside the test driver would overload
 two cores."""
 
 import os
