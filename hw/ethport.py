@@ -76,6 +76,8 @@ class EthPort(LiteXModule):
 
     def __init__(self, phy, with_sys_datapath: bool = True):
         self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath)
+        if not with_sys_datapath:
+            self._last_be_before_fcs_check(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
         self.rx_payload = Signal(DW + 6)
@@ -106,6 +108,16 @@ class EthPort(LiteXModule):
             tx.last_be.eq(last_be),
             tx.error.eq(0),
         ]
+
+    def _last_be_before_fcs_check(self, mac):
+        """A byte-wide PHY marks a frame's end with ``last`` only; LiteEth (2024.12) derives
+        ``last_be`` from it after the FCS checker, whose CRC engine flags an error only in a byte
+        lane ``last_be`` selects, so a bad FCS went through unflagged and the channel would have
+        forwarded the frame. So that stage also goes first, straight after the PHY."""
+        from liteeth.mac.last_be import LiteEthMACRXLastBE
+        stage = ClockDomainsRenamer("eth_rx")(LiteEthMACRXLastBE(8))
+        self.submodules += stage
+        mac.rx_datapath.pipeline.insert(1, stage)
 
 
 def ecp5_rgmii_port(clock_pads, pads, domain: str, tx_delay: float, rx_delay: float):

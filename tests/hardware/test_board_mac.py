@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The boards' MAC (hw.ethport.EthPort on a byte-wide PHY, as ecp5_rgmii_port builds it) in
+Migen's simulator, with three clocks: the system clock at 55 MHz and the PHY's two at 125 MHz.
+
+Transmit: frames offered as 64-bit channel beats leave on the wire exactly as a PHY must send
+them (preamble and SFD, the frame padded to 60 bytes, its FCS; ``satemu.ether``), back to back
+with exactly the 12-byte inter-frame gap, byte for byte and cycle for cycle. Receive: wire bytes
+come out as channel beats, FCS stripped, a bad FCS flagged on the last beat."""
+
+import random
+
+from migen import ClockDomain, Module, run_simulation
+from litex.soc.interconnect import stream
+from liteeth.common import eth_phy_description
+
+from hw.ethport import DW, EthPort
+from satemu.ether import padded, to_wire
+
+GAP = 12                                   # idle byte times between frames (IEEE 802.3)
+SIZES = (14, 59, 60, 61, 64, 333, 1514)     # frames without FCS; the first two are padded
+
+
+class ModelPHY(Module):
+    """A byte-wide PHY whose transmit side always takes a byte, like RGMII's."""
+
+    dw = 8
+
+    def __init__(self):
+        self.sink = stream.Endpoint(eth_phy_description(8))     # MAC -> wire
+        self.source = stream.Endpoint(eth_phy_description(8))   # wire -> MAC
+        self.comb += self.sink.ready.eq(1)
+
+
+class Bench(Module):
+    def __init__(self):
+        self.clock_domains.cd_sys = ClockDomain()
+        self.clock_domains.cd_eth_tx = ClockDomain()
+        self.clock_domains.cd_eth_rx = ClockDomain()
+        self.submodules.phy = ModelPHY()
+        self.submodules.port = EthPort(self.phy, with_sys_datapath=False)
+
+
+CLOCKS = {"sys": 18, "eth_tx": 8, "eth_rx": 8}   # periods in ns: 55.6 and 125 MHz
+
+
+def beats(frame: bytes):
+    """A frame as channel beats: (data, last, byte count of the last beat)."""
+    for off in range(0, len(frame), DW // 8):
+        chunk = frame[off:off + DW // 8]
+        last = off + DW // 8 >= len(frame)
+        yield int.from_bytes(chunk, "little"), last, len(chunk) if last else 0
+
+
+def test_wire_bytes_arrive_as_channel_beats_with_a_bad_fcs_flagged():
+    frames = [random.Random(100 + n).randbytes(n) for n in SIZES]
+    bad = {2, 5}                                                  # these get a corrupt FCS
+    bench = Bench()
+    port, phy = bench.port, bench.phy
+    got = []
+
+    def wire():
+        for i, frame in enumerate(frames):
+            data = to_wire(frame, bad_fcs=i in bad)
+            for k, byte in enumerate(data):
+                yield phy.source.data.eq(byte)
+                yield phy.source.valid.eq(1)
+                yield phy.source.last.eq(k == len(data) - 1)
+                yield
+            yield phy.source.valid.eq(0)
+            yield phy.source.last.eq(0)
+            for _ in range(GAP):
+                yield
+
+    def channel():
+        frame = bytearray()
+        yield port.rx_ready.eq(1)
+        while len(got) < len(frames):
+            yield
+            if not (yield port.rx_valid):
+                continue
+            payload = yield port.rx_payload
+            data, last = payload & ((1 << DW) - 1), (payload >> DW) & 1
+            count, err = (payload >> (DW + 1)) & 0xF, (payload >> (DW + 5)) & 1
+            frame += data.to_bytes(DW // 8, "little")[:count if last else DW // 8]
+            if last:
+                got.append((bytes(frame), bool(err)))
+                frame = bytearray()
+
+    run_simulation(bench, {"eth_rx": wire(), "sys": channel()}, clocks=CLOCKS)
+    assert got == [(frame, i in bad) for i, frame in enumerate(frames)]
