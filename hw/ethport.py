@@ -77,6 +77,7 @@ class EthPort(LiteXModule):
     def __init__(self, phy, with_sys_datapath: bool = True):
         self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath)
         if not with_sys_datapath:
+            self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
@@ -108,6 +109,24 @@ class EthPort(LiteXModule):
             tx.last_be.eq(last_be),
             tx.error.eq(0),
         ]
+
+    def _cut_tx_ready(self, mac):
+        """On the byte-wide datapath, LiteEth's transmit stages pass ``ready`` on combinationally
+        from the PHY, through the gap, preamble, FCS, padding and last-byte stages and the width
+        converter, to the clock-crossing FIFO's read: at 125 MHz that chain was the one path of a
+        Versa-5G build that missed timing. A register stage that holds ``ready`` as well as
+        ``valid`` goes on each side of the padding inserter; the bytes on the wire, and the gaps
+        between frames, are unchanged (tests/hardware/test_board_mac.py), each frame leaves two
+        cycles (16 ns) later."""
+        from liteeth.mac.padding import LiteEthMACPaddingInserter
+        pipeline = mac.tx_datapath.pipeline
+        at = next(i for i, stage in enumerate(pipeline)
+                  if isinstance(stage, LiteEthMACPaddingInserter))
+        for index in (at + 1, at):           # after the padding inserter, then before it
+            cut = ClockDomainsRenamer("eth_tx")(
+                stream.Buffer(eth_phy_description(8), pipe_valid=True, pipe_ready=True))
+            self.submodules += cut
+            pipeline.insert(index, cut)
 
     def _last_be_before_fcs_check(self, mac):
         """A byte-wide PHY marks a frame's end with ``last`` only; LiteEth (2024.12) derives

@@ -51,6 +51,44 @@ def beats(frame: bytes):
         yield int.from_bytes(chunk, "little"), last, len(chunk) if last else 0
 
 
+def test_frames_leave_on_the_wire_exactly_with_the_gap_between():
+    frames = [random.Random(n).randbytes(n) for n in SIZES]
+    bench = Bench()
+    port, phy = bench.port, bench.phy
+    wire = []                        # per eth_tx cycle: a byte, or None when idle
+    done = []
+
+    def channel():
+        for frame in frames:
+            for data, last, count in beats(frame):
+                yield port.tx_payload.eq(data | (last << DW) | (count << (DW + 1)))
+                yield port.tx_valid.eq(1)
+                yield
+                while not (yield port.tx_ready):
+                    yield
+        yield port.tx_valid.eq(0)
+        done.append(True)
+
+    def monitor():
+        expected = sum(len(to_wire(padded(f))) for f in frames)
+        while sum(b is not None for b in wire) < expected:
+            yield
+            wire.append((yield phy.sink.data) if (yield phy.sink.valid) else None)
+        for _ in range(40):            # nothing more leaves
+            yield
+            wire.append((yield phy.sink.data) if (yield phy.sink.valid) else None)
+
+    run_simulation(bench, {"sys": channel(), "eth_tx": monitor()}, clocks=CLOCKS)
+    assert done
+    start = next(i for i, b in enumerate(wire) if b is not None)
+    expected = []
+    for frame in frames:
+        expected += list(to_wire(padded(frame))) + [None] * GAP
+    got = wire[start:]
+    assert got[:len(expected) - GAP] == expected[:-GAP]          # every byte, every gap exact
+    assert all(b is None for b in got[len(expected) - GAP:])
+
+
 def test_wire_bytes_arrive_as_channel_beats_with_a_bad_fcs_flagged():
     frames = [random.Random(100 + n).randbytes(n) for n in SIZES]
     bad = {2, 5}                                                  # these get a corrupt FCS
