@@ -9,9 +9,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+
+from .boards import BOARDS as ALL_BOARDS, Programmer
 
 REPO = Path(__file__).resolve().parents[2]
 # Where `make bitstream BOARD=<board>` (hw/bitstream.py) writes bitstream-<board>.json, whose
@@ -33,24 +34,9 @@ MODES = ("sram", "spi")
 # tests/host/test_flash.py checks every option used here against the installed tool's --help.
 
 
-@dataclass(frozen=True)
-class Board:
-    loader_board: str | None    # openFPGALoader's name for the board (-b), where it has one
-    cable: str                  # the default programmer, as an openFPGALoader cable name (-c)
-    programmer: str             # the same in words, for messages
-
-
-BOARDS = {
-    # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is the ECP5-5G
-    # Evaluation Board, another board). The Versa's own FT2232H (USB 0403:6010) has JTAG on
-    # channel A, which is what the "ft2232" cable drives.
-    "versa-ecp5": Board(None, "ft2232", "the board's own FT2232H (USB; JTAG on channel A)"),
-    # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
-    # openFPGALoader's "colorlight" entry names no default cable (it would fall back to ft2232),
-    # so one is named here: a single-channel FT232H adapter, whose MPSSE pins are AD0 TCK,
-    # AD1 TDI, AD2 TDO, AD3 TMS. --cable names any other (ft2232, dirtyJtag, cmsisdap, ...).
-    "colorlight-5a-75b": Board("colorlight", "ft232", "a JTAG adapter wired to the J27 pads"),
-}
+# The boards that can be flashed, and how: satemu.boards holds each board's programmer.
+BOARDS: dict[str, Programmer] = {name: board.programmer for name, board in ALL_BOARDS.items()
+                                 if board.programmer is not None}
 
 
 class FlashError(RuntimeError):
@@ -74,7 +60,7 @@ def parse_hz(text: str) -> int:
     return int(hz)
 
 
-def _board(name: str) -> Board:
+def _board(name: str) -> Programmer:
     try:
         return BOARDS[name]
     except KeyError:

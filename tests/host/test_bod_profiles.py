@@ -12,16 +12,16 @@ import pytest
 from satemu import device as device_mod
 from satemu import protocol as P
 from satemu.bod_model import BodRecord, check_bod, pack_record
+from satemu.boards import BOARDS
 from satemu.bod_trace import COLUMNS, plot_demand_grant, records_to_rows, write_csv
-from satemu.channel_model import ChannelParams, ChannelRegs, delay_line_traffic, simulate
+from satemu.channel_model import ChannelRegs, delay_line_traffic, simulate
 from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, ProfileError, builtin_profiles, load_profile, parse_profile
 from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP)
 from satemu.validate import Limits, validate
 
-SIM = Hardware(f_clk=6_250_000, port_bps=400_000_000, mem_words=4 << 20,
-               params=ChannelParams(ingress_beats=4096, bod=True))
+SIM = BOARDS["sim"].hardware
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASE = """
 [forward]
