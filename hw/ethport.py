@@ -115,16 +115,19 @@ class EthPort(LiteXModule):
         from the PHY, through the gap, preamble, FCS, padding and last-byte stages and the width
         converter, to the clock-crossing FIFO's read: at 125 MHz that chain was the one path of a
         Versa-5G build that missed timing. A register stage that holds ``ready`` as well as
-        ``valid`` goes on each side of the padding inserter; the bytes on the wire, and the gaps
-        between frames, are unchanged (tests/hardware/test_board_mac.py), each frame leaves two
-        cycles (16 ns) later."""
+        ``valid`` goes on each side of the padding inserter, and a 64-bit one straight after the
+        FIFO (with the first two only, the FIFO's read, through the width converter and the
+        last-byte stage, was the next path to miss); the bytes on the wire, and the gaps between
+        frames, are unchanged (tests/hardware/test_board_mac.py), each frame leaves three cycles
+        (24 ns) later."""
         from liteeth.mac.padding import LiteEthMACPaddingInserter
         pipeline = mac.tx_datapath.pipeline
-        at = next(i for i, stage in enumerate(pipeline)
-                  if isinstance(stage, LiteEthMACPaddingInserter))
-        for index in (at + 1, at):           # after the padding inserter, then before it
+        cdc, pad = (next(i for i, stage in enumerate(pipeline) if isinstance(stage, kind))
+                    for kind in (stream.ClockDomainCrossing, LiteEthMACPaddingInserter))
+        # From the back, so that each index still names the place meant.
+        for index, width in ((pad + 1, 8), (pad, 8), (cdc + 1, DW)):
             cut = ClockDomainsRenamer("eth_tx")(
-                stream.Buffer(eth_phy_description(8), pipe_valid=True, pipe_ready=True))
+                stream.Buffer(eth_phy_description(width), pipe_valid=True, pipe_ready=True))
             self.submodules += cut
             pipeline.insert(index, cut)
 
