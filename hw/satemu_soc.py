@@ -15,8 +15,9 @@ satemu_eth module (sim/modules) drives and reads at exact cycles.
 clock, LiteDRAM with the board's MT41K64M16 at that clock on an SDRAM model set up like its
 ECP5DDRPHY (DDR3, 16 data bits, two phases, a 128-bit native port behind the port widener, as
 on the board; its firmware does not limit the delay line's throughput, since this variant is
-what measures that limit), and counters of the channels' memory
-traffic (``PROBES``) that the simulation writes to ``probe.log``. The default, ``dram="sim"``,
+what measures that limit), the board's VexRiscv variant (``hw.versa_ecp5.CPU_VARIANT``), so
+that the board's firmware build runs here, and counters of the channels' memory traffic
+(``PROBES``) that the simulation writes to ``probe.log``. The default, ``dram="sim"``,
 is the simulated board the system tests and the demo run.
 """
 
@@ -131,8 +132,12 @@ class SatemuSimSoC(SoCCore):
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))      # with a power-on reset, as VexRiscv needs
         f_clk, port_bps = sim_clock(dram)
+        # The versa variant has the board's CPU too, so its firmware runs here as on the board.
+        from hw.versa_ecp5 import CPU_VARIANT
+        cpu_variant = CPU_VARIANT if dram == "versa" else "standard"
         SoCCore.__init__(self, platform, clk_freq=f_clk, uart_name="sim",
-                         **soc_core_kwargs("satemu simulated board", firmware))
+                         **soc_core_kwargs("satemu simulated board", firmware,
+                                           cpu_variant=cpu_variant))
 
         if dram == "sim":
             # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
