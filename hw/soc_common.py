@@ -23,6 +23,9 @@ held a channel to about 170 Mbit/s on the Versa's DDR3.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from pathlib import Path
 
 from migen import Cat, ClockSignal, FSM, If, Instance, Module, Mux, NextState, ResetSignal, Signal
@@ -71,8 +74,9 @@ def soc_core_kwargs(ident: str, firmware: list[int] | None, rom_bytes: int = ROM
     the firmware; without it LiteX builds only the headers and libraries. A board short of
     block RAM passes smaller memories, one short of LUTs a smaller VexRiscv (``cpu_variant``;
     the firmware is built for whichever the SoC has)."""
+    # No build date in the ident (ident_version): it would make every build's netlist differ.
     kwargs = dict(cpu_type="vexriscv", cpu_variant=cpu_variant, integrated_rom_size=rom_bytes,
-                  integrated_sram_size=sram_bytes, ident=ident, ident_version=True)
+                  integrated_sram_size=sram_bytes, ident=ident, ident_version=False)
     if firmware is not None:
         if len(firmware) * 4 > rom_bytes:
             raise ValueError(f"firmware of {len(firmware) * 4} bytes exceeds the {rom_bytes}-byte ROM")
@@ -235,8 +239,27 @@ def build_board(soc, build_name: str, output_dir: Path, with_gateware: bool, see
     soc.platform.toolchain._pnr_opts += (f" {pnr_args} --log nextpnr.log"
                                          " --report nextpnr-report.json")
     # timingstrict: no --timing-allow-fail, so nextpnr exits non-zero if a clock misses.
-    builder.build(build_name=build_name, timingstrict=True, seed=seed)
-    return Path(output_dir) / "gateware"
+    builder.build(build_name=build_name, timingstrict=True, seed=seed, run=False)
+    gateware = Path(output_dir) / "gateware"
+    if with_gateware:
+        _relative_sources(gateware / f"{build_name}.ys", gateware)
+        done = subprocess.run(["bash", f"build_{build_name}.sh"], cwd=gateware)
+        if done.returncode:
+            raise SystemExit(f"the {build_name} toolchain script failed "
+                             f"(status {done.returncode}); see {gateware}")
+    return gateware
+
+
+def _relative_sources(script: Path, cwd: Path) -> None:
+    """Make the Yosys script's sources relative to ``cwd``, where it runs. Yosys names cells
+    after their source file (``$eq$<file>:<line>$<n>``), and names order its passes and nextpnr's,
+    so absolute paths gave a different netlist, and different timing, in each clone of the
+    repository; the build directory and the venv are inside it, so relative paths are the same."""
+    def rel(m):
+        return m.group(1) + os.path.relpath(m.group(2), cwd)
+
+    script.write_text(re.sub(r"^(read_verilog(?: -\S+)* )(/\S+)$", rel, script.read_text(),
+                             flags=re.M))
 
 
 def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, pnr_args: str = ""):
