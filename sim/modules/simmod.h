@@ -3,8 +3,11 @@
 #ifndef SATEMU_SIMMOD_H
 #define SATEMU_SIMMOD_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <event2/listener.h>
 #include <json-c/json.h>
 
 #include "error.h"
@@ -46,6 +49,20 @@ static inline void *find_pad(const char *module, struct pad_s *pads, const char 
             return pads[i].signal;
     eprintf("%s: no pad %s\n", module, name);
     return NULL;
+}
+
+/* Listen on TCP `port` of the loopback interface only (a simulated board's sockets stay on this
+ * machine), calling `on_accept(..., arg)` for each client; 0 if the port cannot be bound. */
+static inline int listen_loopback(struct event_base *base, int port, evconnlistener_cb on_accept,
+                                  void *arg)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(0x7f000001);
+    sin.sin_port = htons((uint16_t)port);
+    return evconnlistener_new_bind(base, on_accept, arg, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                   -1, (struct sockaddr *)&sin, sizeof(sin)) != NULL;
 }
 
 #endif

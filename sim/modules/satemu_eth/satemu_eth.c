@@ -300,13 +300,7 @@ static int satemu_eth_new(void **sess, char *args)
         eprintf("satemu_eth: no port given\n");
         return RC_INVARG;
     }
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(0x7f000001);
-    sin.sin_port = htons((uint16_t)port);
-    if (!evconnlistener_new_bind(base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, -1,
-                                 (struct sockaddr *)&sin, sizeof(sin))) {
+    if (!listen_loopback(base, port, on_accept, s)) {
         eprintf("satemu_eth: cannot bind port %d\n", port);
         return RC_ERROR;
     }

@@ -155,13 +155,7 @@ static int satemu_uart_new(void **sess, char *args)
         free(s);
         return RC_INVARG;
     }
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(0x7f000001);    /* the control plane stays on this machine */
-    sin.sin_port = htons((uint16_t)port);
-    if (!evconnlistener_new_bind(base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, -1,
-                                 (struct sockaddr *)&sin, sizeof(sin))) {
+    if (!listen_loopback(base, port, on_accept, s)) {   /* the control plane stays local */
         eprintf("satemu_uart: cannot bind port %d\n", port);
         free(s);
         return RC_ERROR;
