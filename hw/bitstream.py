@@ -91,9 +91,17 @@ def tool_versions() -> dict[str, str]:
 
 
 def _key(board_name: str, seed: int) -> str:
+    """The build's key: a hash of everything that makes the board's bitstream. Other boards'
+    targets and constraints are left out, so that work on one board keeps another's build."""
     h = hashlib.sha256(f"{board_name} {seed}".encode())
+    others = set()
+    for name, module in BOARDS.items():
+        if name != board_name:
+            others |= {ROOT / "hw" / f"{module.rsplit('.', 1)[1]}.py",
+                       ROOT / "constraints" / f"{module.rsplit('.', 1)[1]}.py"}
     paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "hw").rglob("*.py"))
     paths += sorted((ROOT / "constraints").glob("*.py"))
+    paths = [p for p in paths if p not in others]
     paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
                                                            ROOT / "firmware" / "linker.ld"]
     paths += [ROOT / "host" / "satemu" / n for n in

@@ -46,6 +46,29 @@ def test_report_json_overrides_log():
     assert parsed["utilisation_all"]["TRELLIS_FF"]["percent"] == 50.0
 
 
+def test_key_covers_the_board_and_not_the_others(monkeypatch, tmp_path):
+    """A board's build key changes with its own target and constraints and with what every
+    board shares, not with another board's files: work on the Colorlight keeps the Versa's
+    build (and its committed report's key)."""
+    import shutil
+    for d in ("gateware", "hw", "constraints", "firmware", "host/satemu"):
+        shutil.copytree(ROOT / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(bitstream, "ROOT", tmp_path)
+
+    def keys():
+        return {name: bitstream._key(name, 1) for name in bitstream.BOARDS}
+
+    before = keys()
+    for path, changed in (("hw/colorlight_5a_75b.py", {"colorlight-5a-75b"}),
+                          ("constraints/versa_ecp5.py", {"versa-ecp5"}),
+                          ("hw/ethport.py", set(bitstream.BOARDS))):
+        with open(tmp_path / path, "a") as f:
+            f.write("\n# changed\n")
+        after = keys()
+        assert {n for n in after if after[n] != before[n]} == changed, path
+        before = after
+
+
 def assert_gone(pid):
     """``pid`` stops existing within 5 s (killed, then reaped by init)."""
     with pytest.raises(ProcessLookupError):
