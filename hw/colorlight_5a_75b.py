@@ -2,10 +2,10 @@
 """The satemu SoC on the Colorlight 5A-75B, board revision 8.0: the simulated board's SoC on a
 LFE5U-25F with SDR SDRAM, built like ``hw.versa_ecp5``.
 
-VexRiscv with the firmware in ROM, the UART on header J19 (3.3 V, see below), LiteDRAM on the
-board's SDR SDRAM (GENSDRPHY, one M12L64322A: 32 bits, 8 MiB), two RGMII PHYs (Realtek RTL8211FD
-on this revision) each under a LiteEth MAC used raw at L2 (``hw.ethport``), and the two channels
-with their register bridge (``hw.soc_common``), wired as on the simulated board:
+SERV (a bit-serial RISC-V) with the firmware in ROM, the UART on header J19 (3.3 V, see below),
+LiteDRAM on the board's SDR SDRAM (GENSDRPHY, one M12L64322A: 32 bits, 8 MiB), two RGMII PHYs
+(Realtek RTL8211FD on this revision) each under a LiteEth MAC used raw at L2 (``hw.ethport``),
+and the two channels with their register bridge (``hw.soc_common``), wired as on the simulated board:
 
 * port A, the terminal side, is the board's PHY U11 (LiteX's ``eth`` 0, its first RJ45);
 * port B, the gateway side, is the board's PHY U13 (``eth`` 1, its second RJ45).
@@ -13,17 +13,27 @@ with their register bridge (``hw.soc_common``), wired as on the simulated board:
 Pins and their sources: ``constraints/colorlight_5a_75b.py``. This is for revision 8.0 only
 (6.1 and 7.0 are wired differently).
 
-Clocks: the 25 MHz input (made by PHY U13) feeds a PLL that makes ``sys`` (50 MHz by default) and
+Clocks: the 25 MHz input (made by PHY U13) feeds a PLL that makes ``sys`` (40 MHz by default) and
 ``sys_ps``, the same frequency shifted by 180 degrees, which clocks the SDRAM chip through a DDR
 output (LiteX's GENSDRPHY registers commands and data on ``sys``, so the chip's clock edge must
 come half a cycle later; LiteX's Colorlight target does the same, noting that the 90 degrees of
 the textbook are not enough). Each PHY's 125 MHz receive clock drives its port's wire side (and
 its transmit clock), crossing into ``sys`` through the MACs' FIFOs.
 
-``SYS_CLK_FREQ`` is 50 MHz: the stock LiteX Colorlight SoC (VexRiscv, SDRAM, no channels) misses
-timing at its default 60 MHz on this speed grade (55 MHz fmax measured here), and satemu's SoC
-adds two channels to it; 50 MHz is the next round frequency below that fmax. The channels' 64-bit
-datapath still carries 3.2 Gbit/s at 50 MHz, far above the ports' rate.
+``SYS_CLK_FREQ`` is 40 MHz: the stock LiteX Colorlight SoC (VexRiscv, SDRAM, no channels) misses
+timing at its default 60 MHz on this speed grade (55 MHz fmax measured here), and satemu's SoC,
+which adds two channels, placed at 46.4 MHz (nextpnr's estimate before routing, at the 50 MHz
+this board had first; 46.3 MHz with SERV). The channels' 64-bit datapath still carries
+2.56 Gbit/s at 40 MHz, more than a port's line rate.
+
+**This design does not build yet** (docs/hardware.md, "Colorlight 5A-75B"): it packs into 86%
+of the LUTs, where router2 came down to 150 overused wires and then diverged, and nextpnr's
+placement puts the RGMII clocks at 112-113 MHz against their 125.
+
+The FPGA is too small for the Bandwidth-on-Demand block: both channels are built without it
+(``channel_params``), so this board has no BoD, and its firmware refuses BoD profiles (HELLO
+reports no BoD channel; ``satemu show --board colorlight-5a-75b`` says so before a load). The
+CPU is SERV, a bit-serial RISC-V much smaller than any VexRiscv (``CPU_TYPE``).
 
 The PHYs are never reset: their shared reset line also stops the FPGA's own clock (see the
 constraints). Their shared MDIO bus is one LiteEth MDIO master (``ethphy_mdio``) for bring-up.
@@ -47,7 +57,7 @@ a channel can hold at a steady rate R of such frames (frame bytes only, no pream
 
 (minimum-size frames store less: 60 bytes in 9 words, 1.40 s at 10 Mbit/s; the firmware checks
 each profile against its own worst case, satemu.channel_model.delay_line_budget). The SDRAM moves
-32 bits per 50 MHz cycle, 1.6 Gbit/s before refresh and row changes, and every byte is written
+32 bits per 40 MHz cycle, 1.28 Gbit/s before refresh and row changes, and every byte is written
 once and read once: the two channels together can carry a few hundred Mbit/s, not 2 x 1 Gbit/s.
 
 ``python -m hw.colorlight_5a_75b --output-dir D --channel-verilog F ...`` writes the headers and
@@ -75,10 +85,25 @@ from hw.ethport import ecp5_rgmii_port
 from hw.soc_common import (add_channels, board_main, ecp5_platform, load_constraints,
                             soc_core_kwargs)
 
-SYS_CLK_FREQ = 50e6           # the system clock (see the module's docstring); registers count it
+SYS_CLK_FREQ = 40e6           # the system clock (see the module's docstring); registers count it
 PORT_BPS = 1_000_000_000      # RGMII at 1 Gbit/s (LiteEth's ECP5 RGMII PHY runs at 1 Gbit/s only)
 MEM_WORDS = 1 << 18           # delay-line words per channel: 2 MiB each, the SDRAM's upper half
 BUILD_NAME = "satemu_colorlight_5a_75b"
+# nextpnr's options: the design fills most of the LUTs, where router2 converges and router1 did
+# not on the Versa-5G (docs/hardware.md, "Timing closure").
+NEXTPNR_ARGS = "--router router2"
+# The CPU: SERV, a bit-serial RV32I (``pythondata-cpu-serv``), about 360 LUTs and one block RAM
+# against VexRiscv minimal's 1,690 LUTs (yosys synth_ecp5 of each alone). With VexRiscv
+# minimal the design packed into 94% of the LUTs and router2 did not converge (5,300 wires
+# still overused after 12 iterations, then more). SERV takes about 32 cycles an instruction:
+# some 1.2 million instructions a second at 40 MHz, for a firmware that only answers the UART
+# (a byte every 3,470 cycles at 115200 baud) and checks profiles.
+CPU_TYPE = "serv"
+CPU_VARIANT = "standard"
+# The MACs' clock-crossing FIFOs, in 64-bit beats each way (LiteEth's default is 32): 16 keep a
+# port at line rate (a beat crosses each way in a few cycles) with one level of distributed
+# RAM (16 x 4 bits a cell) and shorter pointers, on paths of the 125 MHz wire clocks.
+CDC_DEPTH = 16
 SDRAM_MODULE = M12L64322A     # the board's SDRAM chip (LiteDRAM's module class)
 # The CPU's memories, smaller than hw.soc_common's (64 KiB ROM, 16 KiB SRAM, which alone would
 # take 40 of the LFE5U-25F's 56 block RAMs). The firmware built for this board is 14 KB of code
@@ -99,37 +124,32 @@ RX_DELAY = 2e-9
 
 def channel_params(bod: bool = False):
     """The channels' parameters on this board: the Versa's (the default 512-beat ingress FIFO,
-    port costs of a LiteEth MAC, the BoD block in the return channel with a 512-record
-    statistics ring; see ``hw.versa_ecp5.channel_params`` for the egress pacing against the
-    wire), with the departure queues halved as well, to fit the LFE5U-25F's 56 block RAMs
-    (DP16KD, 18 Kbit each).
+    port costs of a LiteEth MAC; see ``hw.versa_ecp5.channel_params`` for the egress pacing
+    against the wire), but without the BoD block, whatever ``bod`` asks, and with the
+    departure queues halved, to fit the LFE5U-25F's 24,288 LUTs and 56 block RAMs (DP16KD,
+    18 Kbit each).
 
-    The channels' block RAM with the library defaults (yosys, synth_ecp5): forward 10 (ingress
-    FIFO 2, departure queue 4, playout data 2 and descriptors 2), return 26 (the same, plus the
-    BoD block's queue 3 and statistics ring 13), 36 in all. The SoC around them takes 16 for the
-    ROM, 4 for the SRAM and about 7 more (VexRiscv's caches and register file, the MACs' FIFOs:
-    measured on a Versa build, 83 in all of which the channels 36 and the memories 40), so 27,
-    leaving 29 for the channels: too few. Halving
+    The BoD block: the return channel with it synthesised to 6,524 LUT4 and 2,490 carry cells
+    (CCU2C, two LUTs each), against 3,826 and 1,697 without (yosys, synth_ecp5), about 4,300
+    LUTs more. Without it on either channel the design packs into 22,995 of the 24,288 LUTs
+    (94%) with VexRiscv minimal, 20,931 (86%) with SERV; with it, it would need about 27,000.
 
-    * ``queue_depth`` 1024 -> 512 frames: the departure-time FIFOs go from 1024 to 512 entries
-      (forward 4 -> 2 block RAMs, return 4 -> 2 and its BoD queue 3 -> 2);
-    * ``bod_ring`` 1024 -> 512 superframe records (as on the Versa; a power of two, as the
-      ring's index needs): 224-bit records, 13 -> 7 block RAMs (in the 512 x 36 mode; fewer
-      records would not save any, only the width counts below 512);
-
-    brings the channels to 8 + 17 = 25 and the whole design to about 52 of 56. The ingress and
-    playout FIFOs stay as they are: 512 beats is the least that holds two (ingress) or one
-    (playout) 2048-byte frames, and either way a 64-bit FIFO takes 2 block RAMs.
+    Block RAM: each channel without the BoD block takes 8 (ingress FIFO 2, departure queue 2,
+    playout data 2 and descriptors 2) and the whole design 37 of 56 (measured). The departure
+    queues are halved (``queue_depth`` 1024 -> 512 frames: 4 -> 2 block RAMs each) from when the
+    return channel still had the BoD block (its queue and statistics ring took 9 more), and
+    stay so: the LUTs, not the block RAMs, bound this board. ``bod_ring`` is the Versa's, and
+    unused. The ingress and playout FIFOs stay as they are: 512 beats is the least that holds
+    two (ingress) or one (playout) 2048-byte frames.
 
     What the smaller values cost: a channel queues at most 512 frames (768 KB of 1500-byte
     frames: 61 ms at 100 Mbit/s, 614 ms at 10 Mbit/s; more frames are dropped as a full queue,
-    which the gateware enforces whatever the queue_frames register says), and BOD_TRACE reaches
-    back 512 superframes.
+    which the gateware enforces whatever the queue_frames register says).
 
     The firmware's header follows these values (``hw.bitstream`` generates it from the board's
-    ``channel_params``), so the firmware reports and enforces 512 for both."""
+    ``channel_params``), so the firmware reports and enforces 512 frames and no BoD channel."""
     from satemu.channel_model import ChannelParams
-    return ChannelParams(bod=bod, port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
+    return ChannelParams(bod=False, port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
                          bod_ring=512)
 
 
@@ -173,7 +193,8 @@ class SatemuColorlightSoC(SoCCore):
         self.crg = ColorlightCRG(platform, sys_clk_freq)
         SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, uart_name="serial",
                          **soc_core_kwargs("satemu on the Colorlight 5A-75B", firmware,
-                                           ROM_BYTES, SRAM_BYTES))
+                                           ROM_BYTES, SRAM_BYTES, cpu_variant=CPU_VARIANT,
+                                           cpu_type=CPU_TYPE))
 
         # SDR SDRAM: 8 MiB on a 32-bit native port (one phase, single data rate). The CPU sees
         # it as main RAM only so that the firmware's sdram_init() initialises it. The chip has
@@ -194,7 +215,8 @@ class SatemuColorlightSoC(SoCCore):
         for name, index in (("a", 0), ("b", 1)):
             phy, port = ecp5_rgmii_port(platform.request("eth_clocks", index),
                                         platform.request("eth", index), f"eth_{name}",
-                                        tx_delay=TX_DELAY, rx_delay=RX_DELAY)
+                                        tx_delay=TX_DELAY, rx_delay=RX_DELAY,
+                                        cdc_depth=CDC_DEPTH)
             setattr(self, f"ethphy_{name}", phy)
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
@@ -204,7 +226,7 @@ class SatemuColorlightSoC(SoCCore):
 
 
 def main():
-    board_main(__doc__, SatemuColorlightSoC, BUILD_NAME, SYS_CLK_FREQ)
+    board_main(__doc__, SatemuColorlightSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ARGS)
 
 
 if __name__ == "__main__":

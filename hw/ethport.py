@@ -72,10 +72,11 @@ class EthPort(LiteXModule):
     64 bits in the system clock (the simulated board, whose wire is 64 bits a cycle), or else at
     the PHY's width in the PHY's clocks, with LiteEth's FIFOs and width converters between
     (RGMII: 8 bits at 125 MHz; a 64-bit FCS engine per byte count would cost thousands of
-    LUTs per port)."""
+    LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way."""
 
-    def __init__(self, phy, with_sys_datapath: bool = True):
-        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath)
+    def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32):
+        self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath,
+                                        tx_cdc_depth=cdc_depth, rx_cdc_depth=cdc_depth)
         if not with_sys_datapath:
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
@@ -142,14 +143,16 @@ class EthPort(LiteXModule):
         mac.rx_datapath.pipeline.insert(1, stage)
 
 
-def ecp5_rgmii_port(clock_pads, pads, domain: str, tx_delay: float, rx_delay: float):
+def ecp5_rgmii_port(clock_pads, pads, domain: str, tx_delay: float, rx_delay: float,
+                    cdc_depth: int = 32):
     """An ECP5 RGMII PHY on ``pads`` and an ``EthPort`` on it; returns (phy, port). Their wire
     clock domains are named ``{domain}_rx`` and ``{domain}_tx``, so that each port of a box has
     its own (LiteEth names them ``eth_rx`` and ``eth_tx``). ``tx_delay`` and ``rx_delay`` (s)
-    are the clock skews the FPGA adds, 0 where the PHY chip adds them itself."""
+    are the clock skews the FPGA adds, 0 where the PHY chip adds them itself; ``cdc_depth`` the
+    depth of the MAC's clock-crossing FIFOs (``EthPort``)."""
     from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
     rename = ClockDomainsRenamer({"eth_rx": f"{domain}_rx", "eth_tx": f"{domain}_tx"})
     phy = rename(LiteEthPHYRGMII(clock_pads=clock_pads, pads=pads, tx_delay=tx_delay,
                                  rx_delay=rx_delay))
-    return phy, rename(EthPort(phy, with_sys_datapath=False))
+    return phy, rename(EthPort(phy, with_sys_datapath=False, cdc_depth=cdc_depth))

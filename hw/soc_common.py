@@ -68,14 +68,16 @@ def write_widen_verilog(out_dir: Path, addr_width: int) -> Path:
 
 
 def soc_core_kwargs(ident: str, firmware: list[int] | None, rom_bytes: int = ROM_BYTES,
-                    sram_bytes: int = SRAM_BYTES, cpu_variant: str = "standard") -> dict:
-    """SoCCore's arguments: VexRiscv with the firmware in ROM, as every satemu SoC has it.
+                    sram_bytes: int = SRAM_BYTES, cpu_variant: str = "standard",
+                    cpu_type: str = "vexriscv") -> dict:
+    """SoCCore's arguments: a CPU with the firmware in ROM, as every satemu SoC has it.
     ``firmware`` (32-bit words) is padded to the whole ROM, so the ROM's size never depends on
     the firmware; without it LiteX builds only the headers and libraries. A board short of
-    block RAM passes smaller memories, one short of LUTs a smaller VexRiscv (``cpu_variant``;
-    the firmware is built for whichever the SoC has)."""
+    block RAM passes smaller memories, one short of LUTs a smaller VexRiscv (``cpu_variant``)
+    or another CPU (``cpu_type``: SERV on the Colorlight); the firmware is built for whichever
+    the SoC has."""
     # No build date in the ident (ident_version): it would make every build's netlist differ.
-    kwargs = dict(cpu_type="vexriscv", cpu_variant=cpu_variant, integrated_rom_size=rom_bytes,
+    kwargs = dict(cpu_type=cpu_type, cpu_variant=cpu_variant, integrated_rom_size=rom_bytes,
                   integrated_sram_size=sram_bytes, ident=ident, ident_version=False)
     if firmware is not None:
         if len(firmware) * 4 > rom_bytes:

@@ -130,7 +130,7 @@ def build_board(verbose: bool = False, dram: str = "sim") -> Path:
         _run(soc, log, ROOT, env)
         (out / "gen").mkdir(exist_ok=True)
         (out / "gen" / "satemu_proto_gen.h").write_text(
-            proto_header() if dram == "sim" else proto_header(params_for(True)))
+            proto_header(params_for(True)))
         (out / "fw").mkdir(exist_ok=True)
         _run(["make", "-f", ROOT / "firmware" / "Makefile", f"BUILD_DIR={out / 'soc'}",
               f"GEN_DIR={out / 'gen'}"], log, out / "fw", env)

@@ -37,7 +37,7 @@ static const struct satemu_hw hw = {
     SATEMU_F_CLK, SATEMU_PORT_BPS,
     { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR, port_drops,
-    1u << SATEMU_CHANNEL_RETURN, SATEMU_BOD_RING,   /* only the return channel has BoD */
+    SATEMU_BOD_CHANNELS, SATEMU_BOD_RING,         /* the board's return channel, or none */
     SATEMU_MEM_WPC,                               /* delay-line words per 65536 cycles; 0: any */
 };
 

@@ -35,8 +35,9 @@ class Board:
 
 
 # Every board's channels have a LiteEth MAC's port costs (padding to 60 bytes, 4 bytes of FCS,
-# a preamble beat and the gap) and the BoD block in the return channel (Hardware.bod_channels);
-# ``params`` are the forward channel's, without it, as ``Profile.check`` expects.
+# a preamble beat and the gap); the BoD block is in the return channel (Hardware.bod_channels),
+# except on the Colorlight, whose FPGA is too small for it. ``params`` are the forward
+# channel's, without it, as ``Profile.check`` expects.
 BOARDS: dict[str, Board] = {
     # hw.satemu_soc (sim_clock("sim"), MEM_WORDS; no mem_wpc given to add_channels) and
     # sim.board.sim_channel_params: what `make demo` and the system tests run.
@@ -57,13 +58,14 @@ BOARDS: dict[str, Board] = {
         # Evaluation Board, another board). The Versa's own FT2232H (USB 0403:6010) has JTAG on
         # channel A, which is what the "ft2232" cable drives.
         Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on channel A)")),
-    # hw.colorlight_5a_75b: the same names; it has no MEM_WPC (0: not limited).
+    # hw.colorlight_5a_75b: the same names; it has no MEM_WPC (0: not limited), and no BoD.
     "colorlight-5a-75b": Board("the Colorlight 5A-75B", Hardware(
-        f_clk=50_000_000,
+        f_clk=40_000_000,
         mem_words=1 << 18,                  # 2 MiB per channel, the SDRAM's upper half
         port_bps=1_000_000_000,
         params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
                              bod_ring=512),
+        bod_channels=(),
         mem_wpc=0),
         # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
         # openFPGALoader's "colorlight" entry names no default cable (it would fall back to

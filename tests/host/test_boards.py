@@ -6,6 +6,7 @@ import ast
 import importlib
 import inspect
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -69,9 +70,30 @@ def test_table_matches_the_board_sources(name):
     got = BOARDS[name].hardware
     assert (got.f_clk, got.mem_words, got.port_bps, got.mem_wpc) == (f_clk, mem_words, port_bps,
                                                                       mem_wpc)
-    assert got.params == params_for(False)
-    assert replace(got.params, bod=True) == params_for(True)
-    assert got.bod_channels == ("return",) and not params_for(False).bod
+    assert got.params == params_for(False) and not params_for(False).bod
+    # The return channel's parameters: the same, with the BoD block where the board has it.
+    has_bod = params_for(True).bod
+    assert replace(got.params, bod=has_bod) == params_for(True)
+    assert got.bod_channels == (("return",) if has_bod else ())
+
+
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_each_firmware_is_told_its_bod_channels(name):
+    """The board's firmware header (built from its return channel's parameters, as
+    hw.bitstream and sim.board write it) names the channels with the BoD block, which
+    firmware/app/main.c reports in HELLO and enforces: the same ones the host's table says."""
+    import re
+    from satemu import protocol as P
+    from satemu.gen_c import proto_header
+
+    params_for = _sources()[name][4]
+    (mask,) = re.findall(r"^#define SATEMU_BOD_CHANNELS (\d+)u$", proto_header(params_for(True)),
+                         re.M)
+    want = sum(1 << {"forward": P.CHANNEL_FORWARD, "return": P.CHANNEL_RETURN}[ch]
+               for ch in BOARDS[name].hardware.bod_channels)
+    assert int(mask) == want
+    main_c = (Path(hw.bitstream.ROOT) / "firmware" / "app" / "main.c").read_text()
+    assert "SATEMU_BOD_CHANNELS, SATEMU_BOD_RING" in main_c
 
 
 def test_the_table_is_what_the_boards_say():
@@ -80,8 +102,10 @@ def test_the_table_is_what_the_boards_say():
                                                                "colorlight-5a-75b"))
     assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, 1 << 22, 0)
     assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 6000)
-    assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (50_000_000, 1 << 18, 0)
+    assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18, 0)
     assert colorlight.params.queue_depth == 512
+    assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
+        ("return",), ("return",), ())
     # None of them is the profile checks' default hardware.
     assert Hardware() not in (sim_hw, versa, colorlight)
 
@@ -106,12 +130,18 @@ def test_show_on_the_versa(capsys):
 def test_show_on_the_colorlight(capsys):
     assert main(["show", "geo-testbed", "--board", "colorlight-5a-75b"]) == 0
     out = capsys.readouterr().out
-    assert "at 50 MHz:" in out and f"of {format_size((1 << 18) * 8)} (20.0%)" in out
+    assert "at 40 MHz:" in out and f"of {format_size((1 << 18) * 8)} (20.0%)" in out
     assert "or 512 packets (hardware cap)" in out
     # geo-large's 11 MB of delay line do not fit its 2 MB: the same one-line error as ever.
     assert main(["show", "geo-large", "--board", "colorlight-5a-75b"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("satemu: forward: delay x rate needs") and "the channel has 262144" in err
+    # It has no BoD block: a BoD profile is refused before anything is loaded, and says why.
+    assert main(["show", "geo-testbed-bod", "--board", "colorlight-5a-75b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("satemu: return.bod: the return channel has no Bandwidth-on-Demand "
+                          "block on this hardware (no channel has one)")
+    assert main(["show", "geo-testbed-bod", "--board", "versa-ecp5"]) == 0
 
 
 def test_show_fails_beyond_the_versa_throughput(capsys, tmp_path):
