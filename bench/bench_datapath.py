@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Benchmark: the channels' data path at the Versa-5G's clocks and memory.
+"""Benchmark: the channels' data path at a board's clocks and memory.
 
-Runs the versa variant of the simulated board (``sim.board.launch(dram="versa")``: the
-board's system clock, LiteDRAM with the board's MT41K64M16 on an SDRAM model set up like its
-ECP5DDRPHY, each channel through the port widener onto a 128-bit native port as on the board) and offers GbE-paced frames of one length on
-one channel, then on both at once (``sim.datapath.run_point``), through a 10 ms delay line.
+Runs a board variant of the simulated board: ``--board versa-ecp5`` (the default,
+``sim.board.launch(dram="versa")``: the board's system clock, LiteDRAM with the board's
+MT41K64M16 on an SDRAM model set up like its ECP5DDRPHY, each channel through the port widener
+onto a 128-bit native port as on the board) or ``--board colorlight-5a-75b`` (``"colorlight"``:
+40 MHz, the M12L64322A SDR SDRAM on a model set up like its GENSDRPHY, a 32-bit native port
+that LiteDRAM's converters give each channel as 64 bits), and offers GbE-paced frames of one
+length on one channel, then on both at once (``sim.datapath.run_point``), through a delay line
+(10 ms on the Versa; 2 ms on the Colorlight, whose 2 MiB lines would not hold 10 ms at its
+maxima).
 For each case it finds the highest offered line rate at which every frame is delivered at the
 model's cycle (none dropped, none late): a coarse sweep upwards, then bisection, then a run three
 times as long at the rate found (lowered until that passes too). An experiment staggers the two
 channels' traffic to show what DRAM row conflicts between them cost. Writes
-bench/results/datapath-versa-ecp5.json with every run, the maxima in Mbit/s of line rate, of
+bench/results/datapath-<board>.json with every run, the maxima in Mbit/s of line rate, of
 frame bytes and of DRAM traffic, their share of the DRAM's theoretical bandwidth, the memory
 traffic the probes counted, and the longest delay the delay line holds at each rate.
 
     python bench/bench_datapath.py                  # the full benchmark (about 15-20 min)
+    python bench/bench_datapath.py --board colorlight-5a-75b
     python bench/bench_datapath.py --point 1500 200 both --traffic-ms 2 --delay-ms 1
 """
 
@@ -30,25 +36,34 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "host"), str(ROOT / "gateware")]
 
-from sim.datapath import (F_CLK, FORWARD, RETURN, frame_words, run_point,  # noqa: E402
+from sim.datapath import (FORWARD, RETURN, frame_words, run_point,  # noqa: E402
                           wire_bytes)
 
-OUT = ROOT / "bench" / "results" / "datapath-versa-ecp5.json"
+# Each board's variant of the simulated board, and the delay the benchmark runs through.
+VARIANTS = {"versa-ecp5": ("versa", 10.0), "colorlight-5a-75b": ("colorlight", 2.0)}
+F_CLK = 0                     # the board's system clock, set by main()
 PARTIAL = ROOT / "build" / "datapath" / "points.jsonl"
 CASES = {"one": (FORWARD,), "both": (FORWARD, RETURN)}
 COARSE_MBPS = (50, 100, 150, 200, 300, 400, 600, 800, 1000)
 
 
-def dram_theory(settings) -> dict:
-    """The DRAM's theoretical bandwidth from the PHY settings: DDR moves ``databits`` twice per
-    memory clock, and the memory clock is ``nphases`` times the system clock."""
-    bps = settings.databits * 2 * settings.nphases * F_CLK
-    return {"bps": bps,
-            "formula": "databits x 2 (double data rate) x nphases x f_sys = "
-                       f"{settings.databits} x 2 x {settings.nphases} x {F_CLK / 1e6:g} MHz "
-                       f"= {bps / 1e9:g} Gbit/s",
-            "same_as": f"one BL8 burst of {settings.dfi_databits * settings.nphases} bits "
-                       f"(the native port's width) every tCCD = 4 memory clocks = 2 system cycles"}
+def dram_theory(settings, burst_bits: int) -> dict:
+    """The DRAM's theoretical bandwidth from the PHY settings: the DFI carries ``dfi_databits``
+    per phase and ``nphases`` phases per system cycle (DDR: ``databits`` twice per memory
+    clock, the memory clock ``nphases`` times the system clock; SDR: ``databits`` once per
+    cycle). ``burst_bits``: the native port's width, what one read or write command moves."""
+    bus_bits = settings.dfi_databits * settings.nphases
+    bps = bus_bits * F_CLK
+    ddr = settings.memtype != "SDR"
+    formula = (f"databits x 2 (double data rate) x nphases x f_sys = {settings.databits} x 2 x "
+               f"{settings.nphases}" if ddr else
+               f"databits x f_sys (single data rate, one phase) = {settings.databits}")
+    return {"bps": bps, "bus_bits_per_cycle": bus_bits, "burst_bits": burst_bits,
+            "burst_cycles": burst_bits // bus_bits,
+            "formula": f"{formula} x {F_CLK / 1e6:g} MHz = {bps / 1e9:g} Gbit/s",
+            "same_as": (f"one BL8 burst of {burst_bits} bits (the native port's width) every "
+                        f"tCCD = 4 memory clocks = {burst_bits // bus_bits} system cycles" if ddr
+                        else f"one {burst_bits}-bit word (the native port's width) a cycle")}
 
 
 def rates(length: int, line_bps: float, nch: int, theory_bps: int) -> dict:
@@ -63,8 +78,9 @@ def rates(length: int, line_bps: float, nch: int, theory_bps: int) -> dict:
             "dram_share": round(dram / theory_bps, 4)}
 
 
-def summarise_probe(probe: dict | None, nch: int) -> dict | None:
-    """The probe's counts as rates and per-command costs."""
+def summarise_probe(probe: dict | None, nch: int, theory: dict) -> dict | None:
+    """The probe's counts as rates and per-command costs (``theory``: ``dram_theory``'s, for
+    the bus's width and a burst's length)."""
     if not probe:
         return None
     r = probe["per_cycle"]
@@ -79,9 +95,11 @@ def summarise_probe(probe: dict | None, nch: int) -> dict | None:
             "read_outstanding_share": round(r[f"{pre}_rd_busy"], 4),
             "cycles_per_read_outstanding": round(r[f"{pre}_rd_busy"] / r[f"{pre}_cmd_r"], 2)
             if r[f"{pre}_cmd_r"] else None,
-            "native128_writes_per_cycle": round(r[f"{pre}_nat_w"], 4),
-            "native128_reads_per_cycle": round(r[f"{pre}_nat_r"], 4),
-            "native128_cmd_waiting_share": round(r[f"{pre}_nat_wait"], 4),
+            # the native port behind the 64-bit one: the Versa's 128-bit port behind the
+            # widener; on the Colorlight the same 64-bit crossbar port (LiteDRAM narrows it)
+            "native_writes_per_cycle": round(r[f"{pre}_nat_w"], 4),
+            "native_reads_per_cycle": round(r[f"{pre}_nat_r"], 4),
+            "native_cmd_waiting_share": round(r[f"{pre}_nat_wait"], 4),
         }
     bursts = r["dfi_rd"] + r["dfi_wr"]
     words = sum(r[f"{pre}_cmd_w"] + r[f"{pre}_cmd_r"] for pre in ("fwd", "ret")[:nch])
@@ -90,11 +108,13 @@ def summarise_probe(probe: dict | None, nch: int) -> dict | None:
                    "activates_per_cycle": round(r["dfi_act"], 4),
                    "precharges_per_cycle": round(r["dfi_pre"], 4),
                    "refreshes_per_cycle": round(r["dfi_ref"], 5),
-                   # a BL8 burst holds the x16 data bus for 4 memory clocks, 2 system cycles
-                   "data_bus_busy_share": round(2 * bursts, 4),
-                   # the bus carries 64 bits a system cycle at most: the channels' words
-                   "useful_data_share": round(words, 4),
-                   # 2 when every burst carries a merged pair of words, 1 when none does
+                   # a burst holds the data bus for burst_cycles (Versa: a BL8 burst on the
+                   # x16 bus, 4 memory clocks, 2 system cycles; Colorlight: one cycle)
+                   "data_bus_busy_share": round(theory["burst_cycles"] * bursts, 4),
+                   # the channels' 64-bit words against what the bus carries a cycle
+                   "useful_data_share": round(words * 64 / theory["bus_bits_per_cycle"], 4),
+                   # 64-bit words per burst: on the Versa 2 when every burst carries a merged
+                   # pair, 1 when none does; on the Colorlight 0.5 (32-bit words)
                    "words_per_burst": round(words / bursts, 3) if bursts else None}
     if "mux_read" in r:
         rtw = 1 - r["mux_read"] - r["mux_write"] - r["mux_wtr"] - r["mux_refresh"]
@@ -138,10 +158,10 @@ def max_delay_table(rows: list[tuple[str, float]], lengths, mem_words: int, para
 class Search:
     """Runs points of one case and finds the highest rate that passes."""
 
-    def __init__(self, state, length, chans, traffic_cycles, delay, theory_bps, log,
+    def __init__(self, state, length, chans, traffic_cycles, delay, theory, log,
                  stagger_bytes: int = 0):
         self.state, self.length, self.chans = state, length, chans
-        self.traffic_cycles, self.delay, self.theory = traffic_cycles, delay, theory_bps
+        self.traffic_cycles, self.delay, self.theory = traffic_cycles, delay, theory
         self.stagger_bytes = stagger_bytes
         self.points: dict[int, dict] = {}
         self.log = log
@@ -162,8 +182,8 @@ class Search:
             r = run_point(self.state, self.length, int(mbps * 1e6), self.chans,
                           traffic_cycles, self.delay, work_dir=ROOT / "build" / "datapath",
                           stagger_cycles=self.stagger(mbps))
-            r["rates"] = rates(self.length, mbps * 1e6, len(self.chans), self.theory)
-            r["probe_summary"] = summarise_probe(r.pop("probe"), len(self.chans))
+            r["rates"] = rates(self.length, mbps * 1e6, len(self.chans), self.theory["bps"])
+            r["probe_summary"] = summarise_probe(r.pop("probe"), len(self.chans), self.theory)
             self.points[key] = r
             PARTIAL.parent.mkdir(parents=True, exist_ok=True)
             with PARTIAL.open("a") as f:          # every run as it ends, should the bench stop
@@ -221,8 +241,10 @@ class Search:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--board", choices=sorted(VARIANTS), default="versa-ecp5")
     ap.add_argument("--lengths", type=int, nargs="+", default=[1500, 64])
-    ap.add_argument("--delay-ms", type=float, default=10.0)
+    ap.add_argument("--delay-ms", type=float,
+                    help="the delay line's delay (default: 10 ms on the Versa, 2 on the Colorlight)")
     ap.add_argument("--traffic-delays", type=float, default=3.0,
                     help="traffic lasts this many delays (steady state after the first)")
     ap.add_argument("--resolution", type=float, default=0.02,
@@ -232,38 +254,51 @@ def main(argv=None) -> int:
     ap.add_argument("--traffic-ms", type=float, help="traffic length of --point (default: delays)")
     ap.add_argument("--stagger-bytes", type=int, default=0,
                     help="--point: start the return channel's traffic this much stored data later")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, help="default: bench/results/datapath-<board>.json")
     args = ap.parse_args(argv)
 
+    global F_CLK
     from sim import board
-    from hw.satemu_soc import versa_phy_settings
-    from satemu.channel_model import ChannelParams
+    from hw.satemu_soc import board_target, colorlight_phy_settings, sim_clock, versa_phy_settings
+
+    dram, default_delay_ms = VARIANTS[args.board]
+    target = board_target(dram)
+    F_CLK = sim_clock(dram)[0]
+    args.delay_ms = args.delay_ms or default_delay_ms
+    args.out = args.out or ROOT / "bench" / "results" / f"datapath-{args.board}.json"
 
     def log(msg):
         print(msg, flush=True)
 
     t0 = time.monotonic()
-    build_dir = board.build_dir("versa")
+    build_dir = board.build_dir(dram)
     built_before = (build_dir / ".built").exists()
-    board.build_board(verbose=True, dram="versa")
+    board.build_board(verbose=True, dram=dram)
     build_s = time.monotonic() - t0
-    real, model = versa_phy_settings()
-    theory = dram_theory(real)
+    if dram == "versa":
+        real, model = versa_phy_settings()
+        burst_bits = 128              # the native port behind the widener: one BL8 burst
+        module = f"MT41K64M16 (DDR3L x16, 128 MiB), LiteDRAM rate 1:2 at {F_CLK / 1e6:g} MHz"
+    else:
+        real, model = colorlight_phy_settings()
+        burst_bits = 32               # the native port: one 32-bit word a command
+        module = f"M12L64322A (SDR, 32 bits, 8 MiB), LiteDRAM rate 1:1 at {F_CLK / 1e6:g} MHz"
+    theory = dram_theory(real, burst_bits)
     delay = Fraction(round(args.delay_ms * 1000), 10**6)
     traffic_ms = args.traffic_ms if args.traffic_ms else args.delay_ms * args.traffic_delays
     traffic_cycles = int(traffic_ms * 1e-3 * F_CLK)
 
-    state = board.launch(dram="versa")
+    state = board.launch(dram=dram)
     t_run = time.monotonic()
     try:
         if args.point:
             length, mbps, case = int(args.point[0]), float(args.point[1]), args.point[2]
-            s = Search(state, length, CASES[case], traffic_cycles, delay, theory["bps"], log,
+            s = Search(state, length, CASES[case], traffic_cycles, delay, theory, log,
                        stagger_bytes=args.stagger_bytes)
             r = run_point(state, length, int(mbps * 1e6), CASES[case], traffic_cycles, delay,
                           work_dir=ROOT / "build" / "datapath", stagger_cycles=s.stagger(mbps))
             r["rates"] = rates(length, mbps * 1e6, len(CASES[case]), theory["bps"])
-            r["probe_summary"] = summarise_probe(r.pop("probe"), len(CASES[case]))
+            r["probe_summary"] = summarise_probe(r.pop("probe"), len(CASES[case]), theory)
             print(json.dumps(r, indent=1))
             return 0 if r["ok"] else 1
         PARTIAL.unlink(missing_ok=True)
@@ -271,7 +306,7 @@ def main(argv=None) -> int:
         for length in args.lengths:
             for case, chans in CASES.items():
                 log(f"{length}-byte frames, {case} channel(s):")
-                s = Search(state, length, chans, traffic_cycles, delay, theory["bps"], log)
+                s = Search(state, length, chans, traffic_cycles, delay, theory, log)
                 found, bad = s.run(args.resolution)
                 # The rate found must hold over a run three times as long, too.
                 good = s.confirm(found, args.resolution, 3) if found else None
@@ -287,21 +322,25 @@ def main(argv=None) -> int:
                     "probe_at_lowest_failing": worst["probe_summary"] if worst else None,
                     "points": [s.points[k] for k in sorted(s.points)],
                 }
-        # Both channels' delay lines start 32 MiB apart, a multiple of the DRAM's bank period
-        # (8 banks x 2 KiB rows), so identical traffic on both keeps their heads in the same
-        # bank, on different rows. Staggering the return channel by half a bank period (8 KiB
-        # of stored data) shows what those row conflicts cost.
+        # Both channels' delay lines start a multiple of the DRAM's bank period apart (Versa:
+        # 32 MiB, the period 8 banks x 2 KiB rows; Colorlight: 2 MiB, 4 banks x 1 KiB rows), so
+        # identical traffic on both keeps their heads in the same bank, on different rows.
+        # Staggering the return channel by half a bank period of stored data shows what those
+        # row conflicts cost.
+        geometry = (target.SDRAM_MODULE if dram == "colorlight" else
+                    __import__("litedram.modules", fromlist=["MT41K64M16"]).MT41K64M16)
+        half_period = geometry.nbanks * geometry.ncols * real.databits // 8 // 2
         staggered = {}
         for length in args.lengths:
             both = results[f"{length}B-both"]["max_ok_line_mbps_per_channel"]
             if not both:
                 continue
-            log(f"{length}-byte frames, both channels, return staggered by 8 KiB:")
-            s = Search(state, length, CASES["both"], traffic_cycles, delay, theory["bps"], log,
-                       stagger_bytes=8192)
+            log(f"{length}-byte frames, both channels, return staggered by {half_period} bytes:")
+            s = Search(state, length, CASES["both"], traffic_cycles, delay, theory, log,
+                       stagger_bytes=half_period)
             good, bad = s.climb(both, 0.1)
             staggered[f"{length}B-both-staggered"] = {
-                "length": length, "stagger_bytes": 8192,
+                "length": length, "stagger_bytes": half_period,
                 "highest_ok_line_mbps_per_channel": good,
                 "first_failing_line_mbps_per_channel": bad,
                 "probe_at_highest_ok": s.point(good)["probe_summary"] if good else None,
@@ -314,8 +353,8 @@ def main(argv=None) -> int:
                     for r in list(results.values()) + list(staggered.values())
                     for p in r["points"])
 
-    params = ChannelParams()
-    from hw.satemu_soc import MEM_WORDS
+    params = target.channel_params(False)
+    mem_words = target.MEM_WORDS
     rate_rows = [("10 Mbit/s", 10e6), ("50 Mbit/s", 50e6), ("100 Mbit/s", 100e6),
                  ("250 Mbit/s", 250e6)]
     for key, r in results.items():
@@ -327,14 +366,16 @@ def main(argv=None) -> int:
     fields = ("memtype", "databits", "dfi_databits", "nphases", "rdphase", "wrphase", "cl",
               "cwl", "read_latency", "write_latency", "nranks", "strobes")
     doc = {
-        "benchmark": "datapath-versa-ecp5", "date": time.strftime("%Y-%m-%d"),
+        "benchmark": f"datapath-{args.board}", "date": time.strftime("%Y-%m-%d"),
         "board": {
-            "f_clk_hz": F_CLK, "port_bps": 1_000_000_000, "mem_words_per_channel": MEM_WORDS,
-            "dram_module": f"MT41K64M16 (DDR3L x16, 128 MiB), LiteDRAM rate 1:2 at {F_CLK / 1e6:g} MHz",
-            "native_port_bits": model.dfi_databits * model.nphases,
+            "name": args.board, "variant": dram,
+            "f_clk_hz": F_CLK, "port_bps": 1_000_000_000, "mem_words_per_channel": mem_words,
+            "cpu": f"{getattr(target, 'CPU_TYPE', 'vexriscv')} {target.CPU_VARIANT}",
+            "dram_module": module,
+            "native_port_bits": burst_bits,
             "channel_port_bits": 64,
-            "phy_real_ECP5DDRPHY": {f: getattr(real, f) for f in fields + ("phytype",
-                                    "read_leveling", "bitslips", "delays")},
+            f"phy_real_{real.phytype}": {f: getattr(real, f) for f in fields + ("phytype",
+                                         "read_leveling", "bitslips", "delays")},
             "phy_model_SDRAMPHYModel": {f: getattr(model, f) for f in fields + ("phytype",
                                         "read_leveling", "bitslips", "delays")},
             "phy_matches": list(fields),
@@ -346,12 +387,19 @@ def main(argv=None) -> int:
                 "and reset); the controller, its timings and the crossbar are the board's",
                 "model storage": "the model's banks index columns in steps of nphases x 2 "
                 "(4), so half its storage is unused; no timing effect",
+            } if dram == "versa" else {
+                "phytype": "SDRAMPHYModel instead of GENSDRPHY",
+                "electrical": "no I/O registers, no clock shifted by 180 degrees, no DQ "
+                "timing: the model returns read data exactly read_latency cycles after the "
+                "command, as the real PHY's settings say; the controller, its timings and the "
+                "crossbar are the board's",
             },
         },
         "dram_theoretical": theory,
         "method": {
             "profile": f"both channels: delay {args.delay_ms:g} ms, unshaped, no loss, "
-                       "queue 1024 frames; loaded with `satemu load --reseed` over the UART",
+                       f"queue {params.queue_depth} frames (the hardware's depth); loaded with "
+                       "`satemu load --reseed` over the UART",
             "pacing": "frame k of L bytes on the wire in cycle start + ceil(k x (max(L,60)+24) "
                       f"x 8 x {F_CLK:g} / R), R the offered line rate per channel "
                       f"({8 * F_CLK / 1e9:g} cycles/byte at 1 Gbit/s); lock-step, so every "
@@ -370,10 +418,10 @@ def main(argv=None) -> int:
         "results": results,
         "row_conflict_experiment": staggered,
         "max_delay": {
-            "what": "longest delay a channel's 2^22-word delay line holds (delay_line_budget "
+            "what": f"longest delay a channel's {mem_words}-word delay line holds (delay_line_budget "
                     "with min_len = the frame length, shaped at the line rate with 24 bytes "
                     "of overhead, a one-frame queue)",
-            "table": max_delay_table(rate_rows, args.lengths + [60], MEM_WORDS, params),
+            "table": max_delay_table(rate_rows, args.lengths + [60], mem_words, params),
         },
         "wall": {"build_s": round(build_s, 1), "build_cached": built_before,
                  "runs_s": round(run_s, 1), "simulated_cycles": simulated,

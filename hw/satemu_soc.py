@@ -17,8 +17,11 @@ ECP5DDRPHY (DDR3, 16 data bits, two phases, a 128-bit native port behind the por
 on the board; its firmware does not limit the delay line's throughput, since this variant is
 what measures that limit), the board's VexRiscv variant (``hw.versa_ecp5.CPU_VARIANT``), so
 that the board's firmware build runs here, and counters of the channels' memory traffic
-(``PROBES``) that the simulation writes to ``probe.log``. The default, ``dram="sim"``,
-is the simulated board the system tests and the demo run.
+(``PROBES``) that the simulation writes to ``probe.log``. ``dram="colorlight"`` is the same for
+the Colorlight 5A-75B: its 40 MHz clock, its SDR SDRAM (M12L64322A, 32 bits, one phase) on a
+model set up like its GENSDRPHY (``colorlight_phy_settings``), its 2 MiB delay lines, its
+channels (no BoD block) and its CPU (SERV). The default, ``dram="sim"``, is the simulated
+board the system tests and the demo run.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ SIM_F_CLK = 6_250_000         # nominal clock of the simulated board (registers 
 SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 400 Mbit/s of wire per port
 MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
 SIM_THREADS = 1               # Verilator threads: with 2, a busy second core slowed it ~1000x
-DRAMS = ("sim", "versa")      # the memory systems a simulated board can have (see the docstring)
-PROBE_PERIOD_BITS = 16        # the versa variant logs its probe counters every 2^16 cycles
+DRAMS = ("sim", "versa", "colorlight")   # a simulated board's memory systems (see the docstring)
+# The board target each variant stands for: its clock, CPU, memory and channel parameters.
+VARIANT_BOARDS = {"versa": "hw.versa_ecp5", "colorlight": "hw.colorlight_5a_75b"}
+PROBE_PERIOD_BITS = 16        # a board variant logs its probe counters every 2^16 cycles
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -64,6 +69,36 @@ _io = [
 ]
 
 
+def board_target(dram: str):
+    """The board target module a variant stands for (``VARIANT_BOARDS``)."""
+    import importlib
+    return importlib.import_module(VARIANT_BOARDS[dram])
+
+
+def model_settings(real):
+    """``SDRAMPHYModel`` settings standing for a real PHY's ``real`` settings: its memory type,
+    data bits, phases, read and write phases, CAS and CAS write latencies and its read and
+    write latencies in system cycles, which is all LiteDRAM's controller and crossbar read."""
+    from litedram.common import PhySettings
+    return PhySettings(phytype="SDRAMPHYModel", memtype=real.memtype, databits=real.databits,
+                       dfi_databits=real.dfi_databits, nphases=real.nphases,
+                       rdphase=real.rdphase, wrphase=real.wrphase, cl=real.cl, cwl=real.cwl,
+                       read_latency=real.read_latency, write_latency=real.write_latency,
+                       strobes=real.strobes, nranks=real.nranks)
+
+
+def colorlight_phy_settings():
+    """The Colorlight's SDR PHY (``GENSDRPHY`` on the board's pins at its system clock) and the
+    model's settings for it: 32 data bits, one phase, CAS latency 2, read latency 3 cycles (the
+    model's own default would be 4). The model has no I/O registers or clock shift; its data
+    come back exactly read_latency cycles after the command, as the real PHY's do."""
+    from litedram.phy import GENSDRPHY
+    from hw.colorlight_5a_75b import SYS_CLK_FREQ, ColorlightPlatform
+
+    real = GENSDRPHY(ColorlightPlatform().request("sdram"), SYS_CLK_FREQ).settings
+    return real, model_settings(real)
+
+
 def versa_phy_settings():
     """The Versa-5G's DDR3 PHY as an SDRAM model can stand for it: returns (real, model), the
     ``PhySettings`` of ``ECP5DDRPHY`` elaborated on the board's pins at its system clock,
@@ -77,20 +112,14 @@ def versa_phy_settings():
     board's firmware trains the real PHY through its CSRs; the model's data are always aligned,
     so the simulated firmware has nothing to train), and it has no DQ/DQS electrical timing nor
     the PHY's start-up sequence (ECP5DDRPHYInit, which stops and resets the edge clock)."""
-    from litedram.common import PhySettings
     from litedram.phy import ECP5DDRPHY
     from hw.versa_ecp5 import SYS_CLK_FREQ, VersaPlatform
 
     real = ECP5DDRPHY(VersaPlatform().request("ddram"), sys_clk_freq=SYS_CLK_FREQ).settings
-    model = PhySettings(phytype="SDRAMPHYModel", memtype=real.memtype, databits=real.databits,
-                        dfi_databits=real.dfi_databits, nphases=real.nphases,
-                        rdphase=real.rdphase, wrphase=real.wrphase, cl=real.cl, cwl=real.cwl,
-                        read_latency=real.read_latency, write_latency=real.write_latency,
-                        strobes=real.strobes, nranks=real.nranks)
-    return real, model
+    return real, model_settings(real)
 
 
-# The probe counters of the versa variant, in the order probe.log lists them after the cycle.
+# The probe counters of a board variant, in the order probe.log lists them after the cycle.
 # Per channel (fwd, ret), on its 64-bit crossbar port: commands taken (writes, reads), cycles
 # a command waited (valid, not ready), write and read data words moved, cycles a read was
 # outstanding (taken, its data not yet back); on the crossbar's native (128-bit) port behind
@@ -125,29 +154,40 @@ endmodule
 
 
 class SatemuSimSoC(SoCCore):
-    def __init__(self, channel_verilog: list[Path], mem_words: int,
+    def __init__(self, channel_verilog: list[Path], mem_words: int | None = None,
                  firmware: list[int] | None = None, dram: str = "sim"):
         if dram not in DRAMS:
             raise ValueError(f"dram must be one of {DRAMS}, not {dram!r}")
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))      # with a power-on reset, as VexRiscv needs
         f_clk, port_bps = sim_clock(dram)
-        # The versa variant has the board's CPU too, so its firmware runs here as on the board.
-        from hw.versa_ecp5 import CPU_VARIANT
-        cpu_variant = CPU_VARIANT if dram == "versa" else "standard"
+        # A board variant has the board's CPU too, so its firmware runs here as on the board;
+        # and the board's delay lines (their size in words).
+        cpu = dict(cpu_type="vexriscv", cpu_variant="standard")
+        if dram != "sim":
+            target = board_target(dram)
+            cpu = dict(cpu_type=getattr(target, "CPU_TYPE", "vexriscv"),
+                       cpu_variant=target.CPU_VARIANT)
+            mem_words = target.MEM_WORDS
         SoCCore.__init__(self, platform, clk_freq=f_clk, uart_name="sim",
-                         **soc_core_kwargs("satemu simulated board", firmware,
-                                           cpu_variant=cpu_variant))
+                         **soc_core_kwargs("satemu simulated board", firmware, **cpu))
 
         if dram == "sim":
             # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
             module = litedram_modules.MT48LC16M16(100e6, "1:1")
             self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=100e6)
-        else:
+        elif dram == "versa":
             # The Versa-5G's: its DDR3L chip at its clock (1:2), on a model set up like its PHY.
             from hw.versa_ecp5 import SYS_CLK_FREQ
             module = litedram_modules.MT41K64M16(SYS_CLK_FREQ, "1:2")
             self.sdrphy = SDRAMPHYModel(module=module, settings=versa_phy_settings()[1],
+                                        clk_freq=SYS_CLK_FREQ)
+        else:
+            # The Colorlight's: its SDR SDRAM chip at its clock (1:1, a 32-bit native port that
+            # LiteDRAM's converters give the channels as 64 bits), on a model set up like its PHY.
+            from hw.colorlight_5a_75b import SDRAM_MODULE, SYS_CLK_FREQ
+            module = SDRAM_MODULE(SYS_CLK_FREQ, "1:1")
+            self.sdrphy = SDRAMPHYModel(module=module, settings=colorlight_phy_settings()[1],
                                         clk_freq=SYS_CLK_FREQ)
         # On the CPU bus too: the firmware runs sdram_init() from it (its own data stays in SRAM).
         self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=0)
@@ -172,13 +212,14 @@ class SatemuSimSoC(SoCCore):
             ports[name] = port
         # The channels (forward: in on B, out on A; return: in on A, out on B) report their
         # ingress and egress events, with the timebase, to the simulation's Ethernet module.
-        # The versa variant counts the traffic on each channel's 64-bit port and on the 128-bit
-        # native port the widener drives for it.
+        # A board variant counts the traffic on each channel's 64-bit port and on the native
+        # port behind it (the Versa's 128-bit one the widener drives; on the Colorlight the
+        # 64-bit port is the crossbar's, which LiteDRAM narrows to 32 bits: the same counts).
         # No delay-line throughput limit in the firmware of either: the default board's 64-bit
-        # memory keeps up with anything its channels carry, and the versa variant is what
-        # measures the Versa's limit (bench/bench_datapath.py offers it more than the limit).
+        # memory keeps up with anything its channels carry, and a board variant is what
+        # measures the board's limit (bench/bench_datapath.py offers it more than the limit).
         now, events = add_channels(self, channel_verilog, ports, mem_words, f_clk, port_bps)
-        if dram == "versa":
+        if dram != "sim":
             self.add_probe(now, self.satemu_mem)
         self.comb += eth.now.eq(now)
         for pre, ev in events.items():
@@ -235,10 +276,11 @@ def sim_clock(dram: str = "sim") -> tuple[int, int]:
     """(nominal clock, port line rate) of a simulated board: the registers count the clock's
     cycles, the firmware reports both (HELLO) and budgets an unshaped channel at the line rate.
     The versa variant has the board's clock and 1 Gbit/s (the simulated wire still carries
-    a beat per cycle; traffic offered to it keeps to GbE's pacing)."""
-    if dram == "versa":
-        from hw.versa_ecp5 import PORT_BPS, SYS_CLK_FREQ
-        return int(SYS_CLK_FREQ), PORT_BPS
+    a beat per cycle; traffic offered to it keeps to GbE's pacing), as has the colorlight
+    variant."""
+    if dram != "sim":
+        target = board_target(dram)
+        return int(target.SYS_CLK_FREQ), target.PORT_BPS
     return SIM_F_CLK, SIM_PORT_BPS
 
 
@@ -249,7 +291,8 @@ def main():
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
     ap.add_argument("--dram", choices=DRAMS, default="sim",
-                    help="memory system: the simulated board's (default) or the Versa-5G's")
+                    help="memory system: the simulated board's (default), the Versa-5G's or the "
+                         "Colorlight's")
     args = ap.parse_args()
     gateware = build_sim([Path(p) for p in args.channel_verilog], Path(args.firmware) if args.firmware else None,
                          Path(args.output_dir), dram=args.dram)
@@ -272,7 +315,7 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
     # only needs a new sim_rom.init (write_rom_init), not a new Verilator build.
     soc = SatemuSimSoC(channel_verilog, mem_words=MEM_WORDS, firmware=read_firmware(firmware_bin),
                        dram=dram)
-    if dram == "versa":
+    if dram != "sim":
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         probe = Path(output_dir) / "satemu_probe.v"
         probe.write_text(PROBE_VERILOG)
@@ -281,7 +324,7 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
                       compile_gateware=firmware_bin is not None)
     sim_config = SimConfig()
     # Verilator's clocker counts whole picoseconds, which the board's period need not be: the
-    # versa variant's clocker runs at 80 MHz of simulated time, which nothing reads (the
+    # board variants' clocker runs at 80 MHz of simulated time, which nothing reads (the
     # registers, the firmware and every cycle the host sees count the timebase's cycles as the
     # board's).
     sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK if dram == "sim" else 80_000_000)

@@ -15,8 +15,9 @@ the firmware: when the module's 64 KB buffer is full it stops reading the socket
 the client back.
 
 ``dram="versa"`` (``python -m sim.board build --dram versa``) builds and runs a variant with the
-Versa-5G's clock and memory system instead (``hw.satemu_soc``; work in progress), cached
-apart under ``build/board/versa-<hash>/``; the default is the simulated board as it always was.
+Versa-5G's clock, memory system, channels and CPU instead (``hw.satemu_soc``), cached apart
+under ``build/board/versa-<hash>/``; ``dram="colorlight"`` the same for the Colorlight 5A-75B;
+the default is the simulated board as it always was.
 """
 
 from __future__ import annotations
@@ -49,11 +50,11 @@ def sim_channel_params(bod: bool = False):
 
 def channel_params_for(dram: str = "sim"):
     """``params_for(bod)`` of a simulated board's channels: the simulated board's own, or, for
-    the versa variant, the Versa-5G's (``hw.versa_ecp5.channel_params``: a 512-beat ingress
-    FIFO, as a GbE port needs)."""
-    if dram == "versa":
-        from hw.versa_ecp5 import channel_params
-        return channel_params
+    a board variant, the board's (``channel_params`` of ``hw.versa_ecp5`` or
+    ``hw.colorlight_5a_75b``: a 512-beat ingress FIFO, as a GbE port needs)."""
+    if dram != "sim":
+        from hw.satemu_soc import board_target
+        return board_target(dram).channel_params
     return sim_channel_params
 
 
@@ -66,6 +67,7 @@ def _key(dram: str = "sim") -> str:
     if dram != "sim":
         h.update(f"dram={dram}".encode())
     paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "hw").rglob("*.py"))
+    paths += sorted((ROOT / "constraints").glob("*.py"))    # a board variant's PHY settings
     paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
                                                            ROOT / "firmware" / "linker.ld"]
     paths += [ROOT / "host" / "satemu" / n for n in

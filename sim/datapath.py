@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The data path at the Versa-5G's clocks: GbE-paced traffic through the versa variant of the
-simulated board (``sim.board.launch(dram="versa")``), every frame checked against the model.
+"""The data path at a board's clocks: GbE-paced traffic through a board variant of the
+simulated board (``sim.board.launch(dram="versa")``, or ``"colorlight"``), every frame checked
+against the model.
 
 One run (``run_point``) loads a profile through the firmware over the UART as ``satemu load``
 does (both channels: a fixed delay, no shaping, no loss, a queue of the hardware's depth),
 clears the counters, then offers frames of one length at one line rate on one port or both:
 a frame of L bytes holds a GbE wire for (max(L, 60) + 24) bytes of 8 ns (preamble and SFD 8,
-FCS 4, gap 12), 8 ns a byte (0.44 cycles of the 55 MHz clock), so at line rate R frame k starts on the wire in
-cycle ``start + ceil(k * (max(L, 60) + 24) * 8 * f_clk / R)``. The simulated wire itself would
+FCS 4, gap 12), 8 ns a byte (0.44 cycles of the Versa's 55 MHz clock), so at line rate R frame
+k starts on the wire in cycle ``start + ceil(k * (max(L, 60) + 24) * 8 * f_clk / R)``. The simulated wire itself would
 carry a beat per cycle; this pacing keeps the offered load to what a GbE port can bring. The
 board runs in lock-step with the host, a chunk of cycles at a time, so every frame starts
 exactly at its cycle however slowly the host keeps up.
@@ -35,12 +36,17 @@ from hw.versa_ecp5 import SYS_CLK_FREQ
 from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, EthPorts,
                         arrival_from_wire)
 
-F_CLK = int(SYS_CLK_FREQ)     # the Versa's system clock: the variant's registers count its cycles
+F_CLK = int(SYS_CLK_FREQ)     # the Versa's system clock (the default board variant's)
 GBE_BPS = 1_000_000_000
 WIRE_EXTRA = 24               # bytes a frame adds on the wire: preamble and SFD 8, FCS 4, gap 12
 MIN_FRAME = 60                # frames are padded to 60 bytes (64 with the FCS)
 CHUNK = 50_000                # lock-step: cycles the board runs between two batches of frames
 NAMES = {FORWARD: "forward", RETURN: "return"}
+# How long the host waits for the firmware's answer (the CLI's --timeout), in wall seconds. The
+# Colorlight's CPU (SERV, bit-serial) takes about 4 M cycles to check a profile (SET_PROFILE;
+# 0.1 s on the board), 11 s of this simulation at its 0.38 M cycles a wall second, more than
+# the host's default 5 s.
+FW_TIMEOUT = 60.0
 
 
 def wire_bytes(length: int) -> int:
@@ -49,7 +55,8 @@ def wire_bytes(length: int) -> int:
 
 
 def spacing(length: int, rate_bps: int | Fraction, f_clk: int = F_CLK) -> Fraction:
-    """Cycles between frame starts at line rate ``rate_bps`` (GbE: 0.6 cycles a byte)."""
+    """Cycles between frame starts at line rate ``rate_bps`` (GbE at 55 MHz: 0.44 cycles a
+    byte)."""
     return Fraction(wire_bytes(length) * 8 * f_clk) / Fraction(rate_bps)
 
 
@@ -58,15 +65,15 @@ def frame_words(length: int) -> int:
     return 1 + (length + 7) // 8
 
 
-def profile_toml(delay_s: Fraction, rate_bps: int | None = None) -> str:
-    """Both channels: ``delay_s`` one way, a queue of 1024 frames (the hardware's depth), no
-    loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead."""
+def profile_toml(delay_s: Fraction, rate_bps: int | None = None, queue: int = 1024) -> str:
+    """Both channels: ``delay_s`` one way, a queue of ``queue`` frames (the hardware's depth),
+    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead."""
     delay_us = Fraction(delay_s) * 10**6
     if delay_us.denominator != 1:
         raise ValueError("give the delay in whole microseconds")
     lines = ['name = "datapath"', 'description = "data path benchmark: fixed delay, no loss"']
     for side in ("forward", "return"):
-        lines += [f"[{side}]", f'delay = "{delay_us.numerator} us"', 'queue = "1024 packets"']
+        lines += [f"[{side}]", f'delay = "{delay_us.numerator} us"', f'queue = "{queue} packets"']
         if rate_bps:
             lines += [f'rate = "{int(rate_bps)} bit/s"', 'overhead = "24 B"']
     return "\n".join(lines) + "\n"
@@ -81,13 +88,13 @@ def make_frame(ch: int, index: int, length: int) -> bytes:
 
 
 def load_profile_via_cli(url: str, text: str, path: Path) -> None:
-    """``satemu load PATH --port URL --reseed``, its output kept."""
+    """``satemu load PATH --port URL --reseed --timeout FW_TIMEOUT``, its output kept."""
     from satemu.cli import main
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(["load", str(path), "--port", url, "--reseed"])
+        code = main(["load", str(path), "--port", url, "--reseed", "--timeout", str(FW_TIMEOUT)])
     if code != 0:
         raise RuntimeError(f"satemu load failed: {out.getvalue()}")
 
@@ -122,8 +129,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
               check_bytes: bool = True, timeout: float = 600.0,
               stagger_cycles: int = 0) -> dict:
     """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
-    ingress ports of ``channels`` of a running versa-variant board (``state`` from
-    ``sim.board.launch``); return what happened, frame by frame summarised (see the module's
+    ingress ports of ``channels`` of a running board variant (``state`` from
+    ``sim.board.launch``, with its ``dram``); return what happened, frame by frame summarised (see the module's
     docstring). ``shaped`` shapes each channel at the offered rate instead of not at all;
     ``stagger_cycles`` starts the return channel's frames that much later than the forward's."""
     from satemu.channel_model import ChannelRegs
@@ -135,21 +142,26 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     work_dir = Path(work_dir or Path(state["run_dir"]))
     url = state["url"]
     wait_empty(url, timeout)          # nothing of an earlier run may still be in the channels
-    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None),
-                         work_dir / "datapath-profile.toml")
-    with Device(url) as dev:
+    from hw.satemu_soc import sim_clock
+    f_clk = sim_clock(state["dram"])[0]
+    with Device(url, timeout=FW_TIMEOUT) as dev:
         info = dev.hello()
-        if info["f_clk"] != F_CLK:
-            raise RuntimeError(f"not the versa variant: the board counts {info['f_clk']} Hz")
+        if info["f_clk"] != f_clk:
+            raise RuntimeError(f"not the {state['dram']} variant: the board counts "
+                               f"{info['f_clk']} Hz")
+        depth = dev.params().queue_depth
+    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None, depth),
+                         work_dir / "datapath-profile.toml")
+    with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()
         base = dev.params()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
                 for ch in channels}
-    params = {ch: replace(channel_params_for("versa")(regs[ch].bod),
+    params = {ch: replace(channel_params_for(state["dram"])(regs[ch].bod),
                           queue_depth=base.queue_depth, max_frame=base.max_frame,
                           latency_floor=base.latency_floor) for ch in channels}
     delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
-    gap = spacing(length, rate_bps)
+    gap = spacing(length, rate_bps, f_clk)
     frames = {ch: [] for ch in channels}          # (cycle on the wire, frame) per channel
     with EthPorts(state["eth_port"], timeout=timeout) as eth:
         # Halt the board, then feed it a chunk of cycles at a time: each frame is sent before
@@ -190,7 +202,7 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         late_wait = time.monotonic() - late_wait
     sim_wall = time.monotonic() - wall0
 
-    with Device(url) as dev:
+    with Device(url, timeout=FW_TIMEOUT) as dev:
         stats = {ch: dev.get_stats(ch) for ch in channels}
     with EthPorts(state["eth_port"], timeout=timeout) as eth:
         # Halt the board while the host checks (it would only burn the cores); closing the
@@ -219,7 +231,7 @@ def wait_empty(url: str, timeout: float = 600.0) -> None:
     """Wait until both channels hold no frame (every frame in has left or been dropped)."""
     from satemu.device import Device
     deadline = time.monotonic() + timeout
-    with Device(url) as dev:
+    with Device(url, timeout=FW_TIMEOUT) as dev:
         while True:
             st = [dev.get_stats(ch) for ch in (FORWARD, RETURN)]
             if all(s["mem_words_now"] == 0 and s["queue_frames_now"] == 0 for s in st):
