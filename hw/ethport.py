@@ -72,12 +72,17 @@ class EthPort(LiteXModule):
     64 bits in the system clock (the simulated board, whose wire is 64 bits a cycle), or else at
     the PHY's width in the PHY's clocks, with LiteEth's FIFOs and width converters between
     (RGMII: 8 bits at 125 MHz; a 64-bit FCS engine per byte count would cost thousands of
-    LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way."""
+    LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way;
+    ``paced_cdc``: ``hw.cdc.PacedAsyncFIFO`` in their place, its wire side paced (at most a beat
+    every other wire cycle, registered flags, short paths at 125 MHz)."""
 
-    def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32):
+    def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32,
+                 paced_cdc: bool = False):
         self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath,
                                         tx_cdc_depth=cdc_depth, rx_cdc_depth=cdc_depth)
         if not with_sys_datapath:
+            if paced_cdc:
+                self._paced_crossings(mac, cdc_depth)
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
@@ -111,6 +116,22 @@ class EthPort(LiteXModule):
             tx.error.eq(0),
         ]
 
+    def _paced_crossings(self, mac, depth: int):
+        """Put a ``hw.cdc.paced_crossing`` in place of each of LiteEth's clock-domain crossings:
+        transmit from ``sys`` to ``eth_tx``, paced on its read side, receive from ``eth_rx`` to
+        ``sys``, paced on its write side. LiteEth's own crossing leaves the datapath altogether
+        (its submodules and its pipeline), before the pipeline is connected."""
+        from hw.cdc import paced_crossing
+        for datapath, cd_from, cd_to, paced in ((mac.tx_datapath, "sys", "eth_tx", "read"),
+                                               (mac.rx_datapath, "eth_rx", "sys", "write")):
+            pipeline = datapath.pipeline
+            index = next(i for i, stage in enumerate(pipeline)
+                         if isinstance(stage, stream.ClockDomainCrossing))
+            old = pipeline[index]
+            pipeline[index] = paced_crossing(old.sink.description, cd_from, cd_to, depth, paced)
+            datapath._submodules[:] = [(n, m) for n, m in datapath._submodules if m is not old]
+            datapath.submodules += pipeline[index]
+
     def _cut_tx_ready(self, mac):
         """On the byte-wide datapath, LiteEth's transmit stages pass ``ready`` on combinationally
         from the PHY, through the gap, preamble, FCS, padding and last-byte stages and the width
@@ -122,9 +143,11 @@ class EthPort(LiteXModule):
         frames, are unchanged (tests/hardware/test_board_mac.py), each frame leaves three cycles
         (24 ns) later."""
         from liteeth.mac.padding import LiteEthMACPaddingInserter
+        from hw.cdc import PacedCrossing
         pipeline = mac.tx_datapath.pipeline
         cdc, pad = (next(i for i, stage in enumerate(pipeline) if isinstance(stage, kind))
-                    for kind in (stream.ClockDomainCrossing, LiteEthMACPaddingInserter))
+                    for kind in ((stream.ClockDomainCrossing, PacedCrossing),
+                                 LiteEthMACPaddingInserter))
         # From the back, so that each index still names the place meant.
         for index, width in ((pad + 1, 8), (pad, 8), (cdc + 1, DW)):
             cut = ClockDomainsRenamer("eth_tx")(
@@ -144,15 +167,16 @@ class EthPort(LiteXModule):
 
 
 def ecp5_rgmii_port(clock_pads, pads, domain: str, tx_delay: float, rx_delay: float,
-                    cdc_depth: int = 32):
+                    cdc_depth: int = 32, paced_cdc: bool = False):
     """An ECP5 RGMII PHY on ``pads`` and an ``EthPort`` on it; returns (phy, port). Their wire
     clock domains are named ``{domain}_rx`` and ``{domain}_tx``, so that each port of a box has
     its own (LiteEth names them ``eth_rx`` and ``eth_tx``). ``tx_delay`` and ``rx_delay`` (s)
     are the clock skews the FPGA adds, 0 where the PHY chip adds them itself; ``cdc_depth`` the
-    depth of the MAC's clock-crossing FIFOs (``EthPort``)."""
+    depth of the MAC's clock-crossing FIFOs and ``paced_cdc`` their kind (``EthPort``)."""
     from liteeth.phy.ecp5rgmii import LiteEthPHYRGMII
 
     rename = ClockDomainsRenamer({"eth_rx": f"{domain}_rx", "eth_tx": f"{domain}_tx"})
     phy = rename(LiteEthPHYRGMII(clock_pads=clock_pads, pads=pads, tx_delay=tx_delay,
                                  rx_delay=rx_delay))
-    return phy, rename(EthPort(phy, with_sys_datapath=False, cdc_depth=cdc_depth))
+    return phy, rename(EthPort(phy, with_sys_datapath=False, cdc_depth=cdc_depth,
+                               paced_cdc=paced_cdc))

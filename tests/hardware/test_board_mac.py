@@ -9,6 +9,7 @@ come out as channel beats, FCS stripped, a bad FCS flagged on the last beat."""
 
 import random
 
+import pytest
 from migen import ClockDomain, Module, run_simulation
 from litex.soc.interconnect import stream
 from liteeth.common import eth_phy_description
@@ -32,12 +33,14 @@ class ModelPHY(Module):
 
 
 class Bench(Module):
-    def __init__(self):
+    def __init__(self, paced_cdc: bool):
         self.clock_domains.cd_sys = ClockDomain()
         self.clock_domains.cd_eth_tx = ClockDomain()
         self.clock_domains.cd_eth_rx = ClockDomain()
         self.submodules.phy = ModelPHY()
-        self.submodules.port = EthPort(self.phy, with_sys_datapath=False)
+        # The Versa-5G's ports (LiteEth's crossings, 32 beats), the Colorlight's (paced, 16).
+        self.submodules.port = EthPort(self.phy, with_sys_datapath=False,
+                                       cdc_depth=16 if paced_cdc else 32, paced_cdc=paced_cdc)
 
 
 CLOCKS = {"sys": 18, "eth_tx": 8, "eth_rx": 8}   # periods in ns: 55.6 and 125 MHz
@@ -51,9 +54,10 @@ def beats(frame: bytes):
         yield int.from_bytes(chunk, "little"), last, len(chunk) if last else 0
 
 
-def test_frames_leave_on_the_wire_exactly_with_the_gap_between():
+@pytest.mark.parametrize("paced_cdc", [False, True])
+def test_frames_leave_on_the_wire_exactly_with_the_gap_between(paced_cdc):
     frames = [random.Random(n).randbytes(n) for n in SIZES]
-    bench = Bench()
+    bench = Bench(paced_cdc)
     port, phy = bench.port, bench.phy
     wire = []                        # per eth_tx cycle: a byte, or None when idle
     done = []
@@ -89,10 +93,11 @@ def test_frames_leave_on_the_wire_exactly_with_the_gap_between():
     assert all(b is None for b in got[len(expected) - GAP:])
 
 
-def test_wire_bytes_arrive_as_channel_beats_with_a_bad_fcs_flagged():
+@pytest.mark.parametrize("paced_cdc", [False, True])
+def test_wire_bytes_arrive_as_channel_beats_with_a_bad_fcs_flagged(paced_cdc):
     frames = [random.Random(100 + n).randbytes(n) for n in SIZES]
     bad = {2, 5}                                                  # these get a corrupt FCS
-    bench = Bench()
+    bench = Bench(paced_cdc)
     port, phy = bench.port, bench.phy
     got = []
 
