@@ -88,6 +88,12 @@ from hw.soc_common import (add_channels, board_main, ecp5_platform, load_constra
 SYS_CLK_FREQ = 40e6           # the system clock (see the module's docstring); registers count it
 PORT_BPS = 1_000_000_000      # RGMII at 1 Gbit/s (LiteEth's ECP5 RGMII PHY runs at 1 Gbit/s only)
 MEM_WORDS = 1 << 18           # delay-line words per channel: 2 MiB each, the SDRAM's upper half
+# Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
+# cycles, which the firmware's profile checks enforce: about 90% of the lowest maximum that
+# bench/bench_datapath.py --board colorlight-5a-75b measured (64-byte frames on both channels at
+# once, 246.88 Mbit/s of line rate each: 350,682 frames/s of 9 words, 5,171 words per 65536
+# cycles); docs/hardware.md.
+MEM_WPC = 4600
 BUILD_NAME = "satemu_colorlight_5a_75b"
 # nextpnr's options: the design fills most of the LUTs, where router2 converges and router1 did
 # not on the Versa-5G (docs/hardware.md, "Timing closure").
@@ -102,8 +108,11 @@ CPU_TYPE = "serv"
 CPU_VARIANT = "standard"
 # The MACs' clock-crossing FIFOs, in 64-bit beats each way (LiteEth's default is 32): 16 keep a
 # port at line rate (a beat crosses each way in a few cycles) with one level of distributed
-# RAM (16 x 4 bits a cell) and shorter pointers, on paths of the 125 MHz wire clocks.
+# RAM (16 x 4 bits a cell) and shorter pointers, on paths of the 125 MHz wire clocks; paced on
+# the wire side (hw.cdc.PacedAsyncFIFO: registered flags, the memory read at a registered
+# pointer), whose paths this speed grade needs shorter than LiteEth's crossing has them.
 CDC_DEPTH = 16
+PACED_CDC = True
 SDRAM_MODULE = M12L64322A     # the board's SDRAM chip (LiteDRAM's module class)
 # The CPU's memories, smaller than hw.soc_common's (64 KiB ROM, 16 KiB SRAM, which alone would
 # take 40 of the LFE5U-25F's 56 block RAMs). The firmware built for this board is 14 KB of code
@@ -216,13 +225,14 @@ class SatemuColorlightSoC(SoCCore):
             phy, port = ecp5_rgmii_port(platform.request("eth_clocks", index),
                                         platform.request("eth", index), f"eth_{name}",
                                         tx_delay=TX_DELAY, rx_delay=RX_DELAY,
-                                        cdc_depth=CDC_DEPTH)
+                                        cdc_depth=CDC_DEPTH, paced_cdc=PACED_CDC)
             setattr(self, f"ethphy_{name}", phy)
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
 
         # The channels, each on a 64-bit crossbar port that LiteDRAM narrows to the native 32.
-        add_channels(self, channel_verilog, ports, MEM_WORDS, int(sys_clk_freq), PORT_BPS)
+        add_channels(self, channel_verilog, ports, MEM_WORDS, int(sys_clk_freq), PORT_BPS,
+                     MEM_WPC)
 
 
 def main():

@@ -58,7 +58,7 @@ BOARDS: dict[str, Board] = {
         # Evaluation Board, another board). The Versa's own FT2232H (USB 0403:6010) has JTAG on
         # channel A, which is what the "ft2232" cable drives.
         Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on channel A)")),
-    # hw.colorlight_5a_75b: the same names; it has no MEM_WPC (0: not limited), and no BoD.
+    # hw.colorlight_5a_75b: the same names; it has no BoD.
     "colorlight-5a-75b": Board("the Colorlight 5A-75B", Hardware(
         f_clk=40_000_000,
         mem_words=1 << 18,                  # 2 MiB per channel, the SDRAM's upper half
@@ -66,7 +66,7 @@ BOARDS: dict[str, Board] = {
         params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
                              bod_ring=512),
         bod_channels=(),
-        mem_wpc=0),
+        mem_wpc=4600),                      # measured by bench/bench_datapath.py, less 10%
         # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
         # openFPGALoader's "colorlight" entry names no default cable (it would fall back to
         # ft2232), so one is named here: a single-channel FT232H adapter, whose MPSSE pins are

@@ -211,20 +211,23 @@ def test_colorlight_rom_holds_the_firmware_padded():
         soc_kwargs([0] * (c.ROM_BYTES // 4 + 1))
 
 
-def test_versa_throughput_guarantee_is_below_what_was_measured():
-    """The delay-line throughput the Versa's firmware guarantees each channel (MEM_WPC) stays
-    below the lowest both-channels maximum in the committed data-path bench, at the board's
-    clock, with some margin."""
+@pytest.mark.parametrize("target, bench_name", [(hw.versa_ecp5, "datapath-versa-ecp5.json"),
+                                                (hw.colorlight_5a_75b,
+                                                 "datapath-colorlight-5a-75b.json")])
+def test_throughput_guarantee_is_below_what_was_measured(target, bench_name):
+    """The delay-line throughput a board's firmware guarantees each channel (MEM_WPC) stays
+    below the lowest both-channels maximum in the board's committed data-path bench, at the
+    board's clock, with some margin."""
     import json
     from pathlib import Path
     from satemu.channel_model import frame_words
 
     bench = json.loads((Path(__file__).resolve().parents[2] / "bench" / "results"
-                        / "datapath-versa-ecp5.json").read_text())
+                        / bench_name).read_text())
     f_clk = bench["board"]["f_clk_hz"]
-    assert f_clk == hw.versa_ecp5.SYS_CLK_FREQ
+    assert f_clk == target.SYS_CLK_FREQ
     both = [r for r in bench["results"].values() if r["channels"] == 2]
     assert {r["length"] for r in both} == {64, 1500}
     measured = min(r["at_max"]["frames_per_s_per_channel"] * frame_words(r["length"]) * 65536
                    / f_clk for r in both)
-    assert 0 < hw.versa_ecp5.MEM_WPC <= 0.91 * measured
+    assert 0 < target.MEM_WPC <= 0.91 * measured
