@@ -26,9 +26,9 @@ which adds two channels, placed at 46.4 MHz (nextpnr's estimate before routing, 
 this board had first; 46.3 MHz with SERV). The channels' 64-bit datapath still carries
 2.56 Gbit/s at 40 MHz, more than a port's line rate.
 
-**This design does not build yet** (docs/hardware.md, "Colorlight 5A-75B"): it packs into 86%
-of the LUTs, where router2 came down to 150 overused wires and then diverged, and nextpnr's
-placement puts the RGMII clocks at 112-113 MHz against their 125.
+**This design does not meet timing yet** (docs/hardware.md, "Colorlight 5A-75B"): it packs into
+86% of the LUTs, where routing is marginal (one netlist routed, the next did not), and the one
+routed build missed 125 MHz on the RGMII clocks (111 and 106 MHz).
 
 The FPGA is too small for the Bandwidth-on-Demand block: both channels are built without it
 (``channel_params``), so this board has no BoD, and its firmware refuses BoD profiles (HELLO

@@ -74,7 +74,8 @@ class EthPort(LiteXModule):
     (RGMII: 8 bits at 125 MHz; a 64-bit FCS engine per byte count would cost thousands of
     LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way;
     ``paced_cdc``: ``hw.cdc.PacedAsyncFIFO`` in their place, its wire side paced (at most a beat
-    every other wire cycle, registered flags, short paths at 125 MHz)."""
+    every other wire cycle, registered flags, short paths at 125 MHz), and a register stage after
+    the receive side's FCS checker (``_cut_after_fcs_check``): the Colorlight's slower FPGA."""
 
     def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32,
                  paced_cdc: bool = False):
@@ -83,6 +84,7 @@ class EthPort(LiteXModule):
         if not with_sys_datapath:
             if paced_cdc:
                 self._paced_crossings(mac, cdc_depth)
+                self._cut_after_fcs_check(mac)
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
@@ -131,6 +133,20 @@ class EthPort(LiteXModule):
             pipeline[index] = paced_crossing(old.sink.description, cd_from, cd_to, depth, paced)
             datapath._submodules[:] = [(n, m) for n, m in datapath._submodules if m is not old]
             datapath.submodules += pipeline[index]
+
+    def _cut_after_fcs_check(self, mac):
+        """A register stage (valid and data) straight after the FCS checker, on the receive side:
+        the checker's error flag comes from comparing its CRC register in the frame's last byte,
+        and went on through the last-byte stage into the width converter's register in the same
+        125 MHz cycle, the critical path of the Colorlight's routed build once the crossings
+        were paced (106-111 MHz). Frames reach the system side one wire cycle later."""
+        from liteeth.mac.crc import LiteEthMACCRC32Checker
+        pipeline = mac.rx_datapath.pipeline
+        index = next(i for i, stage in enumerate(pipeline)
+                     if isinstance(stage, LiteEthMACCRC32Checker))
+        cut = ClockDomainsRenamer("eth_rx")(stream.Buffer(eth_phy_description(8), pipe_valid=True))
+        self.submodules += cut
+        pipeline.insert(index + 1, cut)
 
     def _cut_tx_ready(self, mac):
         """On the byte-wide datapath, LiteEth's transmit stages pass ``ready`` on combinationally
