@@ -276,10 +276,12 @@ def main(argv=None) -> int:
     board.build_board(verbose=True, dram=dram)
     build_s = time.monotonic() - t0
     if dram == "versa":
+        from litedram.modules import MT41K64M16 as geometry
         real, model = versa_phy_settings()
         burst_bits = 128              # the native port behind the widener: one BL8 burst
         module = f"MT41K64M16 (DDR3L x16, 128 MiB), LiteDRAM rate 1:2 at {F_CLK / 1e6:g} MHz"
     else:
+        geometry = target.SDRAM_MODULE
         real, model = colorlight_phy_settings()
         burst_bits = 32               # the native port: one 32-bit word a command
         module = f"M12L64322A (SDR, 32 bits, 8 MiB), LiteDRAM rate 1:1 at {F_CLK / 1e6:g} MHz"
@@ -327,8 +329,6 @@ def main(argv=None) -> int:
         # identical traffic on both keeps their heads in the same bank, on different rows.
         # Staggering the return channel by half a bank period of stored data shows what those
         # row conflicts cost.
-        geometry = (target.SDRAM_MODULE if dram == "colorlight" else
-                    __import__("litedram.modules", fromlist=["MT41K64M16"]).MT41K64M16)
         half_period = geometry.nbanks * geometry.ncols * real.databits // 8 // 2
         staggered = {}
         for length in args.lengths:
