@@ -46,6 +46,17 @@ static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = {
 /* PORT_COUNTERS at the last RESET_STATS, per channel. */
 static uint32_t port_base[2];
 
+/* The statistics counters, in GET_STATS order: their 64-bit counts since the last RESET_STATS,
+ * and the raw register values at the last fold. */
+static const uint16_t counter_regs[] = {
+    SATEMU_REG_RX_FRAMES, SATEMU_REG_RX_BYTES, SATEMU_REG_TX_FRAMES, SATEMU_REG_TX_BYTES,
+    SATEMU_REG_DROP_RUNT, SATEMU_REG_DROP_OVERSIZE, SATEMU_REG_DROP_ERROR,
+    SATEMU_REG_DROP_LOSS, SATEMU_REG_DROP_QUEUE, SATEMU_REG_DROP_MEM,
+    SATEMU_REG_DROP_OVERRUN, SATEMU_REG_LATE,
+};
+#define COUNTERS (sizeof(counter_regs) / sizeof(counter_regs[0]))
+static uint64_t counts[2][COUNTERS], counts_raw[2][COUNTERS];
+
 /* ---- 128-bit unsigned arithmetic, enough for the budget (RV32 has no __int128) ---------- */
 struct u128 { uint64_t hi, lo; };
 
@@ -299,6 +310,49 @@ static size_t status_only(uint8_t *out, uint8_t status)
     return 1;
 }
 
+static uint64_t counter_mask(const struct satemu_hw *hw)
+{
+    return hw->counter_bits && hw->counter_bits < 64 ? (UINT64_C(1) << hw->counter_bits) - 1
+                                                     : UINT64_MAX;
+}
+
+/* Adds what counter i of channel ch counted since its last fold, from the snapshot now in the
+ * registers (any snapshot taken since that fold will do). */
+static void fold_one(const struct satemu_hw *hw, int ch, size_t i)
+{
+    uint64_t raw = read_field(hw, ch, counter_regs[i], 64);
+    counts[ch][i] += (raw - counts_raw[ch][i]) & counter_mask(hw);
+    counts_raw[ch][i] = raw;
+}
+
+/* The next counter satemu_fold_step folds, channel-major; 2 * COUNTERS: none until the next
+ * satemu_fold_start. */
+static size_t fold_next = 2 * COUNTERS;
+
+void satemu_fold_counters(const struct satemu_hw *hw)
+{
+    hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
+    for (int ch = 0; ch < 2; ch++)
+        for (size_t i = 0; i < COUNTERS; i++)
+            fold_one(hw, ch, i);
+    fold_next = 2 * COUNTERS;
+}
+
+void satemu_fold_start(const struct satemu_hw *hw)
+{
+    hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
+    fold_next = 0;
+}
+
+int satemu_fold_step(const struct satemu_hw *hw)
+{
+    if (fold_next >= 2 * COUNTERS)
+        return 0;
+    fold_one(hw, (int)(fold_next / COUNTERS), fold_next % COUNTERS);
+    fold_next++;
+    return 1;
+}
+
 static int pending(const struct satemu_hw *hw)
 {
     return (hw->read(hw->ctx, 0, SATEMU_REG_STATUS) | hw->read(hw->ctx, 1, SATEMU_REG_STATUS)) & 1;
@@ -379,11 +433,8 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         hw->commit(hw->ctx, SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT | (p[0] & SATEMU_COMMIT_RESEED));
         return status_only(out, SATEMU_STATUS_OK);
     case SATEMU_OP_GET_STATS: {
-        static const uint16_t stats_regs[] = {
-            SATEMU_REG_RX_FRAMES, SATEMU_REG_RX_BYTES, SATEMU_REG_TX_FRAMES, SATEMU_REG_TX_BYTES,
-            SATEMU_REG_DROP_RUNT, SATEMU_REG_DROP_OVERSIZE, SATEMU_REG_DROP_ERROR,
-            SATEMU_REG_DROP_LOSS, SATEMU_REG_DROP_QUEUE, SATEMU_REG_DROP_MEM,
-            SATEMU_REG_DROP_OVERRUN, SATEMU_REG_LATE,
+        /* After the counters (counter_regs), the gauges and the snapshot's cycle, as read. */
+        static const uint16_t gauge_regs[] = {
             SATEMU_REG_QUEUE_FRAMES_NOW, SATEMU_REG_QUEUE_BYTES_NOW, SATEMU_REG_QUEUE_FRAMES_HWM,
             SATEMU_REG_QUEUE_BYTES_HWM, SATEMU_REG_MEM_WORDS_NOW, SATEMU_REG_MEM_WORDS_HWM,
             SATEMU_REG_SNAPSHOT_CYCLE,
@@ -392,11 +443,13 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
             return status_only(out, SATEMU_STATUS_BAD_LENGTH);
         if (p[0] > 1)
             return status_only(out, SATEMU_STATUS_BAD_CHANNEL);
-        hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
+        satemu_fold_counters(hw);
         uint8_t *o = out;
         *o++ = SATEMU_STATUS_OK;
-        for (size_t i = 0; i < sizeof(stats_regs) / sizeof(stats_regs[0]); i++)
-            o = put_le(o, read_field(hw, p[0], stats_regs[i], 64), 8);
+        for (size_t i = 0; i < COUNTERS; i++)
+            o = put_le(o, counts[p[0]][i], 8);
+        for (size_t i = 0; i < sizeof(gauge_regs) / sizeof(gauge_regs[0]); i++)
+            o = put_le(o, read_field(hw, p[0], gauge_regs[i], 64), 8);
         /* PORT_COUNTERS: counted since the last RESET_STATS (mod 2^32). */
         o = put_le(o, hw->port_drops ? (uint32_t)(hw->port_drops(hw->ctx, p[0]) - port_base[p[0]]) : 0, 8);
         return (size_t)(o - out);
@@ -405,8 +458,12 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         if (req->length != 0)
             return status_only(out, SATEMU_STATUS_BAD_LENGTH);
         hw->stats(hw->ctx, SATEMU_STATS_CLEAR);
-        for (int ch = 0; ch < 2; ch++)
+        for (int ch = 0; ch < 2; ch++) {
             port_base[ch] = hw->port_drops ? hw->port_drops(hw->ctx, ch) : 0;
+            for (size_t i = 0; i < COUNTERS; i++)
+                counts[ch][i] = counts_raw[ch][i] = 0;    /* the clear zeroed the registers */
+        }
+        fold_next = 2 * COUNTERS;    /* a fold under way would read a snapshot from before */
         return status_only(out, SATEMU_STATUS_OK);
     case SATEMU_OP_BOD_TRACE: {
         /* channel u8, first superframe u32, max records u8 */

@@ -34,6 +34,9 @@ struct satemu_hw {
     /* Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per
      * 65536 cycles (SATEMU_MEM_WPC); 0: not limited. */
     uint32_t mem_wpc;
+    /* Width of the gateware's statistics counters (SATEMU_COUNTER_BITS; 0 means 64). Narrower
+     * counters wrap; satemu_fold_counters keeps the 64-bit counts the host sees. */
+    uint32_t counter_bits;
 };
 
 struct satemu_verdict {
@@ -53,6 +56,16 @@ uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f);
 /* The verdict on a profile for a channel (BoD is allowed only where the hardware has it). */
 void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *fields,
                      struct satemu_verdict *v);
+
+/* Snapshots both channels and adds what each statistics counter counted since its last fold
+ * (modulo its width) to the 64-bit count GET_STATS reports. GET_STATS folds first; a firmware
+ * whose counters are narrower than 64 bits must also fold more often than the fastest counter
+ * wraps (a 32-bit byte count at 1 Gbit/s wraps after 34 s): satemu_fold_start snapshots, then
+ * each satemu_fold_step folds one counter (it returns 0 once all are), so that the main loop
+ * never stops serving the UART for a whole fold (on SERV, about 1,400 cycles a counter). */
+void satemu_fold_counters(const struct satemu_hw *hw);
+void satemu_fold_start(const struct satemu_hw *hw);
+int satemu_fold_step(const struct satemu_hw *hw);
 
 /* Handles one request; writes the response payload (status byte first) to out, which holds
  * SATEMU_MAX_PAYLOAD bytes, and returns its length. */

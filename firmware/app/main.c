@@ -39,7 +39,28 @@ static const struct satemu_hw hw = {
     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR, port_drops,
     SATEMU_BOD_CHANNELS, SATEMU_BOD_RING,         /* the board's return channel, or none */
     SATEMU_MEM_WPC,                               /* delay-line words per 65536 cycles; 0: any */
+    SATEMU_COUNTER_BITS,                          /* the statistics counters' width */
 };
+
+/* Folds the statistics counters into their 64-bit counts once a second (timer0 reloads every
+ * SATEMU_F_CLK cycles and flags each expiry), far more often than the fastest one can wrap: a
+ * snapshot, then a counter each time round the main loop, between the UART's bytes. */
+static void fold_start(void)
+{
+    timer0_en_write(0);
+    timer0_load_write(SATEMU_F_CLK);
+    timer0_reload_write(SATEMU_F_CLK);
+    timer0_ev_pending_write(timer0_ev_pending_read());
+    timer0_en_write(1);
+}
+
+static void fold_when_due(void)
+{
+    if (satemu_fold_step(&hw) || !timer0_ev_pending_read())
+        return;
+    timer0_ev_pending_write(timer0_ev_pending_read());
+    satemu_fold_start(&hw);
+}
 
 static int uart_get(void)
 {
@@ -67,8 +88,10 @@ int main(void)
     sdram_init();
 #endif
     satemu_deframer_init(&deframer);
+    fold_start();
     for (;;) {
         struct satemu_frame req;
+        fold_when_due();
         int c = uart_get();
         if (c < 0 || !satemu_deframe_byte(&deframer, (uint8_t)c, &req))
             continue;

@@ -16,7 +16,7 @@ static uint32_t port_drops(void *ctx, int ch) { (void)ctx; return regs[ch][0] * 
 static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
                                      { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                                      SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8, 40000u };
+                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8, 40000u, 32 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -77,7 +77,7 @@ int main(void)
     struct satemu_hw hw = { &bank, rd, wr, commit, stats, 75000000u, 1000000000u,
                             { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
                             SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                            port_drops, BOD_VEC_BOD_MASK, BOD_VEC_RING, 0 };
+                            port_drops, BOD_VEC_BOD_MASK, BOD_VEC_RING, 0, 0 };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
     /* Profile checks: same verdict as satemu.validate for every shared case. */
@@ -244,6 +244,49 @@ int main(void)
     bank.port[0] = 3;
     n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
     expect(resp[n - 8] == 5 && resp[n - 7] == 0 && resp[n - 1] == 0, "port counter", 0);
+
+    /* 32-bit counters (the Colorlight's): each fold adds what a counter counted since the last
+     * one, across its wrap, so GET_STATS still reports 64-bit counts; RESET_STATS starts them
+     * again from the cleared registers. */
+    hw.counter_bits = 32;
+    expect(request(&hw, SATEMU_OP_RESET_STATS, req, 0, resp) == 1, "reset stats (32)", 0);
+    bank.regs[0][SATEMU_REG_TX_BYTES + 1] = 0;
+    static const uint32_t raw[] = { 0x7fffff00u, 0xffffff00u, 0x100u, 0x80000000u, 0x10u };
+    uint64_t want[] = { 0x7fffff00ull, 0xffffff00ull, 0x100000100ull, 0x180000000ull,
+                        0x200000010ull };
+    for (size_t i = 0; i < N(raw); i++) {
+        bank.regs[0][SATEMU_REG_TX_BYTES] = raw[i];
+        bank.regs[1][SATEMU_REG_RX_FRAMES] = raw[i] / 2;
+        bank.regs[0][SATEMU_REG_TX_BYTES + 1] = 0xdeadu * (i & 1);   /* above the counter: ignored */
+        if (i == 2) {                           /* the firmware's periodic fold, between two reads */
+            satemu_fold_start(&hw);
+            int steps = 0;
+            while (satemu_fold_step(&hw))
+                steps++;
+            expect(steps == 2 * 12, "a fold step per counter", 0);
+        }
+        if (i == 3) {                           /* a fold cut short by GET_STATS still counts */
+            satemu_fold_start(&hw);
+            expect(satemu_fold_step(&hw) && satemu_fold_step(&hw), "fold steps", 3);
+        }
+        n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
+        tx = 0;
+        for (int k = 7; k >= 0; k--)
+            tx = (tx << 8) | resp[1 + 8 * 3 + k];
+        expect(n == 1 + 8 * SATEMU_STATS_FIELDS && tx == want[i], "32-bit counter folded", (long)i);
+    }
+    ch = 1;
+    n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
+    uint64_t rx = 0;
+    for (int k = 7; k >= 0; k--)
+        rx = (rx << 8) | resp[1 + k];
+    expect(rx == 0x200000008ull, "the other channel folded too", 0);
+    satemu_fold_start(&hw);                     /* a fold under way when the reset comes ... */
+    expect(request(&hw, SATEMU_OP_RESET_STATS, req, 0, resp) == 1, "reset stats (32)", 1);
+    expect(!satemu_fold_step(&hw), "... stops there", 0);
+    bank.regs[1][SATEMU_REG_RX_FRAMES] = 3;
+    n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
+    expect(resp[1] == 3 && resp[2] == 0 && resp[5] == 0, "counts restart after a reset", 0);
 
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;

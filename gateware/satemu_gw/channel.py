@@ -111,10 +111,15 @@ class Channel(wiring.Component):
             adm.clear.eq(regs.clear), egress.clear.eq(regs.clear), ingress.clear.eq(regs.clear),
             self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
             self.arrived.eq(ingress.arrived), self.overrun.eq(ingress.overrun),
-            regs.drop_overrun.eq(ingress.drop_overrun),
+            regs.drop_overrun.eq(ingress.drop_overrun[:self.params.counter_bits]),
         ]
-        for name in ENGINE_COUNTERS + ENGINE_GAUGES:
+        # The statistics counters reach the registers at ``counter_bits`` (narrower ones count
+        # modulo 2**bits; synthesis drops the unused upper bits of their adders), the gauges whole.
+        bits = self.params.counter_bits
+        for name in ENGINE_COUNTERS:
+            m.d.comb += getattr(regs, name).eq(getattr(adm, name)[:bits])
+        for name in ENGINE_GAUGES:
             m.d.comb += getattr(regs, name).eq(getattr(adm, name))
         for name in EGRESS_COUNTERS:
-            m.d.comb += getattr(regs, name).eq(getattr(egress, name))
+            m.d.comb += getattr(regs, name).eq(getattr(egress, name)[:bits])
         return m

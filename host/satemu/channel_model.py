@@ -53,12 +53,18 @@ class ChannelParams:
     port_gap: int = 0
     bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
     bod_ring: int = 1024         # superframe records the BoD statistics ring holds
+    # Width of the statistics counters' registers: they read the count modulo 2**bits (the
+    # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
+    # in full.
+    counter_bits: int = 64
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
             raise ValueError("ingress FIFO must hold two longest frames")
         if self.playout_beats < self.max_frame // 8:
             raise ValueError("playout FIFO must hold the longest frame")
+        if not 32 <= self.counter_bits <= 64:
+            raise ValueError("statistics counters must be 32 to 64 bits wide")
 
     @property
     def max_beats(self) -> int:

@@ -54,7 +54,10 @@ def proto_header(hw: ChannelParams | None = None) -> str:
               f"#define SATEMU_LATENCY_FLOOR {hw.latency_floor}",
               f"#define SATEMU_BOD_RING {hw.bod_ring}",
               "/* The channels with the BoD block, a bit each (the return channel's, or none). */",
-              f"#define SATEMU_BOD_CHANNELS {(1 << P.CHANNEL_RETURN) if hw.bod else 0}u"]
+              f"#define SATEMU_BOD_CHANNELS {(1 << P.CHANNEL_RETURN) if hw.bod else 0}u",
+              "/* The statistics counters' width: narrower ones wrap, and the firmware folds them",
+              " * into 64-bit counts (satemu_fold_counters). */",
+              f"#define SATEMU_COUNTER_BITS {hw.counter_bits}"]
     lines.append(f"#define SATEMU_CFG_FIELDS {len(CFG_FIELDS)}")
     for name, value in (("COMMIT_APPLY", COMMIT_APPLY), ("COMMIT_RESEED", COMMIT_RESEED),
                         ("COMMIT_LAYOUT", COMMIT_LAYOUT), ("STATS_SNAPSHOT", STATS_SNAPSHOT),

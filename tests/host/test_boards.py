@@ -96,6 +96,22 @@ def test_each_firmware_is_told_its_bod_channels(name):
     assert "SATEMU_BOD_CHANNELS, SATEMU_BOD_RING" in main_c
 
 
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_each_firmware_is_told_its_counter_width(name):
+    """Both channels' statistics counters have one width, which the firmware's header gives it
+    (satemu_fold_counters folds every counter with it)."""
+    import re
+    from satemu.gen_c import proto_header
+
+    params_for = _sources()[name][4]
+    assert params_for(True).counter_bits == params_for(False).counter_bits
+    (bits,) = re.findall(r"^#define SATEMU_COUNTER_BITS (\d+)$", proto_header(params_for(True)),
+                         re.M)
+    assert int(bits) == params_for(False).counter_bits == BOARDS[name].hardware.params.counter_bits
+    main_c = (Path(hw.bitstream.ROOT) / "firmware" / "app" / "main.c").read_text()
+    assert "SATEMU_COUNTER_BITS," in main_c and "satemu_fold_start(&hw)" in main_c
+
+
 def test_the_table_is_what_the_boards_say():
     """Spelled out, so that a change to a board shows here as well as in its target."""
     sim_hw, versa, colorlight = (BOARDS[n].hardware for n in ("sim", "versa-ecp5",
@@ -104,6 +120,8 @@ def test_the_table_is_what_the_boards_say():
     assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 6000)
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
                                                                          4600)
+    assert (sim_hw.params.counter_bits, versa.params.counter_bits,
+            colorlight.params.counter_bits) == (64, 64, 32)
     assert colorlight.params.queue_depth == 512
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
