@@ -21,6 +21,7 @@ bench: bootstrap
 	$(PY) bench/bench_board.py
 	$(PY) bench/bench_datapath.py
 	$(PY) bench/bench_datapath.py --board colorlight-5a-75b
+	$(PY) -m hw.bitstream --board colorlight-5a-75b
 
 bitstream: bootstrap
 	$(PY) -m hw.bitstream --board $(BOARD)

@@ -64,7 +64,7 @@ BOARDS: dict[str, Board] = {
         mem_words=1 << 18,                  # 2 MiB per channel, the SDRAM's upper half
         port_bps=1_000_000_000,
         params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
-                             bod_ring=512),
+                             bod_ring=512, counter_bits=32),   # the firmware folds the counters
         bod_channels=(),
         mem_wpc=4600),                      # measured by bench/bench_datapath.py, less 10%
         # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
