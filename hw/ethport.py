@@ -122,39 +122,39 @@ class EthPort(LiteXModule):
             tx.error.eq(0),
         ]
 
+    @staticmethod
+    def _replace_stage(datapath, kind, make):
+        """Put ``make(old)`` in place of the stage of ``datapath``'s pipeline that is a ``kind``:
+        the old stage leaves the datapath altogether (its submodules and its pipeline), before
+        the pipeline is connected."""
+        pipeline = datapath.pipeline
+        index = next(i for i, stage in enumerate(pipeline) if isinstance(stage, kind))
+        old = pipeline[index]
+        pipeline[index] = make(old)
+        datapath._submodules[:] = [(n, m) for n, m in datapath._submodules if m is not old]
+        datapath.submodules += pipeline[index]
+
     def _paced_crossings(self, mac, depth: int):
         """Put a ``hw.cdc.paced_crossing`` in place of each of LiteEth's clock-domain crossings:
         transmit from ``sys`` to ``eth_tx``, paced on its read side, receive from ``eth_rx`` to
-        ``sys``, paced on its write side. LiteEth's own crossing leaves the datapath altogether
-        (its submodules and its pipeline), before the pipeline is connected."""
+        ``sys``, paced on its write side."""
         from hw.cdc import paced_crossing
         for datapath, cd_from, cd_to, paced in ((mac.tx_datapath, "sys", "eth_tx", "read"),
                                                (mac.rx_datapath, "eth_rx", "sys", "write")):
-            pipeline = datapath.pipeline
-            index = next(i for i, stage in enumerate(pipeline)
-                         if isinstance(stage, stream.ClockDomainCrossing))
-            old = pipeline[index]
-            pipeline[index] = paced_crossing(old.sink.description, cd_from, cd_to, depth, paced)
-            datapath._submodules[:] = [(n, m) for n, m in datapath._submodules if m is not old]
-            datapath.submodules += pipeline[index]
+            self._replace_stage(datapath, stream.ClockDomainCrossing,
+                                lambda old: paced_crossing(old.sink.description, cd_from, cd_to,
+                                                           depth, paced))
 
     def _registered_fcs_check(self, mac):
         """``hw.fcs.RegisteredFCSChecker`` in place of LiteEth's FCS checker (the receive side's
         critical path of the Colorlight's routed builds: the incoming byte, the CRC engine and
-        the comparison into the error flag in one 125 MHz cycle, 8.6 ns, 116 MHz). LiteEth's
-        checker leaves the datapath, its submodules and pipeline, as in ``_paced_crossings``;
-        its error pulse, and so LiteEth's ``crc_errors`` count, which nothing reads (a bad FCS
-        reaches the channel as ``drop_error``), goes with it."""
+        the comparison into the error flag in one 125 MHz cycle, 8.6 ns, 116 MHz). Its error
+        pulse, and so LiteEth's ``crc_errors`` count, which nothing reads (a bad FCS reaches
+        the channel as ``drop_error``), goes with LiteEth's checker."""
         from liteeth.mac.crc import LiteEthMACCRC32Checker
         from hw.fcs import RegisteredFCSChecker
-        datapath = mac.rx_datapath
-        pipeline = datapath.pipeline
-        index = next(i for i, stage in enumerate(pipeline)
-                     if isinstance(stage, LiteEthMACCRC32Checker))
-        old = pipeline[index]
-        pipeline[index] = ClockDomainsRenamer("eth_rx")(RegisteredFCSChecker())
-        datapath._submodules[:] = [(n, m) for n, m in datapath._submodules if m is not old]
-        datapath.submodules += pipeline[index]
+        self._replace_stage(mac.rx_datapath, LiteEthMACCRC32Checker,
+                            lambda old: ClockDomainsRenamer("eth_rx")(RegisteredFCSChecker()))
 
     def _cut_before_preamble(self, mac):
         """A register stage that holds ``ready`` as well as ``valid`` between the transmit side's
@@ -172,16 +172,16 @@ class EthPort(LiteXModule):
         pipeline.insert(index, cut)
 
     def _cut_after_fcs_check(self, mac):
-        """A register stage (valid and data) straight after the FCS checker, on the receive side:
-        the checker's error flag comes from comparing its CRC register in the frame's last byte,
-        and went on through the last-byte stage into the width converter's register in the same
-        125 MHz cycle, the critical path of the Colorlight's routed build once the crossings
-        were paced (106-111 MHz). Frames reach the system side one wire cycle later."""
-        from liteeth.mac.crc import LiteEthMACCRC32Checker
+        """A register stage (valid and data) straight after the FCS checker, on the receive side.
+        With LiteEth's checker, its error flag went on through the last-byte stage into the width
+        converter's register in the same 125 MHz cycle, the critical path of the Colorlight's
+        first routed build (106-111 MHz); ``hw.fcs``'s checker, which replaces it, still ends in
+        a 32-bit comparison, so the stage stays. Frames reach the system side one wire cycle
+        later."""
         from hw.fcs import RegisteredFCSChecker
         pipeline = mac.rx_datapath.pipeline
         index = next(i for i, stage in enumerate(pipeline)
-                     if isinstance(stage, (LiteEthMACCRC32Checker, RegisteredFCSChecker)))
+                     if isinstance(stage, RegisteredFCSChecker))
         cut = ClockDomainsRenamer("eth_rx")(stream.Buffer(eth_phy_description(8), pipe_valid=True))
         self.submodules += cut
         pipeline.insert(index + 1, cut)

@@ -329,15 +329,6 @@ static void fold_one(const struct satemu_hw *hw, int ch, size_t i)
  * satemu_fold_start. */
 static size_t fold_next = 2 * COUNTERS;
 
-void satemu_fold_counters(const struct satemu_hw *hw)
-{
-    hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
-    for (int ch = 0; ch < 2; ch++)
-        for (size_t i = 0; i < COUNTERS; i++)
-            fold_one(hw, ch, i);
-    fold_next = 2 * COUNTERS;
-}
-
 void satemu_fold_start(const struct satemu_hw *hw)
 {
     hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
@@ -351,6 +342,13 @@ int satemu_fold_step(const struct satemu_hw *hw)
     fold_one(hw, (int)(fold_next / COUNTERS), fold_next % COUNTERS);
     fold_next++;
     return 1;
+}
+
+void satemu_fold_counters(const struct satemu_hw *hw)
+{
+    satemu_fold_start(hw);
+    while (satemu_fold_step(hw))
+        ;
 }
 
 static int pending(const struct satemu_hw *hw)

@@ -45,7 +45,7 @@ static const struct satemu_hw hw = {
 /* Folds the statistics counters into their 64-bit counts once a second (timer0 reloads every
  * SATEMU_F_CLK cycles and flags each expiry), far more often than the fastest one can wrap: a
  * snapshot, then a counter each time round the main loop, between the UART's bytes. */
-static void fold_start(void)
+static void fold_timer_start(void)
 {
     timer0_en_write(0);
     timer0_load_write(SATEMU_F_CLK);
@@ -88,7 +88,7 @@ int main(void)
     sdram_init();
 #endif
     satemu_deframer_init(&deframer);
-    fold_start();
+    fold_timer_start();
     for (;;) {
         struct satemu_frame req;
         fold_when_due();
