@@ -32,7 +32,7 @@ IDLE_STEP = 1 << 22          # how far the board may run when no endpoint has a 
 @dataclass
 class CoSim:
     """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
-    ``satemu.quic.endpoints.BulkClient``/``BulkServer``: ``transmit(now)``, ``timer(now)``,
+    ``satemu.quic.bulk.BulkClient``/``BulkServer``: ``transmit(now)``, ``timer(now)``,
     ``handle_timer(now)``, ``receive(data, now)``, and ``local``/``remote`` addressing."""
 
     eth: EthPorts
@@ -156,8 +156,9 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
     from satemu import protocol as P
     from satemu.device import Device
     from satemu.profile import load_profile
-    from satemu.quic.endpoints import (AckPolicy, BulkClient, BulkServer, deterministic,
-                                       make_configs)
+    from satemu.quic.ackpolicy import AckPolicy
+    from satemu.quic.bulk import BulkClient, BulkServer, make_configs
+    from satemu.quic.determinism import deterministic
 
     policy = AckPolicy.parse(ack)
     server_policy = policy if policy.kind == "ack-frequency" else "default"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""BoD superframe records in physical units: CSV rows and the demand-against-grant plot.
+"""BoD superframe records in physical units, as CSV rows.
 
 A row per superframe record, columns (:data:`COLUMNS`, in this order):
 
@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 from .bod_model import BodRecord
 from .regmap import BOD_RATE_ONE
 
-__all__ = ["COLUMNS", "records_to_rows", "write_csv", "plot_demand_grant"]
+__all__ = ["COLUMNS", "records_to_rows", "write_csv"]
 
 COLUMNS = ["sf", "cycle", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "background_slots",
            "granted_cra", "granted_rbdc", "granted_vbdc", "granted_fca", "granted_slots",
@@ -68,35 +68,3 @@ def write_csv(rows: Sequence[dict], path) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
-
-
-def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
-    """Requested capacity (RBDC rate plus the VBDC volume spread over its superframe) against
-    the granted and the used rate per superframe, with the terminal's backlog on a second axis;
-    a PNG."""
-    from .report import _figure, _headroom, _save
-    path = Path(path)
-    # The superframe from the rows themselves: time_s is sf x superframe.
-    late = max(rows, key=lambda r: r["sf"], default=None)
-    superframe_s = late["time_s"] / late["sf"] if late and late["sf"] else 1.0
-    t = [r["time_s"] for r in rows]
-    demand = [r["rbdc_req_kbps"] + r["vbdc_req_bytes"] * 8 / superframe_s / 1000 for r in rows]
-    granted = [r["granted_kbps"] for r in rows]
-    used = [r["used_kbps"] for r in rows]
-    fig, ax = _figure()
-    ax.plot(t, demand, drawstyle="steps-post", color="tab:orange", label="requested (RBDC + VBDC)")
-    ax.plot(t, granted, drawstyle="steps-post", color="tab:blue", label="granted")
-    ax.plot(t, used, drawstyle="steps-post", color="tab:green", label="used")
-    _headroom(ax, max(demand + granted + used, default=0))
-    ax.set_xlabel("time since superframe 0 began (s)")
-    ax.set_ylabel("kbit/s of slot payload per superframe")
-    ax.set_title(title)
-    backlog = ax.twinx()
-    backlog.plot(t, [r["backlog_bytes"] / 1000 for r in rows], color="tab:red", alpha=0.6,
-                 linewidth=1, label="backlog")
-    _headroom(backlog, max((r["backlog_bytes"] / 1000 for r in rows), default=0))
-    backlog.set_ylabel("backlog at the superframe's start (KB)")
-    lines = ax.get_legend_handles_labels()
-    more = backlog.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper right")
-    return _save(fig, path)

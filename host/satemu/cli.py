@@ -122,7 +122,8 @@ def cmd_stats(args) -> int:
 
 
 def cmd_bod_trace(args) -> int:
-    from .bod_trace import plot_demand_grant, records_to_rows, write_csv
+    from .bod_trace import records_to_rows, write_csv
+    from .report.plots import plot_demand_grant
     if not 0 <= args.from_sf < 1 << 32:
         raise ProfileError(f"--from {args.from_sf}: a superframe number, 0 .. {(1 << 32) - 1}")
     with Device(args.port, timeout=args.timeout) as dev:
@@ -211,7 +212,7 @@ def _simulated_board(args):
 def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None):
     """One QUIC download across the simulated board, with a progress line."""
     from sim.cosim import run_transfer
-    from .report import ProgressLine
+    from .report.progress import ProgressLine
     line = ProgressLine(size, f_clk=state["hello"]["f_clk"], every=5.0)
     last = {}
 
@@ -247,7 +248,7 @@ def _size(text: str) -> int:
 
 
 def _check_ack(text: str) -> str:
-    from .quic.endpoints import AckPolicy
+    from .quic.ackpolicy import AckPolicy
     try:
         return str(AckPolicy.parse(text))
     except ValueError as e:
@@ -267,8 +268,9 @@ def _print_outcome(head: str, t, s: dict) -> None:
 def cmd_quic_realtime(args, size: int, ack: str) -> int:
     """`satemu quic --realtime`: the endpoints in two network namespaces, in real time, across
     whatever links the two interfaces (a board, a TAP bridge, a veth pair)."""
-    from .quic.realtime import RealtimeError, run_realtime
-    from .report import write_transfer
+    from .quic.netns import RealtimeError
+    from .quic.realtime import run_realtime
+    from .report.files import write_transfer
     if not (args.client_if and args.server_if):
         raise ProfileError("--realtime needs --client-if and --server-if")
     out = Path(args.out or f"satemu-quic-realtime-{args.size}-{ack.replace(':', '')}")
@@ -289,7 +291,7 @@ def cmd_quic_realtime(args, size: int, ack: str) -> int:
 
 
 def cmd_quic(args) -> int:
-    from .report import write_transfer
+    from .report.files import write_transfer
     size, ack = _size(args.size), _check_ack(args.ack)
     if args.realtime:
         return cmd_quic_realtime(args, size, ack)
@@ -309,7 +311,9 @@ def cmd_quic(args) -> int:
 
 
 def cmd_experiment(args) -> int:
-    from .report import PLOT_NAMES, experiment_markdown, format_table, write_transfer
+    from .report.files import write_transfer
+    from .report.plots import PLOT_NAMES
+    from .report.tables import experiment_markdown, format_table
     # A profile given as a file is filed under its name in the output.
     names = {p: load_profile(p).name for p in args.profile}
     sizes = [(text, _size(text)) for text in args.sizes.split(",")]

@@ -13,12 +13,13 @@ from satemu import device as device_mod
 from satemu import protocol as P
 from satemu.bod_model import BodRecord, check_bod, pack_record
 from satemu.boards import BOARDS
-from satemu.bod_trace import COLUMNS, plot_demand_grant, records_to_rows, write_csv
+from satemu.bod_trace import COLUMNS, records_to_rows, write_csv
 from satemu.channel_model import ChannelRegs, delay_line_traffic, simulate
 from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.profile import Hardware, ProfileError, builtin_profiles, load_profile, parse_profile
 from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP)
+from satemu.report.plots import plot_demand_grant
 from satemu.validate import Limits, validate
 
 SIM = BOARDS["sim"].hardware

@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from satemu.ether import WIRE_OVERHEAD
-from satemu.quic.endpoints import (TP_MIN_ACK_DELAY, AckPolicy, BulkClient, BulkServer,
-                                   PolicyConnection, VirtualTimeTrace, _tlv_items, deterministic,
-                                   make_configs, payload_bytes, server_certificate)
+from satemu.quic.ackpolicy import TP_MIN_ACK_DELAY, AckPolicy, PolicyConnection, tlv_items
+from satemu.quic.bulk import BulkClient, BulkServer, make_configs, payload_bytes
+from satemu.quic.determinism import VirtualTimeTrace, deterministic, server_certificate
 from satemu.quic.packets import build_frame, parse_frame
 
 SIZE = 200_000
@@ -223,7 +223,7 @@ def test_transport_parameters_advertised():
         conn.connect(("10.0.0.1", 4433), now=0.0)
         raw = conn._serialize_transport_parameters()
         assert pull_quic_transport_parameters(Buffer(data=raw)).max_ack_delay == 40
-        assert (TP_MIN_ACK_DELAY in dict(_tlv_items(raw))) == has_min
+        assert (TP_MIN_ACK_DELAY in dict(tlv_items(raw))) == has_min
 
 
 def test_datagram_info_of_the_first_flight():
@@ -318,7 +318,8 @@ def test_payload_pattern():
 
 
 def test_aioquic_internals_pinned():
-    """The aioquic internals endpoints.py relies on; if this fails, re-read aioquic's sources."""
+    """The aioquic internals ackpolicy.py and determinism.py rely on; if this fails, re-read
+    aioquic's sources."""
     assert aioquic.__version__ == "1.2.0"
 
     def params(fn):

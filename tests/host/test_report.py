@@ -5,8 +5,11 @@ import io
 import json
 from dataclasses import replace
 
-from satemu.report import (ProgressLine, bin_width, binned, experiment_markdown, format_table,
-                           plot_transfer, summarize, write_packets_csv, write_transfer)
+from satemu.report.files import write_packets_csv, write_transfer
+from satemu.report.metrics import bin_width, binned, summarize
+from satemu.report.plots import plot_transfer
+from satemu.report.progress import ProgressLine
+from satemu.report.tables import experiment_markdown, format_table
 from satemu.transfer import Delivery, PacketRecord, Transfer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

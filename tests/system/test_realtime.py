@@ -16,6 +16,7 @@ import subprocess
 
 import pytest
 
+from satemu.quic import aio, capture, netns
 from satemu.quic import realtime as rt
 from satemu.quic.packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, build_frame
 
@@ -25,8 +26,8 @@ PID = os.getpid()
 
 def _ip():
     try:
-        return rt._ip_binary()
-    except rt.RealtimeError:
+        return netns._ip_binary()
+    except netns.RealtimeError:
         return None
 
 
@@ -82,7 +83,7 @@ def veth(ip):
 @pytest.fixture(scope="module")
 def netem(ip, veth):
     """netem "delay 10ms" when tc and sch_netem are available, else None (no added delay)."""
-    tc = shutil.which("tc", path=os.pathsep.join([os.environ.get("PATH", ""), *rt.IP_SEARCH]))
+    tc = shutil.which("tc", path=os.pathsep.join([os.environ.get("PATH", ""), *netns.IP_SEARCH]))
     if tc is None:
         return None
     a, _b = veth()
@@ -133,16 +134,16 @@ def test_policy_connection_runs_under_aioquics_asyncio_api():
     from aioquic.asyncio import server as aio_server
     from aioquic.quic.connection import QuicConnection
 
-    with rt.policy_connections("ratio:3") as factory:
+    with aio.policy_connections("ratio:3") as factory:
         assert aio_client.QuicConnection is factory and aio_server.QuicConnection is factory
     assert aio_client.QuicConnection is QuicConnection
     assert aio_server.QuicConnection is QuicConnection
 
     async def transfer():
         bound = asyncio.get_running_loop().create_future()
-        server = asyncio.create_task(rt.serve_bulk("127.0.0.1", 0, ready=bound.set_result))
-        client = await rt.fetch_bulk("127.0.0.1", (await bound)[1], 200_000, ack="ratio:10",
-                                     timeout=30)
+        server = asyncio.create_task(aio.serve_bulk("127.0.0.1", 0, ready=bound.set_result))
+        client = await aio.fetch_bulk("127.0.0.1", (await bound)[1], 200_000, ack="ratio:10",
+                                      timeout=30)
         return client, await asyncio.wait_for(server, 10)
 
     client, server = asyncio.run(transfer())
@@ -167,27 +168,27 @@ def test_capture_header_parsing_matches_the_frames():
     for payload in (b"\x40" * 10, b"\x40" * MAX_UDP_PAYLOAD):
         frame = build_frame(SERVER, CLIENT, payload, 7)
         raw = len(frame.rstrip(b"\0")) if len(payload) < 20 else len(frame)
-        assert rt._parse_head(frame[:rt.SNAPLEN], len(frame), hosts) == (
+        assert capture._parse_head(frame[:capture.SNAPLEN], len(frame), hosts) == (
             SERVER.ipv4, CLIENT.ipv4, SERVER.port, CLIENT.port, len(payload))
-        assert rt._parse_head(frame[:rt.SNAPLEN], raw, hosts)[4] == len(payload)
+        assert capture._parse_head(frame[:capture.SNAPLEN], raw, hosts)[4] == len(payload)
     bad = bytearray(build_frame(CLIENT, SERVER, b"x" * 100, 1))
     bad[24] ^= 1                                              # IPv4 header checksum
     with pytest.raises(ValueError):
-        rt._parse_head(bytes(bad[:64]), len(bad), hosts)
+        capture._parse_head(bytes(bad[:64]), len(bad), hosts)
     other = build_frame(CLIENT, SERVER.__class__(SERVER.mac, "10.0.0.9", 1), b"x", 1)
-    assert rt._parse_head(other[:64], len(other), hosts) is None
+    assert capture._parse_head(other[:64], len(other), hosts) is None
 
 
 def test_clear_errors_without_root_or_ip(monkeypatch):
-    monkeypatch.setattr(rt.os, "geteuid", lambda: 1000)
-    with pytest.raises(rt.RealtimeError, match="needs root"):
-        with rt.Namespaces("a0", "b0"):
+    monkeypatch.setattr(netns.os, "geteuid", lambda: 1000)
+    with pytest.raises(netns.RealtimeError, match="needs root"):
+        with netns.Namespaces("a0", "b0"):
             pass
     monkeypatch.undo()
     if os.geteuid() == 0:
-        monkeypatch.setattr(rt.shutil, "which", lambda *a, **k: None)
-        with pytest.raises(rt.RealtimeError, match="'ip' command"):
-            with rt.Namespaces("a0", "b0"):
+        monkeypatch.setattr(netns.shutil, "which", lambda *a, **k: None)
+        with pytest.raises(netns.RealtimeError, match="'ip' command"):
+            with netns.Namespaces("a0", "b0"):
                 pass
 
 
@@ -197,10 +198,10 @@ def test_clear_errors_without_root_or_ip(monkeypatch):
 def test_missing_interface_is_a_clear_error_and_leaves_nothing(ip, veth):
     a, _b = veth()
     before = _run(ip, "netns", "list").stdout
-    with pytest.raises(rt.RealtimeError, match="does not exist"):
+    with pytest.raises(netns.RealtimeError, match="does not exist"):
         rt.run_realtime(a, "nosuch0", SIZE)
-    with pytest.raises(rt.RealtimeError, match="does not exist"):
-        with rt.Namespaces("nosuch0", a):
+    with pytest.raises(netns.RealtimeError, match="does not exist"):
+        with netns.Namespaces("nosuch0", a):
             pass
     assert _run(ip, "netns", "list").stdout == before
     assert _run(ip, "link", "show", "dev", a).returncode == 0      # still in the root namespace
@@ -226,13 +227,13 @@ def test_endpoint_logs_agree_with_the_captures(runs, ack):
     capture once, incoming (a veth loses nothing), in the same order and size; the capture
     stamps it after the endpoint handed it to the kernel."""
     t, out = runs(ack)
-    at_client, meta_c = rt.read_capture(out / "client.capture")
-    at_server, meta_s = rt.read_capture(out / "server.capture")
+    at_client, meta_c = capture.read_capture(out / "client.capture")
+    at_server, meta_s = capture.read_capture(out / "server.capture")
     for meta in (meta_c, meta_s):
         assert meta["trailer"]["kernel_drops"] == 0 and meta["undecodable"] == 0
     for log_name, sender, receiver, src in (("server.json", at_server, at_client, SERVER.ipv4),
                                             ("client.json", at_client, at_server, CLIENT.ipv4)):
-        log = rt.read_endpoint_log(out / log_name)["datagrams"]
+        log = aio.read_endpoint_log(out / log_name)["datagrams"]
         sent = [f for f in sender if f.outgoing and f.src == src]
         got = [f for f in receiver if not f.outgoing and f.src == src]
         assert [d[1] for d in log] == _sizes(sent) == _sizes(got)
@@ -278,7 +279,7 @@ def test_external_endpoints_complete_with_capture_metrics(runs):
 
 
 def test_write_transfer_accepts_a_realtime_transfer(runs, tmp_path):
-    from satemu.report import write_transfer
+    from satemu.report.files import write_transfer
     t, _out = runs("ratio:2")
     s = write_transfer(t, tmp_path)
     assert (tmp_path / "result.json").exists() and (tmp_path / "packets.csv").exists()

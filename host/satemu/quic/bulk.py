@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The bulk download over PolicyConnection, sans-I/O in virtual time, and its configurations."""
+
+# Everything here is sans-I/O: the caller owns the clock and passes ``now`` (seconds, float) into
+# every call; nothing reads the wall clock. A driver (see IdealLink in
+# tests/host/test_quic_endpoints.py) does: on arrival, receive() then transmit(); when timer()
+# falls due, handle_timer() then transmit(); after either, re-read timer().
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aioquic.buffer import Buffer
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.congestion.base import K_GRANULARITY
+from aioquic.quic.connection import QuicConnection
+from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, StreamDataReceived,
+                                 StreamReset)
+from aioquic.quic.packet import QuicPacketType, pull_quic_header
+from cryptography.hazmat.primitives import serialization
+
+from .ackpolicy import AckPolicy, DatagramInfo, EndpointConfiguration, PolicyConnection
+from .determinism import SERVER_NAME, VirtualTimeLogger, server_certificate
+from .packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, Endpoint
+
+__all__ = ["ALPN", "BulkClient", "BulkServer", "make_configs", "payload_bytes"]
+
+ALPN = "satemu"
+MIB = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# configurations
+
+def make_configs(cc: str = "reno", max_ack_delay_ms: float = 25.0, flow_window: int = 64 * MIB,
+                 *, max_datagram_size: int = MAX_UDP_PAYLOAD, initial_rtt_ms: float = 100.0,
+                 qlog: bool = False
+                 ) -> tuple[EndpointConfiguration, EndpointConfiguration]:
+    """(client, server) configurations for one connection across the link.
+
+    ``flow_window`` sets both connection (max_data) and per-stream (max_stream_data) credit; the
+    64 MiB default is over three times a 600 ms x 250 Mbit/s bandwidth-delay product (18.75 MB),
+    so flow control never limits a transfer. ``max_datagram_size`` is the UDP payload size
+    (1472 fills a 1518-byte Ethernet frame). ``initial_rtt_ms`` is aioquic's default (100 ms);
+    RFC 9002 suggests 333 ms, which avoids spurious handshake PTOs on a GEO path.
+    """
+    if cc not in ("reno", "cubic"):
+        raise ValueError(f"congestion control {cc!r}: aioquic has 'reno' and 'cubic'")
+    if not 0 < max_ack_delay_ms < 1 << 14:
+        raise ValueError(f"max_ack_delay {max_ack_delay_ms} ms is outside (0, 16384) ms")
+    if flow_window < 1:
+        raise ValueError("flow_window must be positive")
+    common = dict(alpn_protocols=[ALPN], congestion_control_algorithm=cc,
+                  max_data=flow_window, max_stream_data=flow_window,
+                  max_datagram_size=max_datagram_size, initial_rtt=initial_rtt_ms / 1000.0,
+                  max_ack_delay=max_ack_delay_ms / 1000.0,
+                  min_ack_delay=min(K_GRANULARITY, max_ack_delay_ms / 1000.0))
+    cert, key = server_certificate()
+    client = EndpointConfiguration(is_client=True, server_name=SERVER_NAME,
+                                   cadata=cert.public_bytes(serialization.Encoding.PEM),
+                                   quic_logger=VirtualTimeLogger() if qlog else None, **common)
+    server = EndpointConfiguration(is_client=False, certificate=cert, private_key=key,
+                                   quic_logger=VirtualTimeLogger() if qlog else None, **common)
+    return client, server
+
+
+# ---------------------------------------------------------------------------------------------
+# bulk transfer application
+
+_PATTERN = bytes(range(256))
+
+
+def payload_bytes(offset: int, length: int) -> bytes:
+    """Bytes ``offset .. offset + length`` of the transfer payload (a repeating 0..255 ramp)."""
+    start = offset % len(_PATTERN)
+    reps = (start + length + len(_PATTERN) - 1) // len(_PATTERN)
+    return (_PATTERN * reps)[start:start + length]
+
+
+class _Peer:
+    """Shared driver surface: receive, transmit, timers; ``conn`` is the PolicyConnection."""
+
+    conn: Optional[PolicyConnection]
+    remote: Endpoint
+
+    def transmit(self, now: float) -> list[tuple[bytes, DatagramInfo]]:
+        """Datagrams to send now, each with its :class:`DatagramInfo`."""
+        if self.conn is None:
+            return []
+        datagrams = self.conn.datagrams_to_send(now)
+        return [(data, info) for (data, _addr), info in zip(datagrams,
+                                                            self.conn.last_datagrams_info())]
+
+    def timer(self, now: float) -> Optional[float]:
+        """When :meth:`handle_timer` is next due (strictly after ``now``), or None."""
+        return self.conn.next_timer(now) if self.conn is not None else None
+
+    def handle_timer(self, now: float) -> None:
+        if self.conn is not None:
+            self.conn.handle_timer(now)
+            self._events(now)
+
+    def receive(self, data: bytes, now: float) -> None:
+        self.conn.receive_datagram(data, self.remote.addr, now)
+        self._events(now)
+
+    def _events(self, now: float) -> None:
+        while (event := self.conn.next_event()) is not None:
+            self.on_event(event, now)
+
+    def on_event(self, event: Any, now: float) -> None:
+        if isinstance(event, ConnectionTerminated):
+            self.terminated = event
+
+
+class BulkAnswers:
+    """The server's half of the bulk application, whatever drives the connection (virtual time
+    here, aioquic's asyncio API in satemu.quic.aio): ``GET <size>\\n`` on a client stream
+    is answered with ``size`` bytes of :func:`payload_bytes` and FIN; a bad request resets the
+    stream."""
+
+    def __init__(self) -> None:
+        self.requests: dict[int, bytes] = {}
+        self.served: dict[int, int] = {}        # stream -> bytes sent (-1: a bad request)
+
+    def answer(self, conn: QuicConnection, event: StreamDataReceived) -> bool:
+        """Take a stream's data; True once the stream got its answer (in this call)."""
+        if event.stream_id in self.served:
+            return False
+        request = self.requests.get(event.stream_id, b"") + event.data
+        self.requests[event.stream_id] = request
+        if b"\n" not in request:
+            return False
+        words = request.split(b"\n", 1)[0].split()
+        if len(words) != 2 or words[0] != b"GET" or not words[1].isdigit():
+            conn.reset_stream(event.stream_id, error_code=1)
+            self.served[event.stream_id] = -1
+        else:
+            size = int(words[1])
+            self.served[event.stream_id] = size
+            conn.send_stream_data(event.stream_id, payload_bytes(0, size), end_stream=True)
+        return True
+
+
+class BulkDownload:
+    """The client's half of the bulk application: asks for ``size`` bytes on a new stream and
+    checks what arrives against :func:`payload_bytes` (the first difference is the error)."""
+
+    size: Optional[int] = None
+    stream_id: Optional[int] = None
+    received = 0
+    error: Optional[str] = None
+    verify = True
+
+    def ask(self, conn: QuicConnection, size: int) -> None:
+        self.size = size
+        self.stream_id = conn.get_next_available_stream_id()
+        conn.send_stream_data(self.stream_id, f"GET {size}\n".encode(), end_stream=True)
+
+    def take(self, event: StreamDataReceived) -> Optional[bool]:
+        """Data on our stream: None until it ends, then True if every byte came and was right,
+        else False (with ``error`` set)."""
+        if self.verify and self.error is None and \
+                event.data != payload_bytes(self.received, len(event.data)):
+            self.error = f"payload differs at offset {self.received}"
+        self.received += len(event.data)
+        if not event.end_stream:
+            return None
+        if self.received == self.size and self.error is None:
+            return True
+        if self.error is None:
+            self.error = f"stream ended after {self.received} of {self.size} bytes"
+        return False
+
+
+class BulkServer(_Peer, BulkAnswers):
+    """The gateway: answers ``GET <size>\\n`` on a client stream with ``size`` bytes and FIN."""
+
+    def __init__(self, configuration: QuicConfiguration, policy: "str | AckPolicy" = "default",
+                 local: Endpoint = SERVER, remote: Endpoint = CLIENT) -> None:
+        BulkAnswers.__init__(self)
+        self.configuration = configuration
+        self.policy = AckPolicy.parse(policy)
+        self.local, self.remote = local, remote
+        self.conn = None
+        self.terminated: Optional[ConnectionTerminated] = None
+
+    def receive(self, data: bytes, now: float) -> None:
+        if self.conn is None:
+            try:
+                header = pull_quic_header(Buffer(data=data),
+                                          host_cid_length=self.configuration.connection_id_length)
+            except ValueError:
+                return                                  # not QUIC: nothing to answer
+            if header.packet_type != QuicPacketType.INITIAL:
+                return                                  # a connection starts with an Initial
+            self.conn = PolicyConnection(
+                self.configuration, policy=self.policy,
+                original_destination_connection_id=header.destination_cid)
+        super().receive(data, now)
+
+    def on_event(self, event: Any, now: float) -> None:
+        super().on_event(event, now)
+        if isinstance(event, StreamDataReceived):
+            self.answer(self.conn, event)
+
+
+class BulkClient(_Peer, BulkDownload):
+    """The terminal: asks for ``size`` bytes on stream 0 and times their arrival."""
+
+    def __init__(self, configuration: QuicConfiguration, size: int,
+                 policy: "str | AckPolicy" = "default", local: Endpoint = CLIENT,
+                 remote: Endpoint = SERVER, verify: bool = True) -> None:
+        self.size = size
+        self.local, self.remote = local, remote
+        self.verify = verify
+        self.conn = PolicyConnection(configuration, policy=policy)
+        self.terminated: Optional[ConnectionTerminated] = None
+        self.started_at: Optional[float] = None
+        self.handshake_at: Optional[float] = None
+        self.first_byte_at: Optional[float] = None
+        self.completed_at: Optional[float] = None
+
+    def start(self, now: float) -> None:
+        """Begin the handshake and queue the request (it leaves with the first 1-RTT packet)."""
+        self.started_at = now
+        self.conn.connect(self.remote.addr, now)
+        self.ask(self.conn, self.size)
+
+    @property
+    def done(self) -> bool:
+        return self.completed_at is not None
+
+    def on_event(self, event: Any, now: float) -> None:
+        super().on_event(event, now)
+        if isinstance(event, HandshakeCompleted):
+            self.handshake_at = now
+        elif isinstance(event, StreamReset) and event.stream_id == self.stream_id:
+            self.error = "server reset the stream"
+        elif isinstance(event, StreamDataReceived) and event.stream_id == self.stream_id:
+            if event.data and self.first_byte_at is None:
+                self.first_byte_at = now
+            if self.take(event):
+                self.completed_at = now

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""AF_PACKET captures on an interface, read back as frames and aligned with an endpoint's log."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from ..ether import MIN_FRAME
+from .packets import (CLIENT, ETHERTYPE_IPV4, HEADERS_BYTES, IPPROTO_UDP, SERVER,
+                      internet_checksum)
+
+__all__ = ["capture", "CapturedFrame", "read_capture", "align_log"]
+
+# Linux constants the socket module does not export (x86-64 and the generic ABI).
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_STATISTICS = 6
+PACKET_OUTGOING = 4
+SO_TIMESTAMPNS = 35
+SCM_TIMESTAMPNS = SO_TIMESTAMPNS
+SO_SNDBUFFORCE = 32
+SO_RCVBUFFORCE = 33
+SNAPLEN = 64
+CAPTURE_RCVBUF = 32 << 20
+
+
+def _clock_offset_ns() -> int:
+    """CLOCK_REALTIME - CLOCK_MONOTONIC, from the tightest of a few bracketed readings."""
+    best = None
+    for _ in range(5):
+        a = time.monotonic_ns()
+        real = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        b = time.monotonic_ns()
+        if best is None or b - a < best[0]:
+            best = (b - a, real - (a + b) // 2)
+    return best[1]
+
+
+def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
+            snaplen: int = SNAPLEN, should_stop: Callable[[], bool] = lambda: False) -> dict:
+    """Record every frame on ``ifname`` until ``should_stop()`` (checked at least every 0.2 s),
+    as JSON lines in ``out``: a header object, then ``[monotonic ns, pkttype, frame length,
+    hex of the first snaplen bytes]`` per frame, then a trailer object with the kernel's
+    packet/drop counts. Creates ``ready`` once the socket is bound.
+
+    pkttype is the sockaddr_ll packet type: 4 (PACKET_OUTGOING) for frames this namespace sent,
+    0..3 for received ones. The length is the frame without FCS (AF_PACKET never sees it). The
+    time is the kernel's receive stamp (SO_TIMESTAMPNS, CLOCK_REALTIME) moved onto
+    CLOCK_MONOTONIC with an offset read at start; when a stamp is missing or implausible (not
+    within 5 s before the moment it was read) the read time is used instead and counted in the
+    trailer as ``user_stamps``.
+    """
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    with sock, open(out, "w", encoding="utf-8") as f:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, CAPTURE_RCVBUF)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, CAPTURE_RCVBUF)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.bind((ifname, ETH_P_ALL))
+        sock.setblocking(False)               # drop what arrived before bind (any interface)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                sock.recv(1)
+        sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)      # reading resets the counters
+        sock.settimeout(0.2)
+        offset = _clock_offset_ns()
+        f.write(json.dumps({"capture": ifname, "pid": os.getpid(), "snaplen": snaplen,
+                            "realtime_offset_ns": offset,
+                            "start_ns": time.monotonic_ns()}) + "\n")
+        if ready is not None:
+            Path(ready).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        buf = bytearray(snaplen)
+        ancsize = socket.CMSG_SPACE(16)
+        frames = user_stamps = 0
+
+        def one() -> None:
+            nonlocal frames, user_stamps
+            nbytes, anc, _flags, addr = sock.recvmsg_into([buf], ancsize, socket.MSG_TRUNC)
+            read_at = time.monotonic_ns()
+            stamp = None
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS and len(data) >= 16:
+                    sec, nsec = struct.unpack_from("=qq", data)
+                    stamp = sec * 1_000_000_000 + nsec - offset
+            if stamp is None or not read_at - 5_000_000_000 <= stamp <= read_at + 1_000_000:
+                stamp = read_at
+                user_stamps += 1
+            f.write(json.dumps([stamp, addr[2], nbytes, bytes(buf[:min(nbytes, snaplen)]).hex()])
+                    + "\n")
+            frames += 1
+
+        while not should_stop():
+            try:
+                one()
+            except TimeoutError:
+                pass
+        sock.setblocking(False)               # what is still queued
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                one()
+        packets, drops = struct.unpack("=II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+        trailer = {"end_ns": time.monotonic_ns(), "frames": frames, "kernel_packets": packets,
+                   "kernel_drops": drops, "user_stamps": user_stamps}
+        f.write(json.dumps(trailer) + "\n")
+    return trailer
+
+
+@dataclass(frozen=True)
+class CapturedFrame:
+    """An IPv4/UDP frame between the two endpoints' addresses, from a capture file."""
+
+    t_ns: int
+    outgoing: bool              # pkttype PACKET_OUTGOING: sent from the capturing namespace
+    length: int                 # captured frame bytes (no FCS, not padded)
+    size: int                   # length padded to the 60-byte Ethernet minimum: what a wire carries
+    src: str
+    dst: str
+    sport: int
+    dport: int
+    udp_size: int               # UDP payload bytes (the QUIC datagram)
+
+
+def _parse_head(head: bytes, length: int, hosts: frozenset) -> Optional[tuple]:
+    """(src, dst, sport, dport, udp payload size) of an IPv4/UDP frame between ``hosts``;
+    None if it is some other traffic; ValueError if it is between them but malformed.
+
+    The checks of packets.parse_frame that the first 64 bytes allow: EtherType, version, IHL 5,
+    header checksum, no fragments, protocol, lengths. The UDP checksum cannot be checked (the
+    payload is not captured; outgoing frames on offloading interfaces do not carry it yet).
+    """
+    if len(head) < HEADERS_BYTES or struct.unpack_from("!H", head, 12)[0] != ETHERTYPE_IPV4:
+        return None
+    ip = head[14:34]
+    if ip[0] >> 4 != 4 or ip[9] != IPPROTO_UDP:
+        return None
+    src, dst = socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20])
+    if frozenset((src, dst)) != hosts:
+        return None
+    if ip[0] & 0xF != 5:
+        raise ValueError("IPv4 options are not supported")
+    if internet_checksum(ip) != 0:
+        raise ValueError("bad IPv4 header checksum")
+    total_length, flags_frag = struct.unpack_from("!HxxH", ip, 2)
+    if flags_frag & 0x3FFF:
+        raise ValueError("fragmented IPv4 packet")
+    sport, dport, udp_length = struct.unpack_from("!HHH", head, 34)
+    if total_length < 28 or 14 + total_length > length or udp_length != total_length - 20:
+        raise ValueError("IPv4/UDP lengths do not match the frame")
+    if length > max(14 + total_length, MIN_FRAME):
+        raise ValueError("bytes after the IPv4 packet beyond the minimum-length padding")
+    return src, dst, sport, dport, udp_length - 8
+
+
+def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERVER.ipv4)
+                 ) -> tuple[list[CapturedFrame], dict]:
+    """The IPv4/UDP frames between ``hosts`` in a capture file, in capture order, and a dict with
+    the file's header and trailer and counts: ``frames`` (all captured), ``other`` (not between
+    the hosts), ``undecodable`` (between them but malformed; counted per direction too)."""
+    frames: list[CapturedFrame] = []
+    meta: dict = {"header": None, "trailer": None, "frames": 0, "other": 0, "undecodable": 0,
+                  "undecodable_in": 0, "undecodable_out": 0}
+    pair = frozenset(hosts)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue                    # a line cut short by a killed sniffer
+            if isinstance(item, dict):
+                meta["header" if meta["header"] is None else "trailer"] = item
+                continue
+            t_ns, pkttype, length, head = item
+            meta["frames"] += 1
+            outgoing = pkttype == PACKET_OUTGOING
+            try:
+                parsed = _parse_head(bytes.fromhex(head), length, pair)
+            except ValueError:
+                meta["undecodable"] += 1
+                meta["undecodable_out" if outgoing else "undecodable_in"] += 1
+                continue
+            if parsed is None:
+                meta["other"] += 1
+                continue
+            src, dst, sport, dport, udp_size = parsed
+            frames.append(CapturedFrame(t_ns, outgoing, length, max(length, MIN_FRAME),
+                                        src, dst, sport, dport, udp_size))
+    return frames, meta
+
+
+def align_log(captured: list[CapturedFrame], logged: list) -> tuple[list[bool], dict]:
+    """ACK-only per captured frame, from a sender's log matched by order and UDP size.
+
+    Normally both lists are the same datagrams in the same order. When they are not (a datagram
+    the kernel dropped before the interface, or one sent outside the log), a capture skips
+    ahead over at most a few log entries to the next one of its size; unmatched frames get
+    False. Returns the flags and counts: matched, log_only, capture_only.
+    """
+    flags, i, matched, capture_only = [], 0, 0, 0
+    for frame in captured:
+        j = next((k for k in range(i, min(i + 8, len(logged)))
+                  if logged[k][1] == frame.udp_size), None)
+        if j is None:
+            flags.append(False)
+            capture_only += 1
+            continue
+        flags.append(bool(logged[j][2]))
+        matched += 1
+        i = j + 1
+    return flags, {"matched": matched, "log_only": len(logged) - matched,
+                   "capture_only": capture_only}

@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Figures of one QUIC transfer: time helpers and bins, the summary and its consistency check."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+__all__ = ["summarize", "bin_width", "binned", "seconds"]
+
+DIRECTIONS = ("forward", "return")
+
+# Frames the port discarded before the channel saw them: they reach neither rx_frames nor rx_bytes.
+PORT_DROPS = ("drop_overrun", "drop_preamble")
+
+
+# ---------------------------------------------------------------------------------------------
+# Time
+
+def origin_cycle(t) -> int:
+    """The cycle time is measured from: the first sent record's (the first delivery's if the
+    transfer sent nothing, which only a failed start can produce)."""
+    if t.sent:
+        return t.sent[0].cycle
+    if t.delivered:
+        return t.delivered[0].cycle
+    return 0
+
+
+def seconds(t, cycle: int, origin: int) -> float:
+    """Seconds from cycle ``origin`` to ``cycle`` on ``t``'s clock."""
+    return (cycle - origin) / t.f_clk
+
+
+def _last_time(t) -> float:
+    origin = origin_cycle(t)
+    cycles = [r.cycle for r in t.sent] + [d.cycle for d in t.delivered]
+    return seconds(t, max(cycles), origin) if cycles else 0.0
+
+
+def duration_s(t) -> float:
+    """How long the transfer lasted: its completion time, or the last event if it never
+    completed."""
+    return t.completion_s if t.completion_s is not None else _last_time(t)
+
+
+def bin_width(t) -> tuple[int, str]:
+    """The time bin for rate plots as (milliseconds, label): 1 s for transfers longer than 10 s,
+    100 ms otherwise."""
+    return (1000, "1 s") if duration_s(t) > 10 else (100, "100 ms")
+
+
+def binned(t, records: Iterable, value: Callable[[object], float] = lambda r: 1) -> list[float]:
+    """Sum ``value(record)`` per time bin (:func:`bin_width`) over ``records``; index ``i`` covers
+    ``[i*bin, (i+1)*bin)`` seconds. Bins are assigned with integer arithmetic on cycles, so a
+    record exactly on a boundary always opens the next bin. The list covers every event of the
+    transfer, so series of one transfer share their length."""
+    ms, _ = bin_width(t)
+    origin = origin_cycle(t)
+    span = t.f_clk * ms            # cycles per bin, times 1000
+
+    def index(cycle: int) -> int:
+        return (cycle - origin) * 1000 // span
+
+    cycles = [r.cycle for r in t.sent] + [d.cycle for d in t.delivered]
+    n = index(max(cycles)) + 1 if cycles else 1
+    out = [0] * n
+    for r in records:
+        out[index(r.cycle)] += value(r)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary
+
+def _ratio(num, den):
+    return num / den if den else None
+
+
+def _consistency(t, sent_n, sent_bytes, delivered_n) -> dict:
+    """Endpoints' view against the board's counters, per direction.
+
+    * ``frames_in``: frames the endpoints sent == rx_frames + drop_overrun + drop_preamble (a frame
+      the port discarded never reaches rx_frames; with no port drops this is rx_frames itself);
+    * ``bytes_in``: frame bytes sent == rx_bytes (exact only without port drops, whose bytes no
+      counter holds; a port drop therefore shows as a mismatch here);
+    * ``frames_out``: frames delivered to the endpoints == tx_frames (a frame that left the board
+      but could not be decoded, or was still in flight when the run stopped, shows here);
+    * ``frames_dropped``: sent - delivered == the sum of every ``drop_*`` counter.
+
+    Without board counters (the real-time mode) there is nothing to compare: ``applicable`` is
+    False and ``consistent`` None.
+    """
+    if not any(t.board_stats.get(d) for d in DIRECTIONS):
+        return {"applicable": False, "mismatches": [], "consistent": None}
+    out: dict = {"applicable": True}
+    mismatches = []
+    for d in DIRECTIONS:
+        board = t.board_stats.get(d) or {}
+
+        def get(key):
+            return board.get(key)
+
+        drops = [v for k, v in board.items() if k.startswith("drop_")]
+        rx = get("rx_frames")
+        port = [get(k) or 0 for k in PORT_DROPS]
+        pairs = {
+            "frames_in": (sent_n[d], None if rx is None else rx + sum(port)),
+            "bytes_in": (sent_bytes[d], get("rx_bytes")),
+            "frames_out": (delivered_n[d], get("tx_frames")),
+            "frames_dropped": (sent_n[d] - delivered_n[d], sum(drops) if board else None),
+        }
+        section = {}
+        for name, (ours, theirs) in pairs.items():
+            equal = theirs is not None and ours == theirs
+            section[name] = {"endpoints": ours, "board": theirs, "equal": equal}
+            if not equal:
+                mismatches.append(f"{d}.{name}")
+        out[d] = section
+    out["mismatches"] = mismatches
+    out["consistent"] = not mismatches
+    return out
+
+
+def summarize(t) -> dict:
+    """The content of result.json for one transfer.
+
+    ``t`` has the attributes of ``satemu.transfer.Transfer`` (duck-typed). Time runs from the cycle
+    of the first sent datagram (the client's first Initial): cycle ``c`` is ``(c - origin) / f_clk``
+    seconds. Packet counts and bytes come from ``t.sent`` (what the endpoints put on the wire) and
+    are Ethernet frame bytes without FCS, what the emulator counts, unless a key says ``udp`` or
+    ``delivered``. Figures that cannot be computed (no completion, division by zero) are None.
+
+    * ``goodput_mbps``: ``size * 8 / completion_s / 1e6``, application bytes over the time from
+      the client's start to the last byte received.
+    * ``return_share_pct``: return frame bytes as a percentage of forward frame bytes.
+    * ``ack_ratio``: forward packets that are not ACK-only (the server's ack-eliciting packets:
+      data and handshake) divided by all return packets, ACK-only or not (every return packet
+      carries an ACK once the handshake has started). 2 means one return packet per two
+      ack-eliciting forward packets.
+    * ``forward_pps``/``return_pps``: packets sent in that direction / completion_s.
+    * ``speed``: virtual_s / wall_s.
+    * ``consistency``: see :func:`_consistency`.
+    """
+    sent_n = {d: 0 for d in DIRECTIONS}
+    sent_bytes = {d: 0 for d in DIRECTIONS}
+    sent_udp = {d: 0 for d in DIRECTIONS}
+    delivered_n = {d: 0 for d in DIRECTIONS}
+    delivered_bytes = {d: 0 for d in DIRECTIONS}
+    ack_only_n = {d: 0 for d in DIRECTIONS}
+    ack_only_bytes = {d: 0 for d in DIRECTIONS}
+    for r in t.sent:
+        sent_n[r.direction] += 1
+        sent_bytes[r.direction] += r.size
+        sent_udp[r.direction] += r.udp_size
+        if r.ack_only:
+            ack_only_n[r.direction] += 1
+            ack_only_bytes[r.direction] += r.size
+    for dv in t.delivered:
+        delivered_n[dv.direction] += 1
+        delivered_bytes[dv.direction] += dv.size
+
+    c = t.completion_s if t.completion_s else None       # a zero completion time has no rate
+    forward_eliciting = sent_n["forward"] - ack_only_n["forward"]
+    return {
+        "profile": t.profile, "size": t.size, "ack": t.ack, "cc": t.cc, "seed": t.seed,
+        "f_clk": t.f_clk,
+        "completed": t.completed, "error": t.error,
+        "completion_s": t.completion_s, "handshake_s": t.handshake_s,
+        "goodput_mbps": None if c is None else t.size * 8 / c / 1e6,
+        "forward_packets": sent_n["forward"], "forward_bytes": sent_bytes["forward"],
+        "forward_udp_bytes": sent_udp["forward"],
+        "forward_ack_only_packets": ack_only_n["forward"],
+        "return_packets": sent_n["return"], "return_bytes": sent_bytes["return"],
+        "return_udp_bytes": sent_udp["return"],
+        "return_share_pct": (None if not sent_bytes["forward"]
+                             else 100 * sent_bytes["return"] / sent_bytes["forward"]),
+        "ack_only_packets": ack_only_n["return"], "ack_only_bytes": ack_only_bytes["return"],
+        "ack_ratio": _ratio(forward_eliciting, sent_n["return"]),
+        "forward_pps": None if c is None else sent_n["forward"] / c,
+        "return_pps": None if c is None else sent_n["return"] / c,
+        "forward_delivered_packets": delivered_n["forward"],
+        "forward_delivered_bytes": delivered_bytes["forward"],
+        "return_delivered_packets": delivered_n["return"],
+        "return_delivered_bytes": delivered_bytes["return"],
+        "max_ack_delay_advertised_ms": t.max_ack_delay_advertised_ms,
+        "max_ack_delay_used_ms": t.max_ack_delay_used_ms,
+        "undecodable": t.undecodable,
+        "board": {d: dict(v) for d, v in t.board_stats.items()},
+        "client_stats": dict(t.client_stats), "server_stats": dict(t.server_stats),
+        "consistency": _consistency(t, sent_n, sent_bytes, delivered_n),
+        "wall_s": t.wall_s, "virtual_s": t.virtual_s,
+        "speed": _ratio(t.virtual_s, t.wall_s),
+        "bod": bod_summary(t),
+    }
+
+
+def bod_summary(t) -> dict | None:
+    """What the BoD return link granted during the transfer, from the superframes that start
+    between the transfer's first datagram (``origin``) and its end (``virtual_s``):
+
+    * ``granted_slots``/``used_slots`` (a slot is used when it carried a byte), and their bytes;
+    * ``slot_use_pct``: used as a percentage of granted;
+    * ``time_to_first_grant_s``: from the first datagram to the start of the first superframe
+      with RBDC or VBDC slots (demand-driven capacity; CRA and FCA come without asking);
+    * ``lost``: superframes the ring overwrote before they were read (the figures then cover
+      only what was read).
+    """
+    bod = getattr(t, "bod", None)
+    if not bod:
+        return None
+    origin = origin_cycle(t)
+    end = origin + round(t.virtual_s * t.f_clk)
+    sf_cycles, slot_bytes = bod["superframe_cycles"], bod["slot_bytes"]
+    window = [r for r in bod["records"] if origin <= bod["start"] + r["sf"] * sf_cycles < end]
+    granted = sum(r["g_cra"] + r["g_rbdc"] + r["g_vbdc"] + r["g_fca"] for r in window)
+    used = sum(r["used"] for r in window)
+    first = next((r for r in window if r["g_rbdc"] + r["g_vbdc"] > 0), None)
+    return {
+        "superframes": len(window), "superframe_s": sf_cycles / t.f_clk, "slot_bytes": slot_bytes,
+        "granted_slots": granted, "used_slots": used,
+        "granted_bytes": granted * slot_bytes, "used_bytes": used * slot_bytes,
+        "slot_use_pct": _ratio(100 * used, granted),
+        "rbdc_slots": sum(r["g_rbdc"] for r in window),
+        "vbdc_slots": sum(r["g_vbdc"] for r in window),
+        "time_to_first_grant_s": None if first is None else
+        (bod["start"] + first["sf"] * sf_cycles - origin) / t.f_clk,
+        "lost": bod.get("lost", []),
+    }

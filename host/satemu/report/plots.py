@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""PNG plots of a QUIC transfer and of BoD demand against grants (matplotlib, no pyplot)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+from ..bod_model import BodRecord
+from ..bod_trace import records_to_rows
+from .metrics import bin_width, binned, origin_cycle, seconds
+
+__all__ = ["PLOT_NAMES", "plot_transfer", "plot_demand_grant"]
+
+PLOT_NAMES = ("forward_goodput", "return_pps", "return_sizes", "sender_sequence")
+
+# Ethernet II + IPv4 (no options) + UDP headers: a frame's bytes beyond its UDP payload.
+FRAME_OVERHEAD = 14 + 20 + 8
+
+
+def _figure():
+    # Figure + the Agg canvas directly: no pyplot, so no global state and no GUI backend.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(8, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def _headroom(ax, top: float) -> None:
+    """Start the y axis at 0 and leave room above the data for the legend."""
+    ax.set_ylim(0, top * 1.25 if top > 0 else 1)
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    return path
+
+
+def _tag(t) -> str:
+    return f"{t.profile}, ack {t.ack}"
+
+
+def plot_transfer(t, outdir) -> list[Path]:
+    """Write the four PNGs of one transfer into ``outdir`` (five over a BoD return link: the
+    demand against the grants too); returns their paths in :data:`PLOT_NAMES` order."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    origin = origin_cycle(t)
+    ms, label = bin_width(t)
+    bin_s = ms / 1000
+    fwd_sent = [r for r in t.sent if r.direction == "forward"]
+    ret_sent = [r for r in t.sent if r.direction == "return"]
+    fwd_dlv = [d for d in t.delivered if d.direction == "forward"]
+    paths = []
+
+    # Forward goodput: frame bytes delivered to the client per bin.
+    series = binned(t, fwd_dlv, lambda d: d.size)
+    x = [i * bin_s for i in range(len(series))]
+    fig, ax = _figure()
+    ax.bar(x, [b * 8 / bin_s / 1e6 for b in series], width=bin_s, align="edge",
+           color="tab:blue")
+    _headroom(ax, max(series) * 8 / bin_s / 1e6)
+    ax.set_title(f"Forward goodput per {label}, in Mbit/s ({_tag(t)})")
+    ax.set_xlabel("time since the client's first Initial (s)")
+    ax.set_ylabel(f"delivered frame bytes (Mbit/s, {label} bins)")
+    paths.append(_save(fig, outdir / "forward_goodput.png"))
+
+    # Return packets per second, ACK-only and other stacked.
+    acks = binned(t, [r for r in ret_sent if r.ack_only])
+    other = binned(t, [r for r in ret_sent if not r.ack_only])
+    fig, ax = _figure()
+    ax.bar(x, [n / bin_s for n in acks], width=bin_s, align="edge", color="tab:orange",
+           label="ACK-only")
+    ax.bar(x, [n / bin_s for n in other], width=bin_s, align="edge",
+           bottom=[n / bin_s for n in acks],
+           color="tab:green", label="other (carries more than ACKs)")
+    ax.set_title(f"Return packets per second, per {label} ({_tag(t)})")
+    ax.set_xlabel("time since the client's first Initial (s)")
+    ax.set_ylabel(f"packets/s ({label} bins)")
+    _headroom(ax, max(a + o for a, o in zip(acks, other)) / bin_s)
+    ax.legend(loc="upper right")
+    paths.append(_save(fig, outdir / "return_pps.png"))
+
+    # Return packet sizes over time.
+    fig, ax = _figure()
+    for subset, colour, name in (([r for r in ret_sent if r.ack_only], "tab:orange", "ACK-only"),
+                                 ([r for r in ret_sent if not r.ack_only], "tab:green", "other")):
+        ax.scatter([seconds(t, r.cycle, origin) for r in subset], [r.size for r in subset],
+                   s=6, color=colour, label=f"{name} ({len(subset)})")
+    _headroom(ax, max((r.size for r in ret_sent), default=0))
+    ax.set_title(f"Return packet sizes ({_tag(t)})")
+    ax.set_xlabel("time since the client's first Initial (s)")
+    ax.set_ylabel("frame size (bytes, without FCS)")
+    ax.legend(loc="upper right")
+    paths.append(_save(fig, outdir / "return_sizes.png"))
+
+    # Byte sequence at the sender against what reached the client, both in UDP payload bytes.
+    fig, ax = _figure()
+    sent_x, sent_y, total = [0.0], [0], 0
+    for r in fwd_sent:
+        total += r.udp_size
+        sent_x.append(seconds(t, r.cycle, origin))
+        sent_y.append(total)
+    overhead = Counter(r.size - r.udp_size for r in fwd_sent if r.size > 60)
+    head = overhead.most_common(1)[0][0] if overhead else FRAME_OVERHEAD
+    dlv_x, dlv_y, total = [0.0], [0], 0
+    for d in fwd_dlv:
+        total += max(d.size - head, 0)
+        dlv_x.append(seconds(t, d.cycle, origin))
+        dlv_y.append(total)
+    ax.step(sent_x, sent_y, where="post", color="tab:blue", label="sent by the server")
+    ax.step(dlv_x, dlv_y, where="post", color="tab:red", label="delivered to the client")
+    ax.set_title(f"Forward byte sequence ({_tag(t)})")
+    ax.set_xlabel("time since the client's first Initial (s)")
+    ax.set_ylabel("cumulative UDP payload (bytes)")
+    ax.legend(loc="upper left")
+    paths.append(_save(fig, outdir / "sender_sequence.png"))
+    if getattr(t, "bod", None):
+        b = t.bod
+        rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
+                               b["superframe_cycles"], t.f_clk, b["slot_bytes"])
+        paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
+                                       f"BoD return link: demand against grant ({_tag(t)})"))
+    return paths
+
+
+def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
+    """Requested capacity (RBDC rate plus the VBDC volume spread over its superframe) against
+    the granted and the used rate per superframe, with the terminal's backlog on a second axis;
+    a PNG."""
+    path = Path(path)
+    # The superframe from the rows themselves: time_s is sf x superframe.
+    late = max(rows, key=lambda r: r["sf"], default=None)
+    superframe_s = late["time_s"] / late["sf"] if late and late["sf"] else 1.0
+    t = [r["time_s"] for r in rows]
+    demand = [r["rbdc_req_kbps"] + r["vbdc_req_bytes"] * 8 / superframe_s / 1000 for r in rows]
+    granted = [r["granted_kbps"] for r in rows]
+    used = [r["used_kbps"] for r in rows]
+    fig, ax = _figure()
+    ax.plot(t, demand, drawstyle="steps-post", color="tab:orange", label="requested (RBDC + VBDC)")
+    ax.plot(t, granted, drawstyle="steps-post", color="tab:blue", label="granted")
+    ax.plot(t, used, drawstyle="steps-post", color="tab:green", label="used")
+    _headroom(ax, max(demand + granted + used, default=0))
+    ax.set_xlabel("time since superframe 0 began (s)")
+    ax.set_ylabel("kbit/s of slot payload per superframe")
+    ax.set_title(title)
+    backlog = ax.twinx()
+    backlog.plot(t, [r["backlog_bytes"] / 1000 for r in rows], color="tab:red", alpha=0.6,
+                 linewidth=1, label="backlog")
+    _headroom(backlog, max((r["backlog_bytes"] / 1000 for r in rows), default=0))
+    backlog.set_ylabel("backlog at the superframe's start (KB)")
+    lines = ax.get_legend_handles_labels()
+    more = backlog.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper right")
+    return _save(fig, path)
