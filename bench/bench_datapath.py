@@ -3,10 +3,10 @@
 """Benchmark: the channels' data path at a board's clocks and memory.
 
 Runs a board variant of the simulated board: ``--board versa-ecp5`` (the default,
-``sim.board.launch(dram="versa")``: the board's system clock, LiteDRAM with the board's
+``sim.board.launch(board="versa-ecp5")``: the board's system clock, LiteDRAM with the board's
 MT41K64M16 on an SDRAM model set up like its ECP5DDRPHY, each channel through the port widener
-onto a 128-bit native port as on the board) or ``--board colorlight-5a-75b`` (``"colorlight"``:
-40 MHz, the M12L64322A SDR SDRAM on a model set up like its GENSDRPHY, a 32-bit native port
+onto a 128-bit native port as on the board) or ``--board colorlight-5a-75b``
+(40 MHz, the M12L64322A SDR SDRAM on a model set up like its GENSDRPHY, a 32-bit native port
 that LiteDRAM's converters give each channel as 64 bits), and offers GbE-paced frames of one
 length on one channel, then on both at once (``sim.datapath.run_point``), through a delay line
 (10 ms on the Versa; 2 ms on the Colorlight, whose 2 MiB lines would not hold 10 ms at its
@@ -39,8 +39,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "host"), str(ROOT / "gateware")]
 from sim.datapath import (FORWARD, RETURN, frame_words, run_point,  # noqa: E402
                           wire_bytes)
 
-# Each board's variant of the simulated board, and the delay the benchmark runs through.
-VARIANTS = {"versa-ecp5": ("versa", 10.0), "colorlight-5a-75b": ("colorlight", 2.0)}
+# The boards whose variant of the simulated board it runs, and the delay it runs through.
+VARIANTS = {"versa-ecp5": 10.0, "colorlight-5a-75b": 2.0}
 F_CLK = 0                     # the board's system clock, set by main()
 PARTIAL = ROOT / "build" / "datapath" / "points.jsonl"
 CASES = {"one": (FORWARD,), "both": (FORWARD, RETURN)}
@@ -135,7 +135,8 @@ def max_delay_table(rows: list[tuple[str, float]], lengths, mem_words: int, para
     """The longest delay the delay line holds for frames of one length at a shaped line rate:
     ``delay_line_budget`` (the firmware's bound) with min_len the frame's length and a queue of
     one frame, searched for the largest delay that fits ``mem_words``."""
-    from satemu.channel_model import ChannelRegs, delay_line_budget, rate_registers
+    from satemu.channel_model import delay_line_budget, rate_registers
+    from satemu.params import ChannelRegs
     table = []
     for label, rate in rows:
         q, num, den = rate_registers(Fraction(rate), F_CLK)
@@ -258,12 +259,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     global F_CLK
+    from litedram import modules
     from sim import board
-    from hw.satemu_soc import board_target, colorlight_phy_settings, sim_clock, versa_phy_settings
+    from hw.satemu_soc import phy_settings
+    from satemu.boards import BOARDS
 
-    dram, default_delay_ms = VARIANTS[args.board]
-    target = board_target(dram)
-    F_CLK = sim_clock(dram)[0]
+    record, default_delay_ms = BOARDS[args.board], VARIANTS[args.board]
+    F_CLK = record.f_clk
     args.delay_ms = args.delay_ms or default_delay_ms
     args.out = args.out or ROOT / "bench" / "results" / f"datapath-{args.board}.json"
 
@@ -271,18 +273,17 @@ def main(argv=None) -> int:
         print(msg, flush=True)
 
     t0 = time.monotonic()
-    build_dir = board.build_dir(dram)
+    build_dir = board.build_dir(args.board)
     built_before = (build_dir / ".built").exists()
-    board.build_board(verbose=True, dram=dram)
+    board.build_board(verbose=True, board=args.board)
     build_s = time.monotonic() - t0
-    if dram == "versa":
-        from litedram.modules import MT41K64M16 as geometry
-        real, model = versa_phy_settings()
+    geometry = getattr(modules, record.dram)
+    real, model = phy_settings(record)
+    versa = args.board == "versa-ecp5"
+    if versa:
         burst_bits = 128              # the native port behind the widener: one BL8 burst
         module = f"MT41K64M16 (DDR3L x16, 128 MiB), LiteDRAM rate 1:2 at {F_CLK / 1e6:g} MHz"
     else:
-        geometry = target.SDRAM_MODULE
-        real, model = colorlight_phy_settings()
         burst_bits = 32               # the native port: one 32-bit word a command
         module = f"M12L64322A (SDR, 32 bits, 8 MiB), LiteDRAM rate 1:1 at {F_CLK / 1e6:g} MHz"
     theory = dram_theory(real, burst_bits)
@@ -290,7 +291,7 @@ def main(argv=None) -> int:
     traffic_ms = args.traffic_ms if args.traffic_ms else args.delay_ms * args.traffic_delays
     traffic_cycles = int(traffic_ms * 1e-3 * F_CLK)
 
-    state = board.launch(dram=dram)
+    state = board.launch(board=args.board)
     t_run = time.monotonic()
     try:
         if args.point:
@@ -353,8 +354,8 @@ def main(argv=None) -> int:
                     for r in list(results.values()) + list(staggered.values())
                     for p in r["points"])
 
-    params = target.channel_params(False)
-    mem_words = target.MEM_WORDS
+    params = record.channel
+    mem_words = record.mem_words
     rate_rows = [("10 Mbit/s", 10e6), ("50 Mbit/s", 50e6), ("100 Mbit/s", 100e6),
                  ("250 Mbit/s", 250e6)]
     for key, r in results.items():
@@ -368,9 +369,9 @@ def main(argv=None) -> int:
     doc = {
         "benchmark": f"datapath-{args.board}", "date": time.strftime("%Y-%m-%d"),
         "board": {
-            "name": args.board, "variant": dram,
+            "name": args.board, "variant": args.board,
             "f_clk_hz": F_CLK, "port_bps": 1_000_000_000, "mem_words_per_channel": mem_words,
-            "cpu": f"{getattr(target, 'CPU_TYPE', 'vexriscv')} {target.CPU_VARIANT}",
+            "cpu": f"{record.cpu.type} {record.cpu.variant}",
             "dram_module": module,
             "native_port_bits": burst_bits,
             "channel_port_bits": 64,
@@ -387,7 +388,7 @@ def main(argv=None) -> int:
                 "and reset); the controller, its timings and the crossbar are the board's",
                 "model storage": "the model's banks index columns in steps of nphases x 2 "
                 "(4), so half its storage is unused; no timing effect",
-            } if dram == "versa" else {
+            } if versa else {
                 "phytype": "SDRAMPHYModel instead of GENSDRPHY",
                 "electrical": "no I/O registers, no clock shifted by 180 degrees, no DQ "
                 "timing: the model returns read data exactly read_latency cycles after the "

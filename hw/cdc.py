@@ -4,8 +4,8 @@
 
 LiteX's crossing (Migen's ``AsyncFIFO``) reads its memory synchronously at the *next* read
 pointer, so the read side's flag, its read enable, the pointer's increment and the memory's
-address are one path. On the Versa-5G that was the critical path of the 125 MHz wire clocks
-(138-146 MHz, speed grade 8); the Colorlight's slower grade (6) needs 125 MHz from the same MAC.
+address are one path, long for a 125 MHz wire clock on a slow speed grade (docs/hardware.md,
+"Colorlight 5A-75B").
 
 Here one side, the *paced* one, gives up a cycle after each transfer: its flag (``readable`` or
 ``writable``) is a register, computed from registered pointers and cleared in the cycle after a

@@ -20,20 +20,10 @@ come half a cycle later; LiteX's Colorlight target does the same, noting that th
 the textbook are not enough). Each PHY's 125 MHz receive clock drives its port's wire side (and
 its transmit clock), crossing into ``sys`` through the MACs' FIFOs.
 
-``SYS_CLK_FREQ`` is 40 MHz: the stock LiteX Colorlight SoC (VexRiscv, SDRAM, no channels) misses
-timing at its default 60 MHz on this speed grade (55 MHz fmax measured here), and satemu's SoC,
-which adds two channels, placed at 46.4 MHz (nextpnr's estimate before routing, at the 50 MHz
-this board had first; 46.3 MHz with SERV). The channels' 64-bit datapath still carries
-2.56 Gbit/s at 40 MHz, more than a port's line rate.
-
-Its builds, their timing and utilisation: docs/hardware.md, "Colorlight 5A-75B", and the last
-build's report, ``bench/results/bitstream-colorlight-5a-75b.json``. The design fills most of the
-LUT4s, where routing is marginal: every LUT saved matters (see ``channel_params``).
-
-The FPGA is too small for the Bandwidth-on-Demand block: both channels are built without it
-(``channel_params``), so this board has no BoD, and its firmware refuses BoD profiles (HELLO
-reports no BoD channel; ``satemu show --board colorlight-5a-75b`` says so before a load). The
-CPU is SERV, a bit-serial RISC-V much smaller than any VexRiscv (``CPU_TYPE``).
+The board's clock, memory, CPU, channels (no BoD block: the FPGA is too small for it, so its
+firmware refuses BoD profiles) and bitstream flow are its record in ``satemu.boards``; its
+builds, their timing and utilisation are in docs/hardware.md, "Colorlight 5A-75B", and the last
+build's report in ``bench/results/bitstream-colorlight-5a-75b.json``.
 
 The PHYs are never reset: their shared reset line also stops the FPGA's own clock (see the
 constraints). Their shared MDIO bus is one LiteEth MDIO master (``ethphy_mdio``) for bring-up.
@@ -43,22 +33,8 @@ There is no user LED and no reset button: the board has one of each and both car
 while the firmware sends; the RJ45 jacks' LEDs, driven by the PHYs, show link and traffic.
 
 Delay-line memory: the CPU runs from its integrated ROM and SRAM and never uses the SDRAM, so
-its upper half (4 MiB) is the channels': 2 MiB each, ``MEM_WORDS`` = 2^18 64-bit words (forward
-at word 2^19, return at 3 x 2^18; the lower half is LiteX's ``main_ram`` and holds nothing).
-A stored frame of L bytes costs ceil(L / 8) + 1 words (its beats and an 8-byte header), so
-1500-byte frames take 189 words: 1387 of them fit, 2 080 500 bytes of frames. The longest delay
-a channel can hold at a steady rate R of such frames (frame bytes only, no preamble or gap):
-
-    rate            longest delay (1500-byte frames)
-    10 Mbit/s       1.66 s
-    50 Mbit/s       333 ms
-    100 Mbit/s      166 ms
-    1 Gbit/s        16.6 ms (line rate: more than the SDRAM can carry, see below)
-
-(minimum-size frames store less: 60 bytes in 9 words, 1.40 s at 10 Mbit/s; the firmware checks
-each profile against its own worst case, satemu.channel_model.delay_line_budget). The SDRAM moves
-32 bits per 40 MHz cycle, 1.28 Gbit/s before refresh and row changes, and every byte is written
-once and read once: the two channels together can carry a few hundred Mbit/s, not 2 x 1 Gbit/s.
+its upper half (4 MiB) is the channels': 2 MiB each (docs/hardware.md gives the longest delay
+each rate allows).
 
 ``python -m hw.colorlight_5a_75b --output-dir D --channel-verilog F ...`` writes the headers and
 libraries the firmware builds against; with ``--firmware`` it builds the bitstream (yosys,
@@ -76,50 +52,23 @@ from litex.gen import LiteXModule
 from litex.soc.cores.clock import ECP5PLL
 from litex.soc.integration.soc_core import SoCCore
 
-from litedram.modules import M12L64322A
 from litedram.phy import GENSDRPHY
 
 from liteeth.phy.common import LiteEthPHYMDIO
 
 from hw.ethport import ecp5_rgmii_port
-from hw.soc_common import (add_channels, board_main, ecp5_platform, load_constraints,
+from hw.soc_common import (add_channels, board_main, board_platform, dram_module,
                             soc_core_kwargs)
+from satemu.boards import BOARDS
 
-SYS_CLK_FREQ = 40e6           # the system clock (see the module's docstring); registers count it
-PORT_BPS = 1_000_000_000      # RGMII at 1 Gbit/s (LiteEth's ECP5 RGMII PHY runs at 1 Gbit/s only)
-MEM_WORDS = 1 << 18           # delay-line words per channel: 2 MiB each, the SDRAM's upper half
-# Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
-# cycles, which the firmware's profile checks enforce: about 90% of the lowest maximum that
-# bench/bench_datapath.py --board colorlight-5a-75b measured (64-byte frames on both channels at
-# once, 246.88 Mbit/s of line rate each: 350,682 frames/s of 9 words, 5,171 words per 65536
-# cycles); docs/hardware.md.
-MEM_WPC = 4600
-BUILD_NAME = "satemu_colorlight_5a_75b"
-# nextpnr's options: the design fills most of the LUTs, where router2 converges and router1 did
-# not on the Versa-5G (docs/hardware.md, "Timing closure").
-NEXTPNR_ARGS = "--router router2"
-# The CPU: SERV, a bit-serial RV32I (``pythondata-cpu-serv``), about 360 LUTs and one block RAM
-# against VexRiscv minimal's 1,690 LUTs (yosys synth_ecp5 of each alone). With VexRiscv
-# minimal the design packed into 94% of the LUTs and router2 did not converge (5,300 wires
-# still overused after 12 iterations, then more). SERV takes about 32 cycles an instruction:
-# some 1.2 million instructions a second at 40 MHz, for a firmware that only answers the UART
-# (a byte every 3,470 cycles at 115200 baud) and checks profiles.
-CPU_TYPE = "serv"
-CPU_VARIANT = "standard"
+BOARD = BOARDS["colorlight-5a-75b"]   # its clock, memory, CPU, channels and build: satemu.boards
 # The MACs' clock-crossing FIFOs, in 64-bit beats each way (LiteEth's default is 32): 16 keep a
-# port at line rate (a beat crosses each way in a few cycles) with one level of distributed
-# RAM (16 x 4 bits a cell) and shorter pointers, on paths of the 125 MHz wire clocks; paced on
-# the wire side (hw.cdc.PacedAsyncFIFO: registered flags, the memory read at a registered
-# pointer), whose paths this speed grade needs shorter than LiteEth's crossing has them.
+# port at line rate with one level of distributed RAM and shorter pointers, on paths of the
+# 125 MHz wire clocks; paced on the wire side (hw.cdc.PacedAsyncFIFO: registered flags, the
+# memory read at a registered pointer), whose paths this speed grade needs shorter than
+# LiteEth's crossing has them.
 CDC_DEPTH = 16
 PACED_CDC = True
-SDRAM_MODULE = M12L64322A     # the board's SDRAM chip (LiteDRAM's module class)
-# The CPU's memories, smaller than hw.soc_common's (64 KiB ROM, 16 KiB SRAM, which alone would
-# take 40 of the LFE5U-25F's 56 block RAMs). The firmware built for this board is 14 KB of code
-# and constants and 2.4 KB of data (17 KB of code on the Versa): 32 KiB of ROM (16 block RAMs)
-# and 8 KiB of SRAM (4, also the stack's) hold it with room to grow.
-ROM_BYTES = 0x8000
-SRAM_BYTES = 0x2000
 # The RGMII clock skews the FPGA adds, in seconds. The PHYs' delay straps (RXD1 = TXDLY,
 # RXD0 = RXDLY) are undocumented for this board, so these are the values LiteX's Colorlight
 # target uses on it, with which LiteEth works on 8.0 boards (LiteX issue 1164, LiteEth issue
@@ -131,52 +80,11 @@ TX_DELAY = 0.0
 RX_DELAY = 2e-9
 
 
-def channel_params(bod: bool = False):
-    """The channels' parameters on this board: the Versa's (the default 512-beat ingress FIFO,
-    port costs of a LiteEth MAC; see ``hw.versa_ecp5.channel_params`` for the egress pacing
-    against the wire), but without the BoD block, whatever ``bod`` asks, and with the
-    departure queues halved, to fit the LFE5U-25F's 24,288 LUTs and 56 block RAMs (DP16KD,
-    18 Kbit each).
+def dram_phy_settings(sys_clk_freq: float = float(BOARD.f_clk)):
+    """The ``PhySettings`` of the board's SDR PHY (``GENSDRPHY`` on its pins at the system
+    clock), which the Colorlight variant of the simulated board models."""
+    return GENSDRPHY(board_platform(BOARD).request("sdram"), sys_clk_freq).settings
 
-    The BoD block: the return channel with it synthesised to 6,524 LUT4 and 2,490 carry cells
-    (CCU2C, two LUTs each), against 3,826 and 1,697 without (yosys, synth_ecp5), about 4,300
-    LUTs more. Without it on either channel the design packs into 22,995 of the 24,288 LUTs
-    (94%) with VexRiscv minimal, 20,931 (86%) with SERV; with it, it would need about 27,000.
-
-    Block RAM: each channel without the BoD block takes 8 (ingress FIFO 2, departure queue 2,
-    playout data 2 and descriptors 2) and the whole design 37 of 56 (measured). The departure
-    queues are halved (``queue_depth`` 1024 -> 512 frames: 4 -> 2 block RAMs each) from when the
-    return channel still had the BoD block (its queue and statistics ring took 9 more), and
-    stay so: the LUTs, not the block RAMs, bound this board. ``bod_ring`` is the Versa's, and
-    unused. The ingress and playout FIFOs stay as they are: 512 beats is the least that holds
-    two (ingress) or one (playout) 2048-byte frames.
-
-    The statistics counters are 32 bits wide (``counter_bits``), not 64: that takes 740 LUTs
-    off each channel (yosys, synth_ecp5: 3,470 LUT4 and 1,505 carry cells against 3,826 and
-    1,697), in their adders and in the snapshot's read multiplexer. The firmware folds them
-    into 64-bit counts at each GET_STATS and once a second (``firmware/app/fw.c``,
-    ``satemu_fold_counters``; the fastest, a byte count at 1 Gbit/s, wraps after 34 s), so the
-    host sees the same 64-bit counts as on the Versa.
-
-    What the smaller values cost: a channel queues at most 512 frames (768 KB of 1500-byte
-    frames: 61 ms at 100 Mbit/s, 614 ms at 10 Mbit/s; more frames are dropped as a full queue,
-    which the gateware enforces whatever the queue_frames register says).
-
-    The firmware's header follows these values (``hw.bitstream`` generates it from the board's
-    ``channel_params``), so the firmware reports and enforces 512 frames and no BoD channel."""
-    from satemu.channel_model import ChannelParams
-    return ChannelParams(bod=False, port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
-                         bod_ring=512, counter_bits=32)
-
-
-def board_constraints():
-    """The board's pin and clock data (``constraints/colorlight_5a_75b.py``)."""
-    return load_constraints("colorlight_5a_75b")
-
-
-def ColorlightPlatform():
-    """The 5A-75B 8.0 for LiteX with the open toolchain (yosys, nextpnr-ecp5, ecppack)."""
-    return ecp5_platform(board_constraints())
 
 class ColorlightCRG(LiteXModule):
     """``sys`` and ``sys_ps`` (the SDRAM chip's clock, 180 degrees later) from the 25 MHz input.
@@ -203,21 +111,20 @@ class ColorlightCRG(LiteXModule):
 
 
 class SatemuColorlightSoC(SoCCore):
-    def __init__(self, channel_verilog: list[Path], sys_clk_freq: float = SYS_CLK_FREQ,
+    def __init__(self, channel_verilog: list[Path], sys_clk_freq: float = float(BOARD.f_clk),
                  firmware: list[int] | None = None):
-        platform = ColorlightPlatform()
+        platform = board_platform(BOARD)
         self.crg = ColorlightCRG(platform, sys_clk_freq)
         SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, uart_name="serial",
                          **soc_core_kwargs("satemu on the Colorlight 5A-75B", firmware,
-                                           ROM_BYTES, SRAM_BYTES, cpu_variant=CPU_VARIANT,
-                                           cpu_type=CPU_TYPE))
+                                           BOARD.cpu))
 
         # SDR SDRAM: 8 MiB on a 32-bit native port (one phase, single data rate). The CPU sees
         # it as main RAM only so that the firmware's sdram_init() initialises it. The chip has
         # no byte masks (DQM tied low): only whole-word writes are stored as meant, which is all
         # the channels make (a full write mask, converted by LiteDRAM into two 32-bit words).
         self.sdrphy = GENSDRPHY(platform.request("sdram"), sys_clk_freq)
-        self.add_sdram("sdram", phy=self.sdrphy, module=SDRAM_MODULE(sys_clk_freq, "1:1"),
+        self.add_sdram("sdram", phy=self.sdrphy, module=dram_module(BOARD, sys_clk_freq),
                        l2_cache_size=0)
 
         # The PHYs' shared pins: the reset held high (never reset: it would stop clk25), MDC and
@@ -238,12 +145,11 @@ class SatemuColorlightSoC(SoCCore):
             ports[name] = port
 
         # The channels, each on a 64-bit crossbar port that LiteDRAM narrows to the native 32.
-        add_channels(self, channel_verilog, ports, MEM_WORDS, int(sys_clk_freq), PORT_BPS,
-                     MEM_WPC)
+        add_channels(self, channel_verilog, ports)
 
 
 def main():
-    board_main(__doc__, SatemuColorlightSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ARGS)
+    board_main(__doc__, SatemuColorlightSoC, BOARD)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ from litex.soc.interconnect import stream
 from liteeth.common import eth_phy_description
 from liteeth.mac.core import LiteEthMACCore
 
-DW = 64          # the channels' beat width, and the MAC's system-side width
+from satemu.params import BEAT, BEAT_BITS, beat_field
+
+DW = beat_field("data").stop - beat_field("data").start   # the beat's data, and the MAC's width
 
 
 class SimEthPHY(LiteXModule):
@@ -65,8 +67,8 @@ class SimEthClocks(LiteXModule):
 
 
 class EthPort(LiteXModule):
-    """A MAC on ``phy``. ``to_channel`` carries received frames as channel beats (Cat of data,
-    last, nbytes, err: ``satemu_gw.layouts.Beat``); ``from_channel`` takes beats to send.
+    """A MAC on ``phy``. ``rx_*`` carries received frames as channel beats and ``tx_*`` takes
+    beats to send, each payload flattened as ``satemu.params.BEAT`` lays a beat out.
 
     ``with_sys_datapath``: the MAC's preamble, FCS and padding logic works at the system side's
     64 bits in the system clock (the simulated board, whose wire is 64 bits a cycle), or else at
@@ -93,30 +95,32 @@ class EthPort(LiteXModule):
             self._last_be_before_fcs_check(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
-        self.rx_payload = Signal(DW + 6)
+        self.rx_payload = Signal(BEAT_BITS)
         rx = mac.source
-        nbytes = Signal(4)
+        nbytes = Signal(len(self.rx_payload[beat_field("nbytes")]))
         for i in range(DW // 8):
             self.comb += If(rx.last_be[i], nbytes.eq(i + 1))
+        # An end without a byte count (nbytes 0) reaches the channel as malformed.
+        fields = {"data": rx.data, "last": rx.last, "nbytes": Mux(rx.last, nbytes, 0),
+                  "err": rx.error != 0}
         self.comb += [
             self.rx_valid.eq(rx.valid),
             rx.ready.eq(self.rx_ready),
-            # An end without a byte count (nbytes 0) reaches the channel as malformed.
-            self.rx_payload.eq(Cat(rx.data, rx.last, Mux(rx.last, nbytes, 0), rx.error != 0)),
+            self.rx_payload.eq(Cat(*(fields[name] for name, _ in BEAT))),
         ]
         # Frames to send: the padding inserter pads runts, the CRC inserter appends the FCS.
         self.tx_valid, self.tx_ready = Signal(), Signal()
-        self.tx_payload = Signal(DW + 6)
+        self.tx_payload = Signal(BEAT_BITS)
         tx = mac.sink
-        last = self.tx_payload[DW]
-        count = self.tx_payload[DW + 1:DW + 5]
+        last = self.tx_payload[beat_field("last")]
+        count = self.tx_payload[beat_field("nbytes")]
         last_be = Signal(DW // 8)
         for i in range(DW // 8):
             self.comb += If(last & (count == i + 1), last_be.eq(1 << i))
         self.comb += [
             tx.valid.eq(self.tx_valid),
             self.tx_ready.eq(tx.ready),
-            tx.data.eq(self.tx_payload[:DW]),
+            tx.data.eq(self.tx_payload[beat_field("data")]),
             tx.last.eq(last),
             tx.last_be.eq(last_be),
             tx.error.eq(0),
@@ -146,11 +150,11 @@ class EthPort(LiteXModule):
                                                            depth, paced))
 
     def _registered_fcs_check(self, mac):
-        """``hw.fcs.RegisteredFCSChecker`` in place of LiteEth's FCS checker (the receive side's
-        critical path of the Colorlight's routed builds: the incoming byte, the CRC engine and
-        the comparison into the error flag in one 125 MHz cycle, 8.6 ns, 116 MHz). Its error
-        pulse, and so LiteEth's ``crc_errors`` count, which nothing reads (a bad FCS reaches
-        the channel as ``drop_error``), goes with LiteEth's checker."""
+        """``hw.fcs.RegisteredFCSChecker`` in place of LiteEth's FCS checker, whose error flag
+        is the incoming byte, the CRC engine and a comparison in one wire cycle
+        (docs/hardware.md, "Colorlight 5A-75B"). Its error pulse, and so LiteEth's
+        ``crc_errors`` count, which nothing reads (a bad FCS reaches the channel as
+        ``drop_error``), goes with LiteEth's checker."""
         from liteeth.mac.crc import LiteEthMACCRC32Checker
         from hw.fcs import RegisteredFCSChecker
         self._replace_stage(mac.rx_datapath, LiteEthMACCRC32Checker,
@@ -158,10 +162,10 @@ class EthPort(LiteXModule):
 
     def _cut_before_preamble(self, mac):
         """A register stage that holds ``ready`` as well as ``valid`` between the transmit side's
-        FCS inserter and its preamble inserter: ``ready`` went on from the preamble inserter's
-        state through the FCS inserter's output stage into the reset of its CRC register in one
-        125 MHz cycle (9.8 ns, 102 MHz, in a Colorlight build). The bytes on the wire and the gaps
-        are unchanged; a frame leaves one cycle later."""
+        FCS inserter and its preamble inserter, so that ``ready`` no longer goes on from the
+        preamble inserter's state through the FCS inserter's output stage into the reset of its
+        CRC register in one wire cycle. The bytes on the wire and the gaps are unchanged; a
+        frame leaves one cycle later."""
         from liteeth.mac.preamble import LiteEthMACPreambleInserter
         pipeline = mac.tx_datapath.pipeline
         index = next(i for i, stage in enumerate(pipeline)
@@ -172,12 +176,10 @@ class EthPort(LiteXModule):
         pipeline.insert(index, cut)
 
     def _cut_after_fcs_check(self, mac):
-        """A register stage (valid and data) straight after the FCS checker, on the receive side.
-        With LiteEth's checker, its error flag went on through the last-byte stage into the width
-        converter's register in the same 125 MHz cycle, the critical path of the Colorlight's
-        first routed build (106-111 MHz); ``hw.fcs``'s checker, which replaces it, still ends in
-        a 32-bit comparison, so the stage stays. Frames reach the system side one wire cycle
-        later."""
+        """A register stage (valid and data) straight after the FCS checker, on the receive side,
+        so that the checker's error flag, the end of a 32-bit comparison, does not go on through
+        the last-byte stage into the width converter's register in the same wire cycle. Frames
+        reach the system side one wire cycle later."""
         from hw.fcs import RegisteredFCSChecker
         pipeline = mac.rx_datapath.pipeline
         index = next(i for i, stage in enumerate(pipeline)
@@ -189,13 +191,12 @@ class EthPort(LiteXModule):
     def _cut_tx_ready(self, mac):
         """On the byte-wide datapath, LiteEth's transmit stages pass ``ready`` on combinationally
         from the PHY, through the gap, preamble, FCS, padding and last-byte stages and the width
-        converter, to the clock-crossing FIFO's read: at 125 MHz that chain was the one path of a
-        Versa-5G build that missed timing. A register stage that holds ``ready`` as well as
-        ``valid`` goes on each side of the padding inserter, and a 64-bit one straight after the
-        FIFO (with the first two only, the FIFO's read, through the width converter and the
-        last-byte stage, was the next path to miss); the bytes on the wire, and the gaps between
-        frames, are unchanged (tests/hardware/test_board_mac.py), each frame leaves three cycles
-        (24 ns) later."""
+        converter, to the clock-crossing FIFO's read, too long a chain for the wire clock
+        (docs/hardware.md, "Timing closure on the Versa-5G"). A register stage that holds
+        ``ready`` as well as ``valid`` goes on each side of the padding inserter, and a 64-bit
+        one straight after the FIFO; the bytes on the wire, and the gaps between frames, are
+        unchanged (tests/hardware/test_board_mac.py), each frame leaves three wire cycles
+        later."""
         from liteeth.mac.padding import LiteEthMACPaddingInserter
         from hw.cdc import PacedCrossing
         pipeline = mac.tx_datapath.pipeline

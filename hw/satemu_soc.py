@@ -9,19 +9,14 @@ receive side feeds the return channel, which sends on port B. The CPU's UART is 
 the ports never reach the CPU or the bus. In simulation the PHYs' wire is a set of pads that the
 satemu_eth module (sim/modules) drives and reads at exact cycles.
 
-``dram="versa"`` builds a variant with the Versa-5G's memory system and clock (see
-``versa_phy_settings``; bench/bench_datapath.py measures the data path on it): the channels as
-``hw.versa_ecp5.channel_params`` makes them, registers counting cycles of the board's system
-clock, LiteDRAM with the board's MT41K64M16 at that clock on an SDRAM model set up like its
-ECP5DDRPHY (DDR3, 16 data bits, two phases, a 128-bit native port behind the port widener, as
-on the board; its firmware does not limit the delay line's throughput, since this variant is
-what measures that limit), the board's VexRiscv variant (``hw.versa_ecp5.CPU_VARIANT``), so
-that the board's firmware build runs here, and counters of the channels' memory traffic
-(``PROBES``) that the simulation writes to ``probe.log``. ``dram="colorlight"`` is the same for
-the Colorlight 5A-75B: its 40 MHz clock, its SDR SDRAM (M12L64322A, 32 bits, one phase) on a
-model set up like its GENSDRPHY (``colorlight_phy_settings``), its 2 MiB delay lines, its
-channels (no BoD block) and its CPU (SERV). The default, ``dram="sim"``, is the simulated
-board the system tests and the demo run.
+``board`` chooses the board (``satemu.boards``) the SoC stands for: by default the simulated
+board (``"sim"``), which the system tests and the demo run; a real board's name builds a board
+variant, with that board's clock, channels, CPU and memories, its DRAM chip on an SDRAM model
+set up like its PHY (the target's ``dram_phy_settings``; the Versa-5G's 128-bit DDR3 port behind
+the port widener, as on the board), so that the board's firmware runs here, and counters of
+the channels' memory traffic (``PROBES``) that the simulation writes to ``probe.log``. A
+variant's firmware does not limit the delay line's throughput, since the variant is what
+bench/bench_datapath.py measures that limit on.
 """
 
 from __future__ import annotations
@@ -36,20 +31,22 @@ from litex.build.io import CRG
 from litex.build.sim import SimPlatform
 from litex.soc.integration.soc_core import SoCCore
 
-from litedram import modules as litedram_modules
 from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
-from hw.soc_common import ROM_BYTES, add_channels, read_firmware, soc_core_kwargs
+from hw.soc_common import add_channels, dram_module, read_firmware, soc_core_kwargs
+from satemu.boards import BOARDS, DEFAULT_BOARD
 
-SIM_F_CLK = 6_250_000         # nominal clock of the simulated board (registers count these cycles)
-SIM_PORT_BPS = 64 * SIM_F_CLK # its 64-bit PHYs carry a beat per cycle: 400 Mbit/s of wire per port
-MEM_WORDS = 1 << 22           # delay-line words per channel (32 MiB each, the DRAM's upper half)
 SIM_THREADS = 1               # Verilator threads: with 2, a busy second core slowed it ~1000x
-DRAMS = ("sim", "versa", "colorlight")   # a simulated board's memory systems (see the docstring)
-# The board target each variant stands for: its clock, CPU, memory and channel parameters.
-VARIANT_BOARDS = {"versa": "hw.versa_ecp5", "colorlight": "hw.colorlight_5a_75b"}
 PROBE_PERIOD_BITS = 16        # a board variant logs its probe counters every 2^16 cycles
+# The simulated board's memory: an SDRAM model of a 128 MiB chip (its record's ``dram``) with a
+# 64-bit native port, as the channels' own ports, at the timings of this clock.
+SIM_DRAM_CLK = 100e6
+# Verilator's clocker counts whole picoseconds, which a board's period need not be: a board
+# variant's clocker runs at this much simulated time a second, which nothing reads (the
+# registers, the firmware and every cycle the host sees count the timebase's cycles as the
+# board's).
+VARIANT_CLOCKER_HZ = 80_000_000
 
 _io = [
     ("sys_clk", 0, Pins(1)),
@@ -69,16 +66,22 @@ _io = [
 ]
 
 
-def board_target(dram: str):
-    """The board target module a variant stands for (``VARIANT_BOARDS``)."""
+def board_target(board):
+    """The LiteX target module of a real board (its ``Bitstream.target``)."""
     import importlib
-    return importlib.import_module(VARIANT_BOARDS[dram])
+    return importlib.import_module(board.bitstream.target)
 
 
 def model_settings(real):
     """``SDRAMPHYModel`` settings standing for a real PHY's ``real`` settings: its memory type,
     data bits, phases, read and write phases, CAS and CAS write latencies and its read and
-    write latencies in system cycles, which is all LiteDRAM's controller and crossbar read."""
+    write latencies in system cycles, which is all LiteDRAM's controller and crossbar read.
+    What the model cannot be: it reports itself as ``SDRAMPHYModel`` and without read
+    leveling, bitslips or delay taps (a board's firmware trains a real DDR3 PHY through its
+    CSRs; the model's data are always aligned, so the simulated firmware has nothing to
+    train), and it has no DQ/DQS electrical timing, no I/O registers or clock shift, nor a
+    PHY's start-up sequence; its data come back exactly read_latency cycles after the
+    command."""
     from litedram.common import PhySettings
     return PhySettings(phytype="SDRAMPHYModel", memtype=real.memtype, databits=real.databits,
                        dfi_databits=real.dfi_databits, nphases=real.nphases,
@@ -87,35 +90,10 @@ def model_settings(real):
                        strobes=real.strobes, nranks=real.nranks)
 
 
-def colorlight_phy_settings():
-    """The Colorlight's SDR PHY (``GENSDRPHY`` on the board's pins at its system clock) and the
-    model's settings for it: 32 data bits, one phase, CAS latency 2, read latency 3 cycles (the
-    model's own default would be 4). The model has no I/O registers or clock shift; its data
-    come back exactly read_latency cycles after the command, as the real PHY's do."""
-    from litedram.phy import GENSDRPHY
-    from hw.colorlight_5a_75b import SYS_CLK_FREQ, ColorlightPlatform
-
-    real = GENSDRPHY(ColorlightPlatform().request("sdram"), SYS_CLK_FREQ).settings
-    return real, model_settings(real)
-
-
-def versa_phy_settings():
-    """The Versa-5G's DDR3 PHY as an SDRAM model can stand for it: returns (real, model), the
-    ``PhySettings`` of ``ECP5DDRPHY`` elaborated on the board's pins at its system clock,
-    and the settings to give ``SDRAMPHYModel``.
-
-    The model gets the PHY's memory type (DDR3), data bits (16, so a 4 x 16-bit DFI word per
-    phase), phases (2: the native port is 2 x 64 = 128 bits, one BL8 burst), read and write
-    phases, CAS and CAS write latencies and its read and write latencies in system cycles, which
-    is all LiteDRAM's controller and crossbar read from a PHY. What the model cannot be: it
-    reports itself as ``SDRAMPHYModel`` and without read leveling, bitslips or delay taps (the
-    board's firmware trains the real PHY through its CSRs; the model's data are always aligned,
-    so the simulated firmware has nothing to train), and it has no DQ/DQS electrical timing nor
-    the PHY's start-up sequence (ECP5DDRPHYInit, which stops and resets the edge clock)."""
-    from litedram.phy import ECP5DDRPHY
-    from hw.versa_ecp5 import SYS_CLK_FREQ, VersaPlatform
-
-    real = ECP5DDRPHY(VersaPlatform().request("ddram"), sys_clk_freq=SYS_CLK_FREQ).settings
+def phy_settings(board):
+    """(real, model): the ``PhySettings`` of a real board's DRAM PHY, elaborated on its pins at
+    its system clock, and the settings an ``SDRAMPHYModel`` stands for it with."""
+    real = board_target(board).dram_phy_settings()
     return real, model_settings(real)
 
 
@@ -154,41 +132,27 @@ endmodule
 
 
 class SatemuSimSoC(SoCCore):
-    def __init__(self, channel_verilog: list[Path], mem_words: int | None = None,
-                 firmware: list[int] | None = None, dram: str = "sim"):
-        if dram not in DRAMS:
-            raise ValueError(f"dram must be one of {DRAMS}, not {dram!r}")
+    def __init__(self, channel_verilog: list[Path], firmware: list[int] | None = None,
+                 board: str = DEFAULT_BOARD):
+        self.board = board = BOARDS[board]
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))      # with a power-on reset, as VexRiscv needs
-        f_clk, port_bps = sim_clock(dram)
-        # A board variant has the board's CPU too, so its firmware runs here as on the board;
-        # and the board's delay lines (their size in words).
-        cpu = dict(cpu_type="vexriscv", cpu_variant="standard")
-        if dram != "sim":
-            target = board_target(dram)
-            cpu = dict(cpu_type=getattr(target, "CPU_TYPE", "vexriscv"),
-                       cpu_variant=target.CPU_VARIANT)
-            mem_words = target.MEM_WORDS
-        SoCCore.__init__(self, platform, clk_freq=f_clk, uart_name="sim",
-                         **soc_core_kwargs("satemu simulated board", firmware, **cpu))
+        # A board variant has the board's CPU and memories too, so that its firmware runs here
+        # as on the board.
+        SoCCore.__init__(self, platform, clk_freq=board.f_clk, uart_name="sim",
+                         **soc_core_kwargs("satemu simulated board", firmware, board.cpu))
 
-        if dram == "sim":
+        if board.bitstream is None:
             # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
-            module = litedram_modules.MT48LC16M16(100e6, "1:1")
-            self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=100e6)
-        elif dram == "versa":
-            # The Versa-5G's: its DDR3L chip at its clock (1:2), on a model set up like its PHY.
-            from hw.versa_ecp5 import SYS_CLK_FREQ
-            module = litedram_modules.MT41K64M16(SYS_CLK_FREQ, "1:2")
-            self.sdrphy = SDRAMPHYModel(module=module, settings=versa_phy_settings()[1],
-                                        clk_freq=SYS_CLK_FREQ)
+            module = dram_module(board, SIM_DRAM_CLK)
+            self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=SIM_DRAM_CLK)
         else:
-            # The Colorlight's: its SDR SDRAM chip at its clock (1:1, a 32-bit native port that
-            # LiteDRAM's converters give the channels as 64 bits), on a model set up like its PHY.
-            from hw.colorlight_5a_75b import SDRAM_MODULE, SYS_CLK_FREQ
-            module = SDRAM_MODULE(SYS_CLK_FREQ, "1:1")
-            self.sdrphy = SDRAMPHYModel(module=module, settings=colorlight_phy_settings()[1],
-                                        clk_freq=SYS_CLK_FREQ)
+            # A real board's: its DRAM chip at its clock, on a model set up like its PHY (the
+            # Versa's DDR3L at 1:2, a 128-bit native port; the Colorlight's SDR SDRAM at 1:1, a
+            # 32-bit one that LiteDRAM's converters give the channels as 64 bits).
+            module = dram_module(board, float(board.f_clk))
+            self.sdrphy = SDRAMPHYModel(module=module, settings=phy_settings(board)[1],
+                                        clk_freq=float(board.f_clk))
         # On the CPU bus too: the firmware runs sdram_init() from it (its own data stays in SRAM).
         self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=0)
         self.add_constant("SDRAM_TEST_DISABLE")   # no memtest at boot: it takes minutes in simulation
@@ -218,8 +182,8 @@ class SatemuSimSoC(SoCCore):
         # No delay-line throughput limit in the firmware of either: the default board's 64-bit
         # memory keeps up with anything its channels carry, and a board variant is what
         # measures the board's limit (bench/bench_datapath.py offers it more than the limit).
-        now, events = add_channels(self, channel_verilog, ports, mem_words, f_clk, port_bps)
-        if dram != "sim":
+        now, events = add_channels(self, channel_verilog, ports)
+        if board.bitstream is not None:
             self.add_probe(now, self.satemu_mem)
         self.comb += eth.now.eq(now)
         for pre, ev in events.items():
@@ -272,50 +236,38 @@ class SatemuSimSoC(SoCCore):
                                   i_now=now, i_counts=Cat(*counts))
 
 
-def sim_clock(dram: str = "sim") -> tuple[int, int]:
-    """(nominal clock, port line rate) of a simulated board: the registers count the clock's
-    cycles, the firmware reports both (HELLO) and budgets an unshaped channel at the line rate.
-    The versa variant has the board's clock and 1 Gbit/s (the simulated wire still carries
-    a beat per cycle; traffic offered to it keeps to GbE's pacing), as has the colorlight
-    variant."""
-    if dram != "sim":
-        target = board_target(dram)
-        return int(target.SYS_CLK_FREQ), target.PORT_BPS
-    return SIM_F_CLK, SIM_PORT_BPS
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--channel-verilog", required=True, action="append",
                     help="Verilog of satemu_channel_fwd and of satemu_channel_ret")
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
-    ap.add_argument("--dram", choices=DRAMS, default="sim",
-                    help="memory system: the simulated board's (default), the Versa-5G's or the "
-                         "Colorlight's")
+    ap.add_argument("--board", choices=list(BOARDS), default=DEFAULT_BOARD,
+                    help="the board the SoC stands for: the simulated board (default) or a "
+                         "real board's variant")
     args = ap.parse_args()
-    gateware = build_sim([Path(p) for p in args.channel_verilog], Path(args.firmware) if args.firmware else None,
-                         Path(args.output_dir), dram=args.dram)
+    gateware = build_sim([Path(p) for p in args.channel_verilog],
+                         Path(args.firmware) if args.firmware else None,
+                         Path(args.output_dir), board=args.board)
     if args.firmware:
-        write_rom_init(Path(args.firmware), gateware)
-
+        write_rom_init(Path(args.firmware), gateware, BOARDS[args.board].cpu.rom_bytes)
 
 
 def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir: Path,
               uart_port: int = 0, eth_port: int = 0, opt_level: str = "O3",
-              dram: str = "sim") -> Path:
+              board: str = DEFAULT_BOARD) -> Path:
     """Build the simulated board; returns its gateware directory (holding obj_dir/Vsim and the
     sim_config.js that names the UART's TCP port). Without ``firmware_bin`` only the headers and
-    libraries the firmware builds against are generated. ``dram`` chooses the memory system
-    (``DRAMS``; see the module's docstring)."""
+    libraries the firmware builds against are generated. ``board`` chooses the board the SoC
+    stands for (see the module's docstring)."""
     from litex.build.sim.config import SimConfig
     from litex.soc.integration.builder import Builder
 
     # The ROM is the same size whatever the firmware (soc_core_kwargs pads it), so a new firmware
     # only needs a new sim_rom.init (write_rom_init), not a new Verilator build.
-    soc = SatemuSimSoC(channel_verilog, mem_words=MEM_WORDS, firmware=read_firmware(firmware_bin),
-                       dram=dram)
-    if dram != "sim":
+    soc = SatemuSimSoC(channel_verilog, firmware=read_firmware(firmware_bin), board=board)
+    variant = soc.board.bitstream is not None
+    if variant:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         probe = Path(output_dir) / "satemu_probe.v"
         probe.write_text(PROBE_VERILOG)
@@ -323,11 +275,8 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
     builder = Builder(soc, output_dir=str(output_dir), compile_software=firmware_bin is None,
                       compile_gateware=firmware_bin is not None)
     sim_config = SimConfig()
-    # Verilator's clocker counts whole picoseconds, which the board's period need not be: the
-    # board variants' clocker runs at 80 MHz of simulated time, which nothing reads (the
-    # registers, the firmware and every cycle the host sees count the timebase's cycles as the
-    # board's).
-    sim_config.add_clocker("sys_clk", freq_hz=SIM_F_CLK if dram == "sim" else 80_000_000)
+    sim_config.add_clocker("sys_clk",
+                           freq_hz=VARIANT_CLOCKER_HZ if variant else soc.board.f_clk)
     sim_config.add_module("satemu_uart", "serial", args={"port": uart_port})
     sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
     modules = Path(__file__).resolve().parent.parent / "sim" / "modules"
@@ -341,13 +290,13 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
     return gateware
 
 
-
-def write_rom_init(firmware_bin: Path, gateware: Path) -> None:
-    """Load a firmware into a built board: the ROM image Verilator reads when it starts."""
-    data = Path(firmware_bin).read_bytes().ljust(ROM_BYTES, b"\0")
-    if len(data) > ROM_BYTES:
-        raise ValueError(f"firmware of {len(data)} bytes exceeds the {ROM_BYTES}-byte ROM")
-    words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, ROM_BYTES, 4)]
+def write_rom_init(firmware_bin: Path, gateware: Path, rom_bytes: int) -> None:
+    """Load a firmware into a built board: the ROM image (``rom_bytes``) Verilator reads when
+    it starts."""
+    data = Path(firmware_bin).read_bytes().ljust(rom_bytes, b"\0")
+    if len(data) > rom_bytes:
+        raise ValueError(f"firmware of {len(data)} bytes exceeds the {rom_bytes}-byte ROM")
+    words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, rom_bytes, 4)]
     (Path(gateware) / "sim_rom.init").write_text("".join(f"{w:08x}\n" for w in words))
 
 

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """What every satemu SoC shares, simulated or on a board: the CPU's memories, the two channel
-instances on their LiteDRAM ports, the wishbone bridge to their registers and the constants the
-firmware reads.
+instances on their LiteDRAM ports and the wishbone bridge to their registers.
 
 The channels enter as generated Verilog (``write_channel_verilog``): modules
 ``satemu_channel_fwd`` and ``satemu_channel_ret`` (the latter with the BoD block). Their
@@ -12,13 +11,14 @@ registers sit behind one bridge:
     0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
 
 Each channel addresses its delay line in 64-bit words, in the DRAM's upper half: forward at word
-``2 * mem_words``, return at ``3 * mem_words`` (the firmware's layout). Where the DRAM
+``2 * mem_words``, return at ``3 * mem_words`` (``satemu.boards.Board.delay_line_base``, which
+the firmware's board header carries). Where the DRAM
 controller's native port is 64 bits (the simulated board's SDRAM), the channel has one of its own.
 Where it is 128 bits (the Versa's DDR3 at 1:2), a port widener (``satemu_gw.widen``, module
 ``satemu_memwiden``) sits between the channel and its native port: it merges each pair of words
 the channel writes or reads in a row into one DRAM burst and keeps many reads in flight.
-LiteDRAM's own up-converter takes one command at a time and waits for each read's data, which
-held a channel to about 170 Mbit/s on the Versa's DDR3.
+LiteDRAM's own up-converter takes one command at a time and waits for each read's data, too slow
+for a channel at GbE rates (docs/hardware.md, "Data path at the board's clocks").
 """
 
 from __future__ import annotations
@@ -33,24 +33,26 @@ from migen import Cat, ClockSignal, FSM, If, Instance, Module, Mux, NextState, R
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 
-ROM_BYTES = 0x10000           # firmware ROM (the firmware itself is about 16 KB)
-SRAM_BYTES = 0x4000           # the firmware's data and stack
-CHANNEL_WINDOW = 0x400        # bytes of bus space per channel window
+from satemu.params import beat_field
+from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN
+from satemu.regmap import ADDR_BITS, WINDOW_BOTH, WINDOW_BYTES
+
 CHANNEL_BASE = 0x9000_0000    # the bridge's place on the CPU bus
-# (module suffix, BoD block): forward is port B -> A, return is port A -> B with BoD.
-CHANNEL_MODULES = (("fwd", False), ("ret", True))
+# Each channel's Verilog module suffix, by channel number: forward is port B -> A, return is
+# port A -> B.
+CHANNEL_MODULES = {CHANNEL_FORWARD: "fwd", CHANNEL_RETURN: "ret"}
 
 
-def write_channel_verilog(out_dir: Path, params_for) -> list[Path]:
-    """Generate both channels' Verilog into ``out_dir``; ``params_for(bod)`` gives the
-    ``ChannelParams`` of a channel. Returns the files, forward first."""
+def write_channel_verilog(out_dir: Path, board) -> list[Path]:
+    """Generate both channels' Verilog into ``out_dir`` with the parameters ``board`` (a
+    ``satemu.boards.Board``) gives each. Returns the files, forward first."""
     from amaranth.back import verilog
     from satemu_gw.channel import Channel
 
     paths = []
-    for pre, bod in CHANNEL_MODULES:
+    for channel, pre in CHANNEL_MODULES.items():
         path = Path(out_dir) / f"satemu_channel_{pre}.v"
-        path.write_text(verilog.convert(Channel(params_for(bod), wire=True),
+        path.write_text(verilog.convert(Channel(board.channel_params(channel), mac_fed=True),
                                         name=f"satemu_channel_{pre}", emit_src=False))
         paths.append(path)
     return paths
@@ -67,23 +69,27 @@ def write_widen_verilog(out_dir: Path, addr_width: int) -> Path:
     return path
 
 
-def soc_core_kwargs(ident: str, firmware: list[int] | None, rom_bytes: int = ROM_BYTES,
-                    sram_bytes: int = SRAM_BYTES, cpu_variant: str = "standard",
-                    cpu_type: str = "vexriscv") -> dict:
-    """SoCCore's arguments: a CPU with the firmware in ROM, as every satemu SoC has it.
-    ``firmware`` (32-bit words) is padded to the whole ROM, so the ROM's size never depends on
-    the firmware; without it LiteX builds only the headers and libraries. A board short of
-    block RAM passes smaller memories, one short of LUTs a smaller VexRiscv (``cpu_variant``)
-    or another CPU (``cpu_type``: SERV on the Colorlight); the firmware is built for whichever
-    the SoC has."""
+def soc_core_kwargs(ident: str, firmware: list[int] | None, cpu) -> dict:
+    """SoCCore's arguments: the board's CPU (``cpu``, a ``satemu.boards.Cpu``) with the
+    firmware in ROM, as every satemu SoC has it. ``firmware`` (32-bit words) is padded to the
+    whole ROM, so the ROM's size never depends on the firmware; without it LiteX builds only the
+    headers and libraries. The firmware is built for whichever CPU the SoC has."""
     # No build date in the ident (ident_version): it would make every build's netlist differ.
-    kwargs = dict(cpu_type=cpu_type, cpu_variant=cpu_variant, integrated_rom_size=rom_bytes,
-                  integrated_sram_size=sram_bytes, ident=ident, ident_version=False)
+    kwargs = dict(cpu_type=cpu.type, cpu_variant=cpu.variant, integrated_rom_size=cpu.rom_bytes,
+                  integrated_sram_size=cpu.sram_bytes, ident=ident, ident_version=False)
     if firmware is not None:
-        if len(firmware) * 4 > rom_bytes:
-            raise ValueError(f"firmware of {len(firmware) * 4} bytes exceeds the {rom_bytes}-byte ROM")
-        kwargs["integrated_rom_init"] = firmware + [0] * (rom_bytes // 4 - len(firmware))
+        if len(firmware) * 4 > cpu.rom_bytes:
+            raise ValueError(f"firmware of {len(firmware) * 4} bytes exceeds the "
+                             f"{cpu.rom_bytes}-byte ROM")
+        kwargs["integrated_rom_init"] = firmware + [0] * (cpu.rom_bytes // 4 - len(firmware))
     return kwargs
+
+
+def dram_module(board, clk_freq: float):
+    """The LiteDRAM module of ``board``'s DRAM chip (``board.dram``, a ``litedram.modules``
+    class) at ``clk_freq`` and the board's clock ratio."""
+    from litedram import modules
+    return getattr(modules, board.dram)(clk_freq, board.dram_rate)
 
 
 def read_firmware(firmware_bin: Path | None) -> list[int] | None:
@@ -98,12 +104,14 @@ class ChannelBridge(Module):
     """Wishbone slave in front of the channels' register buses (address, write strobe, data;
     read data one cycle after the address). Everything it drives towards the channels, and
     the read data it returns, comes from flip-flops: the channels sit far from the CPU on a
-    board, and each way the route alone took 6 to 7 ns."""
+    board, and the route each way takes much of a cycle."""
 
     def __init__(self, buses):
         self.bus = wishbone.Interface(data_width=32, address_width=30, addressing="word")
-        word = self.bus.adr[:8]
-        window = self.bus.adr[8:10]
+        # Word addresses: the register within a window, then the window (regmap.WINDOW_BYTES).
+        window_bits = (WINDOW_BYTES // 4).bit_length() - 1
+        word = self.bus.adr[:ADDR_BITS]
+        window = self.bus.adr[window_bits:window_bits + 2]
         window_r = Signal(2)
         read_data = Signal(32)
         # A write is acked at once and reaches the channels in the next cycle. A read: the
@@ -124,7 +132,7 @@ class ChannelBridge(Module):
             self.sync += [
                 b["addr"].eq(word),
                 b["w_data"].eq(self.bus.dat_w),
-                b["w_en"].eq(write & ((window == i) | (window == 2))),
+                b["w_en"].eq(write & ((window == i) | (window == WINDOW_BOTH))),
             ]
         self.sync += [
             window_r.eq(window),
@@ -163,14 +171,12 @@ def mem_port_pins(name: str, port, master: bool) -> dict:
     }
 
 
-def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, f_clk: int,
-                 port_bps: int, mem_wpc: int = 0) -> tuple[Signal, dict[str, ChannelEvents]]:
+def add_channels(soc, channel_verilog: list[Path], ports: dict) -> tuple[Signal, dict[str,
+                                                                                 ChannelEvents]]:
     """Add both channels to ``soc`` (a SoCCore with ``soc.sdram``) between ``ports["a"]`` and
     ``ports["b"]`` (``hw.ethport.EthPort``s): forward in on B and out on A, return in on A and
-    out on B. ``mem_wpc`` is the delay-line throughput each channel is guaranteed with both
-    busy, in 64-bit words per 65536 cycles (measured by bench/bench_datapath.py; 0: not
-    limited), which the firmware's profile checks enforce. Returns the shared 64-bit timebase
-    and each channel's events by module suffix."""
+    out on B. Where their delay lines lie, the firmware says (its board header). Returns the
+    shared 64-bit timebase and each channel's events by module suffix."""
     now = Signal(64, name="now")
     soc.sync += now.eq(now + 1)
     for path in channel_verilog:
@@ -178,7 +184,10 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
     buses, events = [], {}
     soc.satemu_mem = []          # each channel's (64-bit port, native port), for probes
     widen = None
-    for pre, rx, tx in (("fwd", ports["b"], ports["a"]), ("ret", ports["a"], ports["b"])):
+    ingress = {CHANNEL_FORWARD: ports["b"], CHANNEL_RETURN: ports["a"]}
+    egress = {CHANNEL_FORWARD: ports["a"], CHANNEL_RETURN: ports["b"]}
+    for channel, pre in CHANNEL_MODULES.items():
+        rx, tx = ingress[channel], egress[channel]
         if soc.sdram.crossbar.controller.data_width != 128:
             # 64 bits (the simulated board), or narrower (LiteDRAM converts, as on the
             # Colorlight's 32-bit SDRAM port).
@@ -196,7 +205,8 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
                 **mem_port_pins("wide", native, master=True))
         soc.comb += native.cmd.last.eq(1)
         soc.satemu_mem.append((port, native))
-        bus = {"addr": Signal(8), "w_en": Signal(), "w_data": Signal(32), "r_data": Signal(32)}
+        bus = {"addr": Signal(ADDR_BITS), "w_en": Signal(), "w_data": Signal(32),
+               "r_data": Signal(32)}
         buses.append(bus)
         ev = events[pre] = ChannelEvents(pre)
         fate_valid, fate = Signal(), Signal(3)
@@ -213,17 +223,13 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict, mem_words: int, 
         # The cycle a frame starts to leave the channel: its source's valid first rises.
         started = Signal()
         soc.comb += ev.start.eq(tx.tx_valid & ~started)
-        soc.sync += If(tx.tx_valid & tx.tx_ready & tx.tx_payload[64], started.eq(0)).Elif(
+        last = tx.tx_payload[beat_field("last")]
+        soc.sync += If(tx.tx_valid & tx.tx_ready & last, started.eq(0)).Elif(
             tx.tx_valid, started.eq(1))
     soc.submodules.channel_bridge = bridge = ChannelBridge(buses)
     soc.bus.add_slave("satemu", bridge.bus,
-                      SoCRegion(origin=CHANNEL_BASE, size=3 * CHANNEL_WINDOW, cached=False))
-    # Where each channel's delay line lives (in 64-bit words of the port), the clock the
-    # registers count and the ports' line rate.
-    soc.add_constant("SATEMU_MEM_WORDS", mem_words)
-    soc.add_constant("SATEMU_F_CLK", f_clk)
-    soc.add_constant("SATEMU_PORT_BPS", port_bps)
-    soc.add_constant("SATEMU_MEM_WPC", mem_wpc)
+                      SoCRegion(origin=CHANNEL_BASE, size=(WINDOW_BOTH + 1) * WINDOW_BYTES,
+                                cached=False))
     return now, events
 
 
@@ -264,10 +270,11 @@ def _relative_sources(script: Path, cwd: Path) -> None:
                              flags=re.M))
 
 
-def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, pnr_args: str = ""):
+def board_main(doc: str, make_soc, board):
     """A board target's command line (``python -m hw.<board>``, as ``hw.bitstream`` runs it):
-    ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the board's SoC, which nextpnr
-    places and routes with ``pnr_args`` added to its options."""
+    ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the SoC of ``board`` (a
+    ``satemu.boards.Board``), which nextpnr places and routes with the options of its
+    bitstream flow."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc,
@@ -276,13 +283,27 @@ def board_main(doc: str, make_soc, build_name: str, sys_clk_freq: float, pnr_arg
                     help="Verilog (or netlist) of satemu_channel_fwd and of satemu_channel_ret")
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--firmware", help="firmware.bin for the ROM; without it, only software headers")
-    ap.add_argument("--sys-clk-freq", type=float, default=sys_clk_freq)
+    ap.add_argument("--sys-clk-freq", type=float, default=float(board.f_clk))
     ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
     args = ap.parse_args()
     firmware = Path(args.firmware) if args.firmware else None
     soc = make_soc([Path(p) for p in args.channel_verilog], args.sys_clk_freq,
                    firmware=read_firmware(firmware))
-    build_board(soc, build_name, Path(args.output_dir), firmware is not None, args.seed, pnr_args)
+    flow = board.bitstream
+    build_board(soc, flow.build_name, Path(args.output_dir), firmware is not None, args.seed,
+                flow.nextpnr_args)
+
+
+def board_constraints(board):
+    """A real board's pin and clock data (``constraints/<its constraints>.py``, from its
+    ``satemu.boards`` record), as a module."""
+    return load_constraints(board.bitstream.constraints)
+
+
+def board_platform(board):
+    """A real board for LiteX with the open toolchain (yosys, nextpnr-ecp5, ecppack), from its
+    ``satemu.boards`` record: ``ecp5_platform`` of its constraints."""
+    return ecp5_platform(board_constraints(board))
 
 
 def load_constraints(name: str):

@@ -37,64 +37,21 @@ from litex.gen import LiteXModule
 from litex.soc.cores.clock import ECP5PLL
 from litex.soc.integration.soc_core import SoCCore
 
-from litedram.modules import MT41K64M16
 from litedram.phy import ECP5DDRPHY
 
 from hw.ethport import ecp5_rgmii_port
-from hw.soc_common import (add_channels, board_main, ecp5_platform, load_constraints,
+from hw.soc_common import (add_channels, board_main, board_platform, dram_module,
                             soc_core_kwargs)
+from satemu.boards import BOARDS
 
-SYS_CLK_FREQ = 55e6           # the system clock; the registers count its cycles
-PORT_BPS = 1_000_000_000      # RGMII at 1 Gbit/s
-MEM_WORDS = 1 << 22           # delay-line words per channel: 32 MiB each, the DRAM's upper half
-# Delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
-# cycles, which the firmware's profile checks enforce: about 90% of the lowest maximum that
-# bench/bench_datapath.py measured (64-byte frames on both channels at once, 437.5 Mbit/s of
-# line rate each: 621,449 frames/s of 9 words, 6,664 words per 65536 cycles); docs/hardware.md.
-MEM_WPC = 6000
-BUILD_NAME = "satemu_versa_ecp5"
-# nextpnr's options. The design fills 80% of the LUTs: router1 had still 16,500 arcs to route
-# after 45 minutes at 84%, while router2 converges (docs/hardware.md, "Timing closure").
-NEXTPNR_ARGS = "--router router2"
-# VexRiscv's smallest variant (RV32I, no caches: about 1,700 LUTs and 2 block RAMs against the
-# standard variant's 3,600 and 10), for the same reason. The firmware only answers the UART and
-# checks profiles; it runs from the ROM a few times slower, and its multiplications and
-# divisions go through compiler-rt. The simulated board keeps the standard variant.
-CPU_VARIANT = "minimal"
+BOARD = BOARDS["versa-ecp5"]      # its clock, memory, CPU, channels and build: satemu.boards
 
 
-def channel_params(bod: bool = False):
-    """The channels' parameters on this board: the default 512-beat ingress FIFO (a GbE port
-    brings at most 0.28 beats per 55 MHz cycle), the BoD block in the return channel, whose
-    statistics ring holds 512 superframe records instead of 1024 (BOD_TRACE reaches back 13.6 s
-    of 26.5 ms superframes; the 224-bit records take 7 block RAMs instead of 13, whose wiring,
-    next to the BoD allocator, was where the router found the device most congested).
+def dram_phy_settings(sys_clk_freq: float = float(BOARD.f_clk)):
+    """The ``PhySettings`` of the board's DDR3 PHY (``ECP5DDRPHY`` on its pins at the system
+    clock), which the Versa variant of the simulated board models."""
+    return ECP5DDRPHY(board_platform(BOARD).request("ddram"), sys_clk_freq=sys_clk_freq).settings
 
-    Egress pacing: the channel spaces frames released together by the simulated board's MAC
-    cost (``port_pad``/``port_fcs``/``port_gap``: padding to 60 bytes, 4 bytes of FCS, a preamble
-    beat), so that both boards schedule alike. Here the MAC takes the 64-bit beats into its
-    clock-crossing FIFO (32 beats) and pads, appends the FCS and the preamble a byte at a time on
-    the wire's side (``hw.ethport``). The RGMII wire is slower: a byte per 8 ns, 0.44 cycles of
-    the 55 MHz clock, so a frame of L bytes holds it for 0.44 * (max(L, 60) + 4 + 8 + 12) cycles
-    (37 for the shortest, 677 for the longest), against ceil((max(L, 60) + 4) / 8) + 3 here (11 and 193). The parameters cannot
-    express a per-byte cost above one beat per cycle, so the wire is left to pace itself: the
-    MAC's FIFO (32 beats) fills and holds the channel's egress back, and a frame that therefore
-    starts after its scheduled cycle is counted in ``late``. Traffic that the shaper spaces at
-    no more than the wire's rate (counting each frame's padding, FCS, preamble and gap) never
-    waits; frames released together (a BoD slot's, or a burst through an unshaped channel)
-    leave at the wire's pace."""
-    from satemu.channel_model import ChannelParams
-    return ChannelParams(bod=bod, port_pad=60, port_fcs=4, port_gap=3, bod_ring=512)
-
-
-def board_constraints():
-    """The board's pin and clock data (``constraints/versa_ecp5.py``)."""
-    return load_constraints("versa_ecp5")
-
-
-def VersaPlatform():
-    """The Versa-5G for LiteX with the open toolchain (yosys, nextpnr-ecp5, ecppack)."""
-    return ecp5_platform(board_constraints())
 
 class VersaCRG(LiteXModule):
     """``sys`` and ``sys2x`` for the DDR3 PHY (its edge clock through ECLKSYNCB, divided by two
@@ -167,20 +124,19 @@ class Leds(LiteXModule):
 
 
 class SatemuVersaSoC(SoCCore):
-    def __init__(self, channel_verilog: list[Path], sys_clk_freq: float = SYS_CLK_FREQ,
+    def __init__(self, channel_verilog: list[Path], sys_clk_freq: float = float(BOARD.f_clk),
                  firmware: list[int] | None = None):
-        platform = VersaPlatform()
+        platform = board_platform(BOARD)
         self.crg = VersaCRG(platform, sys_clk_freq)
         SoCCore.__init__(self, platform, clk_freq=sys_clk_freq, uart_name="serial",
-                         **soc_core_kwargs("satemu on the ECP5 Versa", firmware,
-                                           cpu_variant=CPU_VARIANT))
+                         **soc_core_kwargs("satemu on the ECP5 Versa", firmware, BOARD.cpu))
 
         # DDR3L: 128 MiB on a 128-bit native port (16 bits, double data rate, two phases, bursts
         # of 8). The CPU sees it as main RAM only so that the firmware's sdram_init() trains it.
         self.ddrphy = ECP5DDRPHY(platform.request("ddram"), sys_clk_freq=sys_clk_freq)
         self.comb += [self.crg.stop.eq(self.ddrphy.init.stop),
                       self.crg.reset.eq(self.ddrphy.init.reset)]
-        self.add_sdram("sdram", phy=self.ddrphy, module=MT41K64M16(sys_clk_freq, "1:2"),
+        self.add_sdram("sdram", phy=self.ddrphy, module=dram_module(BOARD, sys_clk_freq),
                        l2_cache_size=0)
 
         # Port A (terminal side) on PHY1, port B (gateway side) on PHY2. The board's PHYs add
@@ -195,14 +151,13 @@ class SatemuVersaSoC(SoCCore):
             ports[name] = port
 
         # The channels, each through a port widener onto a 128-bit native port.
-        _, events = add_channels(self, channel_verilog, ports, MEM_WORDS, int(sys_clk_freq),
-                                 PORT_BPS, MEM_WPC)
+        _, events = add_channels(self, channel_verilog, ports)
         self.leds = Leds(platform.request_all("user_led"), events, ("eth_a_rx", "eth_b_rx"),
                          platform.board.LEDS_ACTIVE_LOW)
 
 
 def main():
-    board_main(__doc__, SatemuVersaSoC, BUILD_NAME, SYS_CLK_FREQ, NEXTPNR_ARGS)
+    board_main(__doc__, SatemuVersaSoC, BOARD)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Generate Verilog from the Amaranth tops and build Verilator models, cached by content hash.
 
-A build lives in ``build/verilator/<top>-<hash>/``; the hash covers the gateware and host
-sources that shape the RTL, the parameters and the tool versions, so an unchanged design is
-never rebuilt.
+A build lives in ``build/verilator/<top>-<key>/``; the key (``hw.pipeline.content_key``) covers
+the modules the build imports, the parameters and the tools' releases, so an unchanged design
+is never rebuilt.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 from pathlib import Path
@@ -32,16 +31,12 @@ def verilator_env() -> dict[str, str]:
     return env
 
 
-def _source_hash(extra: str) -> str:
-    h = hashlib.sha256(extra.encode())
-    paths = sorted((ROOT / "gateware").rglob("*.py")) + sorted((ROOT / "host" / "satemu").rglob("*.py"))
-    paths += [ROOT / "sim" / "channel_top.py", Path(__file__)]
-    for path in paths:
-        h.update(str(path.relative_to(ROOT)).encode())
-        h.update(path.read_bytes())
-    import amaranth, cocotb, verilator  # noqa: E401  (versions are part of the key)
-    h.update(f"{amaranth.__version__}{cocotb.__version__}{verilator.__file__}".encode())
-    return h.hexdigest()[:16]
+def channel_model_key(params) -> str:
+    """The content key of the Verilator model of ``sim.channel_top.ChannelTop(params)``."""
+    from hw.pipeline import content_key
+    return content_key(["sim.channel_top", "sim.build", "hw.pipeline"],
+                       packages=("amaranth", "amaranth-yosys", "cocotb", "verilator"),
+                       extra=repr(dataclasses.asdict(params)))
 
 
 def channel_model_build(params) -> tuple[Path, str]:
@@ -49,16 +44,18 @@ def channel_model_build(params) -> tuple[Path, str]:
     build directory and top-level name."""
     from amaranth.back import verilog
     from cocotb_tools.runner import get_runner
+    from hw.pipeline import AMARANTH_YOSYS
     from sim.channel_top import ChannelTop
 
     top = "channel_top"
-    key = _source_hash(repr(dataclasses.asdict(params)))
+    key = channel_model_key(params)
     out = BUILD / f"{top}-{key}"
     done = out / ".built"
     verilator_env()
     if not done.exists():
         out.mkdir(parents=True, exist_ok=True)
         src = out / f"{top}.v"
+        os.environ["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS
         src.write_text(verilog.convert(ChannelTop(params), name=top, emit_src=False))
         runner = get_runner("verilator")
         runner.build(sources=[src], hdl_toplevel=top, build_dir=out,

@@ -20,7 +20,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, RisingEdge
 
 from satemu.bod_model import unpack_record
-from satemu.channel_model import ChannelParams, ChannelRegs, Commit, Fate, simulate
+from satemu.channel_model import Commit, simulate
+from satemu.params import ChannelParams, ChannelRegs, Fate
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_RESEED,
                            COMMIT_LAYOUT, STATS_SNAPSHOT)
 

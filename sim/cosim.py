@@ -120,7 +120,7 @@ class CoSim:
         sent has left it or been dropped (by its own counters, read over the UART), and the
         frames still in flight are recorded as delivered, though no endpoint reads them."""
         from satemu import protocol as P
-        from satemu.channel_model import FATE_COUNTER
+        from satemu.params import FATE_COUNTER
         self.eth.release()
         deadline = time.monotonic() + timeout
         sent = {d: sum(p.direction == d for p in self.sent) for d in ("forward", "return")}
@@ -210,7 +210,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
 def _bod_trace(dev, link) -> dict | None:
     """The BoD ring of the return channel after a transfer (None when it is not BoD-served)."""
     from satemu.bod_model import superframe_cycles
-    from satemu.channel_model import ChannelRegs
+    from satemu.params import ChannelRegs
     from satemu import protocol as P
     if link.ret.bod is None:
         return None

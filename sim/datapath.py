@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The data path at a board's clocks: GbE-paced traffic through a board variant of the
-simulated board (``sim.board.launch(dram="versa")``, or ``"colorlight"``), every frame checked
+simulated board (``sim.board.launch(board="versa-ecp5")``, or ``"colorlight-5a-75b"``), every frame checked
 against the model.
 
 One run (``run_point``) loads a profile through the firmware over the UART as ``satemu load``
@@ -28,15 +28,14 @@ import contextlib
 import io
 import math
 import time
-from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from hw.versa_ecp5 import SYS_CLK_FREQ
+from satemu.boards import BOARDS
 from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, EthPorts,
                         arrival_from_wire)
 
-F_CLK = int(SYS_CLK_FREQ)     # the Versa's system clock (the default board variant's)
+F_CLK = BOARDS["versa-ecp5"].f_clk     # the default board variant's system clock
 GBE_BPS = 1_000_000_000
 WIRE_EXTRA = 24               # bytes a frame adds on the wire: preamble and SFD 8, FCS 4, gap 12
 MIN_FRAME = 60                # frames are padded to 60 bytes (64 with the FCS)
@@ -130,36 +129,34 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
               stagger_cycles: int = 0) -> dict:
     """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
     ingress ports of ``channels`` of a running board variant (``state`` from
-    ``sim.board.launch``, with its ``dram``); return what happened, frame by frame summarised (see the module's
+    ``sim.board.launch``, with its ``board``); return what happened, frame by frame summarised (see the module's
     docstring). ``shaped`` shapes each channel at the offered rate instead of not at all;
     ``stagger_cycles`` starts the return channel's frames that much later than the forward's."""
-    from satemu.channel_model import ChannelRegs
+    from satemu.boards import BOARDS
     from satemu.device import Device
     from satemu.ether import to_wire
-    from sim.board import channel_params_for
+    from satemu.params import ChannelRegs
 
     wall0 = time.monotonic()
     work_dir = Path(work_dir or Path(state["run_dir"]))
     url = state["url"]
+    board = BOARDS[state["board"]]
     wait_empty(url, timeout)          # nothing of an earlier run may still be in the channels
-    from hw.satemu_soc import sim_clock
-    f_clk = sim_clock(state["dram"])[0]
+    f_clk = board.f_clk
     with Device(url, timeout=FW_TIMEOUT) as dev:
         info = dev.hello()
         if info["f_clk"] != f_clk:
-            raise RuntimeError(f"not the {state['dram']} variant: the board counts "
+            raise RuntimeError(f"not the {board.name} variant: the board counts "
                                f"{info['f_clk']} Hz")
-        depth = dev.params().queue_depth
-    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None, depth),
+    base = board.channel
+    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None,
+                                           base.queue_depth),
                          work_dir / "datapath-profile.toml")
     with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()
-        base = dev.params()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
                 for ch in channels}
-    params = {ch: replace(channel_params_for(state["dram"])(regs[ch].bod),
-                          queue_depth=base.queue_depth, max_frame=base.max_frame,
-                          latency_floor=base.latency_floor) for ch in channels}
+    params = {ch: board.channel_params(ch) for ch in channels}
     delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
     gap = spacing(length, rate_bps, f_clk)
     frames = {ch: [] for ch in channels}          # (cycle on the wire, frame) per channel
@@ -243,7 +240,8 @@ def wait_empty(url: str, timeout: float = 600.0) -> None:
 
 def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes) -> dict:
     """Every frame's fate and egress cycle against the model, and the counters."""
-    from satemu.channel_model import Fate, simulate
+    from satemu.channel_model import simulate
+    from satemu.params import Fate
     from satemu.ether import padded
 
     result = {"per_channel": {}}

@@ -174,21 +174,20 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
     arrivals of the frames each channel took (with the profiles read back from the firmware),
     and the indices of those frames. Frames listed in ``bad_preamble`` go out without an SFD;
     the MAC must discard them before the channel."""
-    from dataclasses import replace
-    from satemu.channel_model import ChannelRegs, Fate, simulate
+    from satemu.boards import BOARDS, DEFAULT_BOARD
+    from satemu.channel_model import simulate
+    from satemu.params import ChannelRegs, Fate
     from satemu.device import Device
-    from sim.board import sim_channel_params
 
     bad_preamble = bad_preamble or {}
+    board = BOARDS[DEFAULT_BOARD]
     with Device(url) as dev:
-        base = dev.params()
+        if dev.hardware().limits() != board.hardware.limits():
+            raise RuntimeError(f"{url} is not the simulated board: it reports "
+                               f"{dev.hardware().limits()}")
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
                 for ch in sent}
-        # What HELLO reports, plus how the simulated board's channels were built (the egress
-        # port's cost per frame, the BoD block).
-        params = {ch: replace(sim_channel_params(regs[ch].bod), queue_depth=base.queue_depth,
-                              max_frame=base.max_frame, latency_floor=base.latency_floor)
-                  for ch in sent}
+        params = {ch: board.channel_params(ch) for ch in sent}
         # A BoD channel's superframe 0 began in the cycle after the profile's commit.
         bod_start = {ch: dev.bod_trace(max_records=0).start if regs[ch].bod else 0 for ch in sent}
     with EthPorts(eth_port, timeout=timeout) as eth:
@@ -219,7 +218,7 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
 
 def expected_egress(sent, models, taken):
     """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in order."""
-    from satemu.channel_model import Fate
+    from satemu.params import Fate
     return {ch: [(r.egress, padded(sent[ch][i][0])) for i, r in zip(taken[ch], models[ch].frames)
                  if r.fate == Fate.DELIVERED] for ch in sent}
 

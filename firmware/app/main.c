@@ -4,14 +4,15 @@
 
 #include <generated/csr.h>
 #include <generated/mem.h>
-#include <generated/soc.h>
 #include <liblitedram/sdram.h>
 
-#include "fw.h"
+#include "requests.h"
+#include "satemu_board_gen.h"
+#include "stats.h"
 
-#define WINDOW_WORDS 0x100                    /* 0x400 bytes of bus space per window */
-#define CHANNEL(ch) ((volatile uint32_t *)(SATEMU_BASE) + WINDOW_WORDS * (ch))
-#define BOTH CHANNEL(2)                       /* writes reach both channels in one cycle */
+/* The channels' register windows at SATEMU_BASE (LiteX's mem.h), a register a word. */
+#define CHANNEL(ch) ((volatile uint32_t *)(SATEMU_BASE) + SATEMU_WINDOW_BYTES / 4 * (ch))
+#define BOTH CHANNEL(SATEMU_WINDOW_BOTH)      /* writes reach both channels in one cycle */
 #define UART_EV_RX 0x2
 
 void isr(void);
@@ -22,34 +23,40 @@ static void reg_write(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx;
 static void commit(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_COMMIT] = flags; }
 static void stats(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_STATS] = flags; }
 
-/* Frames each channel's ingress MAC discarded for a bad preamble: forward enters on port B,
- * return on port A. */
-static uint32_t port_drops(void *ctx, int ch)
+/* The counters of each channel's ingress MAC: frames it discarded for a bad preamble. Forward
+ * enters on port B, return on port A. */
+static uint32_t port_count(void *ctx, int ch, unsigned counter)
 {
     (void)ctx;
-    return ch == 0 ? ethmac_b_mac_rx_datapath_preamble_errors_read()
-                   : ethmac_a_mac_rx_datapath_preamble_errors_read();
+    switch ((enum satemu_port_counter)counter) {
+    case SATEMU_PORT_DROP_PREAMBLE:
+        return ch == SATEMU_CHANNEL_FORWARD ? ethmac_b_mac_rx_datapath_preamble_errors_read()
+                                            : ethmac_a_mac_rx_datapath_preamble_errors_read();
+    }
+    return 0;
 }
 
-/* Each channel's delay line: the upper half of the DRAM, half each; the CPU never uses it. */
+/* The board's facts come from its generated header (satemu.boards): its limits, each
+ * channel's delay line (the upper half of the DRAM, which the CPU never uses), the channels
+ * with the BoD block and the statistics counters' width. */
 static const struct satemu_hw hw = {
-    0, reg_read, reg_write, commit, stats,
-    SATEMU_F_CLK, SATEMU_PORT_BPS,
-    { SATEMU_MEM_WORDS * 2, SATEMU_MEM_WORDS * 3 }, { SATEMU_MEM_WORDS, SATEMU_MEM_WORDS },
-    SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR, port_drops,
-    SATEMU_BOD_CHANNELS, SATEMU_BOD_RING,         /* the board's return channel, or none */
-    SATEMU_MEM_WPC,                               /* delay-line words per 65536 cycles; 0: any */
-    SATEMU_COUNTER_BITS,                          /* the statistics counters' width */
+    .read = reg_read, .write = reg_write, .commit = commit, .stats = stats,
+    .port_count = port_count,
+    .limits = SATEMU_BOARD_LIMITS,
+    .delay_line = SATEMU_BOARD_DELAY_LINES,
+    .bod_mask = SATEMU_BOD_CHANNELS,
+    .bod_ring = SATEMU_BOD_RING,
+    .counter_bits = SATEMU_COUNTER_BITS,
 };
 
 /* Folds the statistics counters into their 64-bit counts once a second (timer0 reloads every
- * SATEMU_F_CLK cycles and flags each expiry), far more often than the fastest one can wrap: a
+ * f_clk cycles and flags each expiry), far more often than the fastest one can wrap: a
  * snapshot, then a counter each time round the main loop, between the UART's bytes. */
 static void fold_timer_start(void)
 {
     timer0_en_write(0);
-    timer0_load_write(SATEMU_F_CLK);
-    timer0_reload_write(SATEMU_F_CLK);
+    timer0_load_write(hw.limits.f_clk);
+    timer0_reload_write(hw.limits.f_clk);
     timer0_ev_pending_write(timer0_ev_pending_read());
     timer0_en_write(1);
 }

@@ -5,18 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fw.h"
+#include "requests.h"
 #include "satemu_proto.h"
 
-static uint32_t regs[2][SATEMU_REG_WORDS];
+static uint32_t regs[SATEMU_CHANNELS][SATEMU_REG_WORDS];
 static uint32_t rd(void *ctx, int ch, unsigned word) { (void)ctx; return regs[ch][word]; }
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; regs[ch][word] = v; }
 static void strobe(void *ctx, unsigned flags) { (void)ctx; (void)flags; }
-static uint32_t port_drops(void *ctx, int ch) { (void)ctx; return regs[ch][0] * 3u; }
-static const struct satemu_hw hw = { 0, rd, wr, strobe, strobe, 75000000u, 1000000000u,
-                                     { 0, 6u << 20 }, { 6u << 20, 6u << 20 },
-                                     SATEMU_QUEUE_DEPTH, SATEMU_MAX_FRAME_BYTES, SATEMU_LATENCY_FLOOR,
-                                     port_drops, 1u << SATEMU_CHANNEL_RETURN, 8, 40000u, 32 };
+static uint32_t port_count(void *ctx, int ch, unsigned counter)
+{
+    (void)ctx;
+    return regs[ch][0] * 3u + counter;
+}
+static const struct satemu_hw hw = {
+    .read = rd, .write = wr, .commit = strobe, .stats = strobe, .port_count = port_count,
+    .limits = { .f_clk = 75000000u, .queue_depth = 1024, .max_frame = 2048,
+                .latency_floor = 2048, .mem_words = 6u << 20, .port_bps = 1000000000u,
+                .mem_wpc = 40000u },
+    .delay_line = { { 0, 6u << 20 }, { 6u << 20, 6u << 20 } },
+    .bod_mask = 1u << SATEMU_CHANNEL_RETURN, .bod_ring = 8, .counter_bits = 32,
+};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux, Const
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
-from satemu.channel_model import Fate
+from satemu.params import Fate
 from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
                            BOD_ENABLE)
 
@@ -62,7 +62,7 @@ class Admission(wiring.Component):
             "layout_ok": Out(1),
             "empty": Out(1),
             "clear": In(1),
-            # One pulse per frame, in arrival order, with its fate (satemu.channel_model.Fate).
+            # One pulse per frame, in arrival order, with its fate (satemu.params.Fate).
             "fate_valid": Out(1),
             "fate": Out(3),
             # BoD (satemu_gw.bod_slots.SlotScheduler).

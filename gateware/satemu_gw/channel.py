@@ -5,7 +5,7 @@ from amaranth import Module, ResetInserter
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.channel_model import ChannelParams
+from satemu.params import ChannelParams
 
 from .layouts import Beat, MemPortSignature, RegBusSignature
 from .ingress import Ingress
@@ -32,7 +32,7 @@ def channel_ports(params: ChannelParams) -> dict:
         "fate_valid": Out(1),
         "fate": Out(3),
         # Ingress events, one per frame: taken (its last beat's cycle is its arrival), or
-        # discarded for want of room (wire mode only).
+        # discarded for want of room (only when fed by a MAC: ``mac_fed``).
         "arrived": Out(1),
         "overrun": Out(1),
     }
@@ -45,16 +45,16 @@ class Channel(wiring.Component):
     ``satemu.channel_model.simulate`` and docs/architecture.md.
     """
 
-    def __init__(self, params: ChannelParams = ChannelParams(), wire: bool = False):
+    def __init__(self, params: ChannelParams = ChannelParams(), mac_fed: bool = False):
         self.params = params
-        self.wire = wire      # fed by a MAC that cannot wait (see Ingress)
+        self.mac_fed = mac_fed      # fed by a MAC, which cannot wait (see Ingress)
         super().__init__(channel_ports(params))
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         m.submodules.regs = regs = Regs(p)
-        m.submodules.ingress = ingress = Ingress(p, wire=self.wire)
+        m.submodules.ingress = ingress = Ingress(p, mac_fed=self.mac_fed)
         m.submodules.admission = adm = Admission(p)
         m.submodules.writer = writer = Writer(p)
         m.submodules.reader = reader = Reader(p)

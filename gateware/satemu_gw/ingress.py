@@ -15,17 +15,17 @@ class Ingress(wiring.Component):
     A frame is taken only if, at its first beat, the on-chip FIFOs have room for a longest frame
     and its descriptor, so a taken frame is never cut. Otherwise:
 
-    * ``wire=False`` (a source that can wait): ``sink.ready`` stays low until there is room;
-    * ``wire=True`` (a MAC, which cannot wait): ``sink.ready`` is always high and the whole frame
-      is discarded and counted in ``drop_overrun``.
+    * ``mac_fed=False`` (a source that can wait): ``sink.ready`` stays low until there is room;
+    * ``mac_fed=True`` (a MAC, which cannot wait): ``sink.ready`` is always high and the whole
+      frame is discarded and counted in ``drop_overrun``.
 
     ``arrived`` pulses in the cycle a taken frame's last beat is accepted, ``overrun`` in the
     cycle a discarded frame's last beat goes by.
     """
 
-    def __init__(self, params, wire: bool = False):
+    def __init__(self, params, mac_fed: bool = False):
         self.params = params
-        self.wire = wire
+        self.mac_fed = mac_fed
         super().__init__({
             "sink": In(stream.Signature(Beat)),
             "beats": Out(stream.Signature(64)),
@@ -52,7 +52,7 @@ class Ingress(wiring.Component):
         room = Signal()
         m.d.comb += room.eq((data.level + p.max_beats < p.ingress_beats) & (descs.level < 15))
         in_frame = Signal()        # a beat of this frame has gone by
-        dropping = Signal()        # this frame is being discarded (wire mode)
+        dropping = Signal()        # this frame is being discarded (fed by a MAC)
         go_by = self.sink.valid & self.sink.ready
         discard = Signal()
         m.d.comb += discard.eq(Mux(in_frame, dropping, ~room))
@@ -74,7 +74,7 @@ class Ingress(wiring.Component):
 
         desc = Signal(IngressDesc)
         m.d.comb += [
-            self.sink.ready.eq(1 if self.wire else (in_frame | room)),
+            self.sink.ready.eq(1 if self.mac_fed else (in_frame | room)),
             data.w_en.eq(fire & store),
             data.w_data.eq(beat.data),
             desc.arrival.eq(self.now),

@@ -4,11 +4,11 @@
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.regmap import CFG_FIELDS
+from satemu.params import BEAT
+from satemu.regmap import ADDR_BITS, CFG_FIELDS
 
-# One 64-bit beat of a frame. Byte 0 of the beat is bits 7..0. ``nbytes`` (1..8) and ``err``
-# (bad FCS from the MAC) are meaningful on the last beat only; other beats carry 8 bytes.
-Beat = data.StructLayout({"data": 64, "last": 1, "nbytes": 4, "err": 1})
+# One 64-bit beat of a frame (satemu.params.BEAT, where its fields are described).
+Beat = data.StructLayout(dict(BEAT))
 
 # Every profile field, as the channel consumes it after COMMIT.
 Config = data.StructLayout({f.name: f.width for f in CFG_FIELDS})
@@ -57,7 +57,7 @@ def MemPortSignature(addr_width):
 
 # A 32-bit word-addressed register bus (master's view). Reads return data one cycle after addr.
 RegBusSignature = wiring.Signature({
-    "addr": Out(8),
+    "addr": Out(ADDR_BITS),
     "w_en": Out(1),
     "w_data": Out(32),
     "r_data": In(32),

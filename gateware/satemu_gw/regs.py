@@ -9,7 +9,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from satemu.channel_model import ChannelRegs
+from satemu.params import ChannelRegs
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
                            STATS_SNAPSHOT, STATS_CLEAR, BOD_FIELDS, BOD_RECORD_WORDS)
 

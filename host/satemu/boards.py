@@ -1,15 +1,32 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The boards satemu knows: what a profile is checked against without one (``satemu show
---board``), and how a real one is programmed (``satemu flash --board``)."""
+"""Every board satemu runs on, one record each: the single source of its facts.
+
+A record holds the board's system clock, its ports' line rate, its delay-line memory (the DRAM
+chip, the words per channel, the throughput each channel is guaranteed), its CPU and memories,
+its channels' gateware parameters (port framing, queue depth, the BoD block, counter width), its
+programmer and its bitstream flow. Everything else derives from it:
+
+* ``satemu show --board`` and the host's profile checks (``Board.hardware``);
+* ``satemu flash`` (``Board.programmer``);
+* the LiteX targets ``hw/<board>.py``, which add only pins and clocks (``constraints/``);
+* the simulated board and its board variants (``hw.satemu_soc``, ``sim.board``);
+* the bitstream flow (``hw.bitstream``, ``Board.bitstream``);
+* the firmware's board header (``satemu.gen_c.board_header``): its limits, delay-line layout and
+  channel parameters, so that each firmware reports and enforces what its gateware has.
+
+Adding a board is a record here, a target file of pins and clocks in ``hw/`` and a constraints
+file. Nothing here imports LiteX, so the host tool carries the table without the toolchain.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .channel_model import ChannelParams
-from .profile import Hardware
+from .params import ChannelParams
+from .protocol import CHANNEL_NAMES
+from .validate import Hardware
 
-__all__ = ["Board", "BOARDS", "DEFAULT_BOARD", "Programmer"]
+__all__ = ["Board", "BOARDS", "DEFAULT_BOARD", "Cpu", "Bitstream", "Programmer", "MAC_PORT"]
 
 
 @dataclass(frozen=True)
@@ -23,55 +40,124 @@ class Programmer:
 
 
 @dataclass(frozen=True)
+class Cpu:
+    """The soft CPU that runs the firmware, and its memories (the firmware in ROM, its data and
+    stack in SRAM)."""
+
+    type: str                   # LiteX's cpu_type
+    variant: str                # LiteX's cpu_variant
+    rom_bytes: int = 0x10000
+    sram_bytes: int = 0x4000
+
+
+@dataclass(frozen=True)
+class Bitstream:
+    """How a board's bitstream is built (``hw.bitstream``): its LiteX target module (a SoC class,
+    ``main()``, and ``dram_phy_settings()`` for its variant of the simulated board), its pin
+    and clock data (``constraints/<constraints>.py``), the build's name and nextpnr's extra
+    options."""
+
+    target: str
+    constraints: str
+    build_name: str
+    nextpnr_args: str = ""
+
+
+# The egress cost of a LiteEth MAC port, as the channels schedule it: padding to 60 bytes,
+# 4 bytes of FCS, then a preamble beat and two cycles of gap before the next frame may start
+# (ChannelParams.port_pad/port_fcs/port_gap; hw.ethport, docs/architecture.md "Ports").
+MAC_PORT = {"port_pad": 60, "port_fcs": 4, "port_gap": 3}
+
+
+@dataclass(frozen=True)
 class Board:
-    """A board as its firmware reports itself (HELLO): ``hardware`` is what ``load`` would check
-    a profile against on it. The numbers are copies, so that the host tool needs neither
-    ``hw`` nor LiteX; tests/host/test_boards.py holds them equal to the board targets'.
-    ``programmer`` is None for the simulated board, which has nothing to flash."""
+    """One board. ``channel`` are its channels' gateware parameters without the BoD block;
+    ``bod_channels`` names the channels built with it (``channel_params`` gives each one's).
+    Each channel's delay line is ``mem_words`` 64-bit words in the DRAM's upper half (forward
+    first, ``delay_line_base``); ``mem_wpc`` is the throughput the board guarantees each of them
+    with both busy, in words per 65536 cycles (0: not limited), which its firmware enforces.
+    ``dram`` names the DRAM chip (a ``litedram.modules`` class) and ``dram_rate`` LiteDRAM's
+    clock ratio for it."""
 
+    name: str
     title: str
-    hardware: Hardware
-    programmer: Programmer | None = None
+    f_clk: int                  # Hz: the system clock, which every register counts
+    port_bps: int               # the ports' line rate: bounds an unshaped channel
+    mem_words: int
+    mem_wpc: int
+    channel: ChannelParams
+    bod_channels: tuple[str, ...]
+    cpu: Cpu
+    dram: str
+    dram_rate: str
+    programmer: Programmer | None = None     # None: nothing to flash (the simulated board)
+    bitstream: Bitstream | None = None       # None: no bitstream (the simulated board)
+
+    def channel_params(self, channel: int | str) -> ChannelParams:
+        """The gateware parameters of channel ``channel`` (its number or its name)."""
+        return self.hardware.channel_params(channel)
+
+    def delay_line_base(self, channel: int) -> int:
+        """The first word of channel ``channel``'s delay line: the DRAM's upper half, forward
+        first (the lower half is the CPU's main RAM, which the firmware does not use)."""
+        return (2 + channel) * self.mem_words
+
+    @property
+    def hardware(self) -> Hardware:
+        """The board as its firmware reports itself (HELLO): what ``load`` checks profiles
+        against on it."""
+        return Hardware(f_clk=self.f_clk, mem_words=self.mem_words, port_bps=self.port_bps,
+                        params=self.channel, bod_channels=self.bod_channels,
+                        mem_wpc=self.mem_wpc)
 
 
-# Every board's channels have a LiteEth MAC's port costs (padding to 60 bytes, 4 bytes of FCS,
-# a preamble beat and the gap); the BoD block is in the return channel (Hardware.bod_channels),
-# except on the Colorlight, whose FPGA is too small for it. ``params`` are the forward
-# channel's, without it, as ``Profile.check`` expects.
-BOARDS: dict[str, Board] = {
-    # hw.satemu_soc (sim_clock("sim"), MEM_WORDS; no mem_wpc given to add_channels) and
-    # sim.board.sim_channel_params: what `make demo` and the system tests run.
-    "sim": Board("the simulated board, in Verilator", Hardware(
-        f_clk=6_250_000,                    # SIM_F_CLK
-        mem_words=1 << 22,                  # 32 MiB per channel
-        port_bps=400_000_000,               # SIM_PORT_BPS: a 64-bit beat per cycle
-        params=ChannelParams(ingress_beats=4096, port_pad=60, port_fcs=4, port_gap=3),
-        mem_wpc=0)),                        # its 64-bit memory keeps up: not limited
-    # hw.versa_ecp5: SYS_CLK_FREQ, MEM_WORDS, PORT_BPS, MEM_WPC, channel_params().
-    "versa-ecp5": Board("the Lattice ECP5 Versa-5G", Hardware(
-        f_clk=55_000_000,
-        mem_words=1 << 22,                  # 32 MiB per channel, the DDR3's upper half
-        port_bps=1_000_000_000,             # RGMII at 1 Gbit/s
-        params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, bod_ring=512),
-        mem_wpc=6000),                      # measured by bench/bench_datapath.py, less 10%
-        # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is the ECP5-5G
-        # Evaluation Board, another board). The Versa's own FT2232H (USB 0403:6010) has JTAG on
-        # channel A, which is what the "ft2232" cable drives.
-        Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on channel A)")),
-    # hw.colorlight_5a_75b: the same names; it has no BoD.
-    "colorlight-5a-75b": Board("the Colorlight 5A-75B", Hardware(
-        f_clk=40_000_000,
-        mem_words=1 << 18,                  # 2 MiB per channel, the SDRAM's upper half
-        port_bps=1_000_000_000,
-        params=ChannelParams(port_pad=60, port_fcs=4, port_gap=3, queue_depth=512,
-                             bod_ring=512, counter_bits=32),   # the firmware folds the counters
-        bod_channels=(),
-        mem_wpc=4600),                      # measured by bench/bench_datapath.py, less 10%
-        # The 5A-75B has no programmer of its own: a JTAG adapter is wired to the J27 pads.
-        # openFPGALoader's "colorlight" entry names no default cable (it would fall back to
-        # ft2232), so one is named here: a single-channel FT232H adapter, whose MPSSE pins are
-        # AD0 TCK, AD1 TDI, AD2 TDO, AD3 TMS. --cable names any other (ft2232, dirtyJtag, ...).
-        Programmer("colorlight", "ft232", "a JTAG adapter wired to the J27 pads")),
-}
+def _board(board: Board) -> tuple[str, Board]:
+    for name in board.bod_channels:
+        if name not in CHANNEL_NAMES:
+            raise ValueError(f"{board.name}: no channel {name!r}")
+    return board.name, board
+
+
+SIM_F_CLK = 6_250_000
+
+BOARDS: dict[str, Board] = dict(map(_board, [
+    # What `make demo` and the system tests run: the SoC in Verilator, at a nominal clock low
+    # enough that a second of link time is few cycles, with 64-bit PHYs whose wire carries a
+    # beat per cycle (400 Mbit/s, above every built-in profile's rate), an SDRAM model of
+    # 128 MiB on a 64-bit native port that keeps up with whatever the channels carry, and a
+    # 4096-beat ingress FIFO that absorbs line-rate bursts of that wire (docs/architecture.md,
+    # "The simulated board").
+    Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
+          mem_words=1 << 22, mem_wpc=0,
+          channel=ChannelParams(ingress_beats=4096, **MAC_PORT), bod_channels=("return",),
+          cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1"),
+    # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
+    # VexRiscv minimal to leave the LUTs to the channels, a BoD ring of 512 superframes to save
+    # block RAM; mem_wpc is 90% of the lowest throughput bench/bench_datapath.py measured
+    # (docs/hardware.md).
+    Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
+          mem_words=1 << 22, mem_wpc=6000,
+          channel=ChannelParams(bod_ring=512, **MAC_PORT), bod_channels=("return",),
+          cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
+          # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another
+          # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
+          programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
+                                                "channel A)"),
+          bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
+                              "--router router2")),
+    # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
+    # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
+    # counters that the firmware folds into 64-bit counts, to fit its LUTs (docs/hardware.md).
+    Board("colorlight-5a-75b", "the Colorlight 5A-75B", f_clk=40_000_000,
+          port_bps=1_000_000_000, mem_words=1 << 18, mem_wpc=4600,
+          channel=ChannelParams(queue_depth=512, bod_ring=512, counter_bits=32, **MAC_PORT),
+          bod_channels=(), cpu=Cpu("serv", "standard", rom_bytes=0x8000, sram_bytes=0x2000),
+          dram="M12L64322A", dram_rate="1:1",
+          # No programmer of its own: a JTAG adapter on the J27 pads. openFPGALoader's
+          # "colorlight" entry names no cable, so one is named: a single-channel FT232H.
+          programmer=Programmer("colorlight", "ft232", "a JTAG adapter wired to the J27 pads"),
+          bitstream=Bitstream("hw.colorlight_5a_75b", "colorlight_5a_75b",
+                              "satemu_colorlight_5a_75b", "--router router2")),
+]))
 
 DEFAULT_BOARD = "sim"           # the one `make demo` runs

@@ -26,8 +26,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from .regmap import (BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_FCA, BOD_LATENCY_MAX, BOD_RATE_ONE,
-                     BOD_RECORD)
+from .regmap import BOD_BG_REPEAT, BOD_FCA, BOD_RATE_ONE, BOD_RECORD
 
 __all__ = ["BodRecord", "Bod", "bg_levels", "pack_record", "unpack_record", "superframe_cycles"]
 
@@ -221,24 +220,3 @@ class Bod:
             self.pipeline[k] = (rec.rbdc_req, rec.vbdc_req)
         else:
             self.req_wait -= 1
-
-
-def check_bod(regs) -> str | None:
-    """Why the BoD fields of ``regs`` cannot run, or None (the firmware applies the same rules)."""
-    r = regs
-    if r.bod_slot_cycles < 32:
-        return "bod_slot_cycles must be at least 32"
-    if r.bod_slots < 1 or r.bod_slot_bytes < 1:
-        return "bod_slots and bod_slot_bytes must be at least 1"
-    if r.bod_cra > r.bod_slots * BOD_RATE_ONE or r.bod_rbdc_max > r.bod_slots * BOD_RATE_ONE:
-        return "bod_cra and bod_rbdc_max must not exceed the carrier's slots per superframe"
-    if r.bod_req_period < 1:
-        return "bod_req_period must be at least 1"
-    if not 1 <= r.bod_latency <= BOD_LATENCY_MAX:
-        return f"bod_latency must lie in 1..{BOD_LATENCY_MAX}"
-    if not 1 <= r.bod_bg_count <= BOD_BG_LEVELS:
-        return f"bod_bg_count must lie in 1..{BOD_BG_LEVELS}"
-    for i, (slots, sfs) in enumerate(bg_levels(r)):
-        if slots > r.bod_slots or sfs < 1:
-            return f"bod_bg{i}: at most bod_slots slots, for at least one superframe"
-    return None

@@ -9,7 +9,6 @@ model works on register values (:class:`ChannelRegs`), the same numbers the gate
 
 from __future__ import annotations
 
-import enum
 from collections import deque
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -17,153 +16,16 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .bod_model import Bod, BodRecord
+from .params import FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate
 from .prng import Xoshiro128pp
-from .bod_model import Bod, BodRecord, check_bod
-from .regmap import (LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, REGMAP, BOD_ENABLE,
-                     BOD_FIELDS)
+from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS
 
-__all__ = ["ChannelParams", "ChannelRegs", "Fate", "FrameResult", "ModelResult", "Commit",
-           "simulate", "channel_registers", "rate_registers", "probability_register",
-           "frame_beats", "frame_words", "ConfigError", "delay_line_budget"]
+__all__ = ["FrameResult", "ModelResult", "Commit", "simulate", "channel_registers",
+           "rate_registers", "probability_register", "frame_beats", "frame_words",
+           "delay_line_budget", "delay_line_traffic", "byte_time"]
 
 TIME48 = (1 << 48) - 1
-
-
-class ConfigError(ValueError):
-    """A physical setting that the channel registers cannot hold; the message names the field."""
-
-
-@dataclass(frozen=True)
-class ChannelParams:
-    """Elaboration-time parameters of the channel gateware, shared by the model and the RTL."""
-
-    max_frame: int = 2048        # bytes stored per frame; the longest max_len can be
-    ingress_beats: int = 512     # on-chip ingress FIFO, 64-bit beats (holds frames until decided)
-    queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
-    playout_beats: int = 512     # on-chip playout FIFO between memory and egress
-    latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
-    addr_width: int = 28         # memory word address width (64-bit words)
-    queue_limit_bits: int = 16   # width of the queue_frames register
-    # The egress port's cost per frame, so back-to-back frames never wait for it: a frame of L
-    # bytes occupies ceil((max(L, port_pad) + port_fcs) / 8) + port_gap cycles of the source
-    # (0, 0, 0: one cycle per beat; a LiteEth MAC adds padding to 60 bytes, the FCS, a
-    # preamble beat and the inter-frame gap, see docs/architecture.md, "Ports").
-    port_pad: int = 0
-    port_fcs: int = 0
-    port_gap: int = 0
-    bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
-    bod_ring: int = 1024         # superframe records the BoD statistics ring holds
-    # Width of the statistics counters' registers: they read the count modulo 2**bits (the
-    # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
-    # in full.
-    counter_bits: int = 64
-
-    def __post_init__(self):
-        if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
-            raise ValueError("ingress FIFO must hold two longest frames")
-        if self.playout_beats < self.max_frame // 8:
-            raise ValueError("playout FIFO must hold the longest frame")
-        if not 32 <= self.counter_bits <= 64:
-            raise ValueError("statistics counters must be 32 to 64 bits wide")
-
-    @property
-    def max_beats(self) -> int:
-        return self.max_frame // 8
-
-    def port_cycles(self, length: int) -> int:
-        """Cycles a frame of ``length`` bytes keeps the egress port busy."""
-        return (max(length, self.port_pad) + self.port_fcs + 7) // 8 + self.port_gap
-
-
-@dataclass(frozen=True)
-class ChannelRegs:
-    """Register values of one channel profile; defaults are the gateware's reset values."""
-
-    loss_mode: int = LOSS_NONE
-    loss_p: int = 0
-    ge_p: int = 0
-    ge_r: int = 0
-    ge_loss_good: int = 0
-    ge_loss_bad: int = 0
-    seed: int = 1
-    rate_q: int = 0
-    rate_num: int = 0
-    rate_den: int = 1
-    overhead: int = 0
-    delay: int = 0
-    queue_frames: int = 1024
-    queue_bytes: int = 0xFFFF_FFFF
-    min_len: int = 60
-    max_len: int = 1518
-    mem_base: int = 0
-    mem_size: int = 0
-    # Bandwidth-on-Demand (satemu.bod_model); off by default.
-    bod_flags: int = 0
-    bod_slot_cycles: int = 1024
-    bod_slots: int = 1
-    bod_slot_bytes: int = 1
-    bod_cra: int = 0
-    bod_rbdc_max: int = 0
-    bod_rbdc_timeout: int = 0
-    bod_vbdc_max: int = 0
-    bod_req_period: int = 1
-    bod_latency: int = 1
-    bod_bg_count: int = 1
-    bod_bg0: int = 1 << 16
-    bod_bg1: int = 0
-    bod_bg2: int = 0
-    bod_bg3: int = 0
-    bod_bg4: int = 0
-    bod_bg5: int = 0
-    bod_bg6: int = 0
-    bod_bg7: int = 0
-
-    @property
-    def bod(self) -> bool:
-        return bool(self.bod_flags & BOD_ENABLE)
-
-    def bod_fields(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in BOD_FIELDS)
-
-    def check(self, params: ChannelParams = ChannelParams()) -> None:
-        """Raise ConfigError unless every field fits its register and the hardware's bounds."""
-        for name, value in vars(self).items():
-            width = REGMAP[name].width
-            if not 0 <= value < (1 << width):
-                raise ConfigError(f"{name}={value} does not fit its {width}-bit register")
-        if self.rate_den == 0 or self.rate_num >= self.rate_den:
-            raise ConfigError("rate_num must be < rate_den and rate_den >= 1")
-        if (self.rate_q or self.rate_num) and Fraction(self.rate_q) + Fraction(self.rate_num, self.rate_den) < Fraction(1, 8):
-            raise ConfigError("rate exceeds 8 bytes per cycle (the datapath width)")
-        if not 1 <= self.min_len <= self.max_len <= params.max_frame:
-            raise ConfigError(f"need 1 <= min_len <= max_len <= {params.max_frame}")
-        if self.queue_frames > params.queue_depth:
-            raise ConfigError(f"queue_frames={self.queue_frames} exceeds the hardware queue depth "
-                              f"of {params.queue_depth} frames")
-        if self.mem_base + self.mem_size > (1 << params.addr_width):
-            raise ConfigError("memory region exceeds the address space")
-        if self.loss_mode not in (LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT):
-            raise ConfigError(f"loss_mode={self.loss_mode} is not a loss model")
-        if self.bod:
-            if not params.bod:
-                raise ConfigError("this channel has no Bandwidth-on-Demand hardware")
-            why = check_bod(self)
-            if why:
-                raise ConfigError(why)
-
-
-class Fate(enum.IntEnum):
-    DELIVERED = 0
-    RUNT = 1
-    OVERSIZE = 2
-    ERROR = 3
-    LOSS = 4
-    QUEUE = 5
-    MEM = 6
-
-
-FATE_COUNTER = {Fate.RUNT: "drop_runt", Fate.OVERSIZE: "drop_oversize", Fate.ERROR: "drop_error",
-                Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem"}
 
 
 @dataclass(frozen=True)
@@ -398,7 +260,7 @@ def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, i
     slot payload per ``bod_slot_cycles``, ovh = ``overhead``); shaped, the shaper's
     ``rate_q + rate_num / rate_den`` cycles a byte (ovh = ``overhead``); not shaped, the port's
     line rate, 8 f_clk / port_bps cycles a byte with 24 bytes of preamble, FCS and gap. The
-    firmware has the same three cases (``byte_time`` in firmware/app/fw.c)."""
+    firmware has the same three cases (``byte_time`` in firmware/app/validate.c)."""
     if regs.bod:
         return regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
     if regs.rate_q or regs.rate_num:
@@ -409,7 +271,7 @@ def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, i
 def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
                       port_bps: int = 1_000_000_000) -> int:
     """Memory words a channel can need at worst, in register units; the firmware computes the
-    same integer (firmware/app/fw.c) before it accepts a profile.
+    same integer (firmware/app/validate.c) before it accepts a profile.
 
     Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
     the delay plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
@@ -426,7 +288,7 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
 def delay_line_traffic(regs: ChannelRegs, f_clk: int,
                        port_bps: int = 1_000_000_000) -> tuple[int, int]:
     """Delay-line words per 65536 cycles a channel can demand at worst, as an exact fraction
-    (numerator, denominator) in the integers the firmware uses (firmware/app/fw.c).
+    (numerator, denominator) in the integers the firmware uses (firmware/app/validate.c).
 
     A frame of L bytes takes ``frame_words(L)`` = 1 + ceil(L/8) <= (L + 15) / 8 words and
     arrives at most every T x (L + ovh) cycles, T = t_num / t_den cycles per byte
@@ -444,18 +306,13 @@ def delay_line_traffic(regs: ChannelRegs, f_clk: int,
 
 def rate_registers(rate_bps: int | Fraction | None, f_clk: int) -> tuple[int, int, int]:
     """(rate_q, rate_num, rate_den) for a shaped rate in bit/s; None or 0 means unshaped.
-
     Serialisation time per byte is exactly 8 * f_clk / rate cycles, held as q + num/den, so no
-    rounding error exists to accumulate.
-    """
+    rounding error exists to accumulate. Whether the registers hold the values, and the channel
+    can go that fast, is ``satemu.validate``'s to say (``ChannelRegs.check``)."""
     if not rate_bps:
         return 0, 0, 1
     per_byte = Fraction(8 * f_clk) / Fraction(rate_bps)
-    if per_byte < Fraction(1, 8):
-        raise ConfigError(f"rate {rate_bps} bit/s exceeds 64 bits per cycle at {f_clk} Hz")
     q = per_byte.numerator // per_byte.denominator
-    if q >= 1 << 32 or per_byte.denominator >= 1 << 32:
-        raise ConfigError(f"rate {rate_bps} bit/s is not representable at {f_clk} Hz")
     return q, per_byte.numerator % per_byte.denominator, per_byte.denominator
 
 
@@ -475,11 +332,11 @@ def channel_registers(*, f_clk: int, rate_bps=None, overhead: int = 0, delay_s=0
     """Register values for a channel profile in physical units at system clock ``f_clk`` Hz.
 
     ``delay_s`` is rounded to the nearest cycle. ``gilbert_elliott`` is (p, r, loss in Good,
-    loss in Bad), per frame. A delay below the latency floor is delivered as the floor.
+    loss in Bad), per frame. A delay below the latency floor is delivered as the floor. Only the
+    conversion: ``ChannelRegs.check`` (or ``satemu.validate``) says whether a channel can run
+    the result.
     """
     q, num, den = rate_registers(rate_bps, f_clk)
-    if not 0 <= overhead <= 255:
-        raise ConfigError(f"overhead={overhead} bytes is outside 0..255")
     delay = round(Fraction(delay_s) * f_clk)
     regs = ChannelRegs(rate_q=q, rate_num=num, rate_den=den, overhead=overhead, delay=delay,
                        queue_frames=params.queue_depth if queue_frames is None else queue_frames,
@@ -494,5 +351,4 @@ def channel_registers(*, f_clk: int, rate_bps=None, overhead: int = 0, delay_s=0
                        ge_loss_bad=probability_register(kb, "ge_loss_bad"))
     elif loss:
         regs = replace(regs, loss_mode=LOSS_BERNOULLI, loss_p=probability_register(loss, "loss"))
-    regs.check(params)
     return regs

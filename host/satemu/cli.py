@@ -17,10 +17,11 @@ from . import __version__
 from .boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
 from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
-from .profile import Hardware, ProfileError, builtin_profiles, load_profile
+from .profile import ProfileError, builtin_profiles, load_profile
 from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .units import format_rate, format_size, format_time
+from .validate import Hardware
 
 REPO = Path(__file__).resolve().parents[2]
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B

@@ -15,7 +15,8 @@ import serial
 
 from . import protocol as P
 from .bod_model import BodRecord
-from .channel_model import ChannelParams, ChannelRegs
+from .params import ChannelRegs
+from .validate import Hardware, Verdict
 
 __all__ = ["Device", "DeviceError", "BodTrace"]
 
@@ -96,7 +97,6 @@ class Device:
         if status == P.Status.OK:
             return
         if status == P.Status.BAD_FIELD:
-            from .validate import Verdict
             detail = P.BAD_FIELD_DETAIL.unpack(rest[:P.BAD_FIELD_DETAIL.size])
             raise DeviceError(f"the box rejected the profile: "
                               f"{Verdict(P.Status.BAD_FIELD, *detail).explain()}")
@@ -105,7 +105,6 @@ class Device:
             raise DeviceError(f"the box rejected the profile: its delay line needs {need} words, "
                               f"the channel has {have}")
         if status == P.Status.THROUGHPUT:
-            from .validate import Verdict
             need, have = P.THROUGHPUT_DETAIL.unpack(rest[:P.THROUGHPUT_DETAIL.size])
             raise DeviceError(f"the box rejected the profile: "
                               f"{Verdict(P.Status.THROUGHPUT, 0, need, 0, have).explain()}")
@@ -121,26 +120,16 @@ class Device:
         raise DeviceError(f"the box answered {name} to {opname}")
 
     def hello(self) -> dict:
-        rest = self.call(P.Op.HELLO, P.PROTOCOL_VERSION.to_bytes(2, "little"))
+        rest = self.call(P.Op.HELLO, P.HELLO_REQUEST.pack(P.PROTOCOL_VERSION))
         self.info = dict(zip(P.HELLO_FIELDS, P.HELLO_RESPONSE.unpack(rest[:P.HELLO_RESPONSE.size])))
         return self.info
 
-    def params(self) -> ChannelParams:
-        """The channel parameters the box reports (HELLO)."""
-        info = self.info or self.hello()
-        return ChannelParams(queue_depth=info["queue_depth"], max_frame=info["max_frame"],
-                             latency_floor=info["latency_floor"])
-
-    def hardware(self):
-        """The box's hardware as a ``satemu.profile.Hardware`` (HELLO): the BOD capability means
-        the return channel has the BoD block. ``load`` checks profiles against it, with the
-        firmware's limits (memory words, line rate, delay-line throughput)."""
-        from .profile import Hardware
+    def hardware(self) -> Hardware:
+        """The box's hardware as it reports itself (HELLO): its limits, and the BOD capability,
+        which means the return channel has the BoD block. ``load`` checks profiles against it."""
         info = self.info or self.hello()
         bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
-        return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"],
-                        port_bps=info["port_bps"], params=self.params(), bod_channels=bod,
-                        mem_wpc=info["mem_wpc"])
+        return Hardware.from_limits(info, bod)
 
     def set_profile(self, channel: int, regs: ChannelRegs) -> None:
         fields = asdict(regs)
@@ -156,7 +145,7 @@ class Device:
         self.call(P.Op.COMMIT, bytes([COMMIT_RESEED if reseed else 0]))
 
     def load(self, profile, reseed: bool = False) -> dict[str, ChannelRegs]:
-        """Check ``profile`` (a ``satemu.profile.LinkProfile``) against this box's hardware, set
+        """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, set
         it into both channels and commit it; returns the register values per direction."""
         self.hello()
         regs = profile.check(self.hardware())

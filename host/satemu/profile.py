@@ -49,14 +49,15 @@ from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
-from .channel_model import (ChannelParams, ChannelRegs, channel_registers, delay_line_budget,
-                            delay_line_traffic)
-from .regmap import (BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_LATENCY_MAX,
-                     BOD_RATE_ONE)
+from .channel_model import channel_registers, delay_line_budget, delay_line_traffic
+from .params import ChannelRegs
+from .protocol import PROFILE_FIELDS, Status
+from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_ONE, REGMAP
 from .units import (UnitError, format_rate, format_size, format_time, parse_probability,
                     parse_queue, parse_rate, parse_size, parse_time)
+from .validate import Hardware, Verdict, validate
 
-__all__ = ["ProfileError", "Hardware", "BodProfile", "ChannelProfile", "Profile", "load_profile",
+__all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
            "builtin_profiles", "parse_profile"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
@@ -65,34 +66,10 @@ GE_KEYS = {"p", "r", "loss_good", "loss_bad"}
 BOD_REQUIRED = ("superframe", "slots", "slot_bytes", "latency")
 BOD_KEYS = set(BOD_REQUIRED) | {"cra", "rbdc_max", "rbdc_timeout", "vbdc_max", "fca",
                                 "request_period", "background", "background_repeat"}
-U16 = 0xFFFF                           # the BoD count registers are 16 bits wide
 
 
 class ProfileError(ValueError):
     """A profile that cannot be loaded: the message starts with the field's path."""
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """What a profile is checked against. Defaults describe the reference build; a connected box
-    reports its own values (HELLO)."""
-
-    f_clk: int = 75_000_000            # Hz: the cycle every register counts
-    mem_words: int = 6 << 20           # delay-line words per channel (48 MiB of 64-bit words)
-    port_bps: int = 1_000_000_000      # line rate of the ports: bounds an unshaped channel
-    params: ChannelParams = ChannelParams()
-    bod_channels: tuple[str, ...] = ("return",)   # the channels with a BoD block
-    # delay-line throughput per channel with both busy, 64-bit words per 65536 cycles (HELLO);
-    # 0: not limited
-    mem_wpc: int = 0
-
-    @property
-    def max_rate(self) -> Fraction:
-        return Fraction(64 * self.f_clk)          # 8 bytes per cycle: the datapath width
-
-    @property
-    def max_delay(self) -> Fraction:
-        return Fraction((1 << 40) - 1, self.f_clk)
 
 
 @dataclass(frozen=True)
@@ -114,7 +91,9 @@ class BodProfile:
     background_repeat: bool = False
 
     def slot_cycles(self, f_clk: int) -> int:
-        return round(self.superframe * f_clk / self.slots)
+        """Whole cycles a slot (of a superframe of at least one slot, so that the conversion of
+        any profile has a value; ``satemu.validate`` judges it)."""
+        return max(1, round(self.superframe * f_clk / max(self.slots, 1)))
 
     def superframe_at(self, f_clk: int) -> Fraction:
         """The superframe the hardware runs: whole cycles per slot."""
@@ -127,8 +106,13 @@ class BodProfile:
 
     def rate_register(self, rate: Fraction | None, f_clk: int) -> int:
         """A rate as slots per superframe x BOD_RATE_ONE."""
-        return round((rate or 0) * self.superframe_at(f_clk) / (8 * self.slot_bytes)
+        return round((rate or 0) * self.superframe_at(f_clk) / (8 * max(self.slot_bytes, 1))
                      * BOD_RATE_ONE)
+
+    def register_rate(self, register: int, f_clk: int) -> Fraction:
+        """The rate in bit/s of a register value in slots per superframe x BOD_RATE_ONE."""
+        return (Fraction(register, BOD_RATE_ONE) * 8 * self.slot_bytes
+                / self.superframe_at(f_clk))
 
     def background_levels(self, f_clk: int) -> list[tuple[int, int]]:
         """(slots, superframes) per level of the background schedule."""
@@ -145,7 +129,7 @@ class BodProfile:
                 "bod_slot_bytes": self.slot_bytes, "bod_cra": self.rate_register(self.cra, f_clk),
                 "bod_rbdc_max": self.rate_register(self.rbdc_max, f_clk),
                 "bod_rbdc_timeout": self.rbdc_timeout,
-                "bod_vbdc_max": -(-(self.vbdc_max or 0) // self.slot_bytes),
+                "bod_vbdc_max": -(-(self.vbdc_max or 0) // max(self.slot_bytes, 1)),
                 "bod_req_period": self.request_period, "bod_latency": self.latency,
                 "bod_bg_count": len(levels)}
         for i in range(BOD_BG_LEVELS):
@@ -210,6 +194,8 @@ class ChannelProfile:
         return -(-num // den)
 
     def registers(self, hw: Hardware, mem_base: int = 0) -> ChannelRegs:
+        """The register values at ``hw``'s clock: only the conversion (``Profile.check``
+        validates them)."""
         regs = channel_registers(
             f_clk=hw.f_clk, rate_bps=self.rate, overhead=self.overhead, delay_s=self.delay,
             queue_frames=self.queue_frames, queue_bytes=self.queue_bytes, loss=self.loss,
@@ -217,7 +203,6 @@ class ChannelProfile:
             max_len=self.max_len, mem_base=mem_base, mem_size=hw.mem_words, params=hw.params)
         if self.bod is not None:
             regs = replace(regs, **self.bod.registers(hw.f_clk))
-            regs.check(replace(hw.params, bod=True))
         return regs
 
     def describe(self, hw: Hardware | None = None, indent: str = " " * 11) -> str:
@@ -253,103 +238,124 @@ class Profile:
     def channels(self):
         return (("forward", self.forward), ("return", self.ret))
 
-    def check(self, hw: Hardware = Hardware()) -> dict[str, ChannelRegs]:
-        """Validate against ``hw``; returns the registers of both channels."""
-        from .validate import check_throughput
+    def check(self, hw: Hardware) -> dict[str, ChannelRegs]:
+        """Validate against ``hw`` as the box's firmware will (``satemu.validate``); returns the
+        registers of both channels. An error names the profile's key, in its units."""
         regs = {}
-        for name, ch in self.channels():
-            _check_channel(name, ch, hw)
-            try:
-                regs[name] = ch.registers(hw)
-            except ValueError as e:            # ConfigError: a bound the registers enforce
-                raise ProfileError(f"{name}: {e}") from None
-            need = delay_line_budget(regs[name], hw.params, hw.f_clk, hw.port_bps)
-            if need > hw.mem_words:
-                raise ProfileError(
-                    f"{name}: delay x rate needs {need} delay-line words "
-                    f"({format_size(need * 8)}) at worst, the channel has {hw.mem_words} "
-                    f"({format_size(hw.mem_words * 8)}); lower the delay, the rate or the queue")
-            slow = check_throughput(regs[name], hw.f_clk, hw.port_bps, hw.mem_wpc)
-            if slow:
-                raise ProfileError(f"{name}: {slow.explain()}")
+        for index, (name, ch) in enumerate(self.channels()):
+            _check_meaning(name, ch)
+            regs[name] = r = ch.registers(hw)
+            verdict = validate({f.name: getattr(r, f.name) for f in PROFILE_FIELDS}, hw, index)
+            if verdict.status != Status.OK:
+                raise ProfileError(_explain(name, ch, hw, verdict))
         return regs
 
 
-def _check_channel(name: str, ch: ChannelProfile, hw: Hardware):
+def _check_meaning(name: str, ch: ChannelProfile):
+    """What registers cannot say: a shaped rate above zero, probabilities and shares within
+    0 .. 1, and a BoD channel that can be granted capacity at all."""
     def bad(key, value, lo, hi):
         raise ProfileError(f"{name}.{key}: {value} is outside the allowed range {lo} .. {hi}")
-    if ch.rate is not None and not (Fraction(8 * hw.f_clk, 1 << 32) < ch.rate <= hw.max_rate):
-        bad("rate", format_rate(ch.rate), format_rate(Fraction(8 * hw.f_clk, 1 << 32)),
-            f"{format_rate(hw.max_rate)} (8 bytes per cycle at {hw.f_clk / 1e6:g} MHz)")
-    if ch.bod is not None:             # what paces the channel first: a default queue follows it
-        _check_bod(name, ch.bod, hw, bad)
-    if not 0 <= ch.delay <= hw.max_delay:
-        bad("delay", format_time(ch.delay), "0 s", format_time(hw.max_delay))
-    if ch.queue_frames is not None and not 1 <= ch.queue_frames <= hw.params.queue_depth:
-        bad("queue", f"{ch.queue_frames} packets", "1 packet", f"{hw.params.queue_depth} packets")
-    if ch.queue_bytes is not None and not ch.min_len <= ch.queue_bytes < 1 << 32:
-        bad("queue", format_size(ch.queue_bytes), format_size(ch.min_len), format_size((1 << 32) - 1))
+    if ch.rate is not None and ch.rate <= 0:
+        raise ProfileError(f"{name}.rate: {format_rate(ch.rate)} is not a rate; leave rate out "
+                           f"for a channel that is not shaped")
     if not 0 <= ch.loss <= 1:
         bad("loss", float(ch.loss), 0, 1)
-    if ch.gilbert_elliott:
-        for key, v in zip(("p", "r", "loss_good", "loss_bad"), ch.gilbert_elliott):
-            if not 0 <= v <= 1:
-                bad(f"gilbert_elliott.{key}", float(v), 0, 1)
-    if not 0 <= ch.overhead <= 255:
-        bad("overhead", f"{ch.overhead} B", "0 B", "255 B")
-    if not 0 <= ch.seed < 1 << 64:
-        bad("seed", ch.seed, 0, (1 << 64) - 1)
-    if not 1 <= ch.min_len <= ch.max_len:
-        bad("min_len", ch.min_len, 1, ch.max_len)
-    if not ch.max_len <= hw.params.max_frame:
-        bad("max_len", ch.max_len, ch.min_len, hw.params.max_frame)
-
-
-def _check_bod(name: str, b: BodProfile, hw: Hardware, bad):
-    if name not in hw.bod_channels:
-        have = " and ".join(hw.bod_channels) or "no"
-        raise ProfileError(f"{name}.bod: the {name} channel has no Bandwidth-on-Demand block "
-                           f"on this hardware ({have} channel has one)")
-    if not 1 <= b.slots <= U16:
-        bad("bod.slots", b.slots, 1, U16)
-    if not 1 <= b.slot_bytes <= U16:
-        bad("bod.slot_bytes", f"{b.slot_bytes} B", "1 B", f"{U16} B")
-    if not 32 <= b.slot_cycles(hw.f_clk) < 1 << 32:
-        bad("bod.superframe", format_time(b.superframe),
-            format_time(Fraction(32 * b.slots, hw.f_clk)),
-            f"{format_time(Fraction(((1 << 32) - 1) * b.slots, hw.f_clk))} (32 .. 2^32 - 1 cycles "
-            f"a slot at {hw.f_clk / 1e6:g} MHz)")
-    frame = b.superframe_at(hw.f_clk)
-    carrier = b.carrier_rate(hw.f_clk)
-    for key, rate in (("cra", b.cra), ("rbdc_max", b.rbdc_max or 0)):
-        if not 0 <= rate <= carrier:
-            bad(f"bod.{key}", format_rate(rate), "0 bit/s",
-                f"{format_rate(carrier)} (the carrier: {b.slots} slots of {b.slot_bytes} B per "
-                f"{format_time(frame)})")
-    if not 0 <= b.rbdc_timeout <= U16:
-        bad("bod.rbdc_timeout", b.rbdc_timeout, 0, U16)
-    if b.vbdc_max is not None and not 0 <= b.vbdc_max <= U16 * b.slot_bytes:
-        bad("bod.vbdc_max", format_size(b.vbdc_max), "0 B",
-            f"{format_size(U16 * b.slot_bytes)} ({U16} slots)")
-    if not 1 <= b.request_period <= U16:
-        bad("bod.request_period", b.request_period, 1, U16)
-    if not 1 <= b.latency <= BOD_LATENCY_MAX:
-        bad("bod.latency", b.latency, 1, BOD_LATENCY_MAX)
-    if not 1 <= len(b.background) <= BOD_BG_LEVELS:
-        bad("bod.background", f"{len(b.background)} levels", 1, BOD_BG_LEVELS)
+    for key, v in zip(("p", "r", "loss_good", "loss_bad"), ch.gilbert_elliott or ()):
+        if not 0 <= v <= 1:
+            bad(f"gilbert_elliott.{key}", float(v), 0, 1)
+    b = ch.bod
+    if b is None:
+        return
     constant = len(b.background) == 1 and b.background[0][1] is None
-    for i, ((level, duration), (_, superframes)) in enumerate(
-            zip(b.background, b.background_levels(hw.f_clk))):
-        key = "bod.background" if constant else f"bod.background[{i}]"
+    for i, (level, _) in enumerate(b.background):
         if not 0 <= level <= 1:
-            bad(key if constant else f"{key}.level", float(level), 0, 1)
-        if duration is not None and not 1 <= superframes <= U16:
-            raise ProfileError(f"{name}.{key}.duration: {format_time(duration)} is "
-                               f"{superframes} superframes of {format_time(frame)}, outside "
-                               f"the allowed range 1 .. {U16}")
+            bad("bod.background" if constant else f"bod.background[{i}].level", float(level), 0, 1)
     if not (b.cra or b.rbdc_max or b.vbdc_max or b.fca):
         raise ProfileError(f"{name}.bod: no capacity could ever be granted; give cra, rbdc_max, "
                            f"vbdc_max or fca = true")
+
+
+def _packets(n: int) -> str:
+    return "1 packet" if n == 1 else f"{n} packets"
+
+
+def _explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
+    """A verdict of ``satemu.validate`` on channel ``name``'s registers, said of the profile's
+    key in its units: the register's bounds translated, nothing checked anew."""
+    if v.status == Status.BUDGET:
+        return (f"{name}: delay x rate needs {v.value} delay-line words "
+                f"({format_size(v.value * 8)}) at worst, the channel has {v.hi} "
+                f"({format_size(v.hi * 8)}); lower the delay, the rate or the queue")
+    if v.status != Status.BAD_FIELD:
+        return f"{name}: {v.explain()}"
+    field, f, b = v.name, hw.f_clk, ch.bod
+    width = REGMAP[field].width
+    wide = not 0 <= v.value < 1 << width          # the register cannot hold it at all
+    mhz = f"{f / 1e6:g} MHz"
+
+    def out(key, value, lo, hi, note=""):
+        note = f" ({width}-bit register)" if wide and not note else note
+        return f"{name}.{key}: {value} is outside the allowed range {lo} .. {hi}{note}"
+
+    if field in ("rate_q", "rate_num", "rate_den"):
+        if field != "rate_q" and wide:
+            return (f"{name}.rate: {format_rate(ch.rate)} is not representable at {mhz}: its "
+                    f"serialisation time, 8 x f_clk / rate cycles a byte, needs a denominator "
+                    f"below 2^{REGMAP['rate_den'].width}")
+        # rate_q's width bounds the slowest rate, the datapath's 8 bytes a cycle the fastest.
+        return out("rate", format_rate(ch.rate),
+                   format_rate(Fraction(8 * f, 1 << REGMAP["rate_q"].width)),
+                   format_rate(Fraction(64 * f)), f" (8 bytes per cycle at {mhz})")
+    if field == "delay":
+        return out("delay", format_time(ch.delay),
+                   format_time(Fraction(v.lo, f)) if v.lo else "0 s",
+                   format_time(Fraction(v.hi, f)))
+    if field == "queue_frames":
+        return out("queue", _packets(v.value), _packets(v.lo), _packets(v.hi))
+    if field == "queue_bytes":
+        return out("queue", format_size(v.value), format_size(v.lo), format_size(v.hi))
+    if field == "overhead":
+        return out("overhead", f"{v.value} B", f"{v.lo} B", f"{v.hi} B")
+    if field in ("seed", "min_len", "max_len"):
+        return out(field, v.value, v.lo, v.hi)
+    if field == "bod_flags" and v.hi == 0:
+        have = " and ".join(hw.bod_channels) or "no"
+        return (f"{name}.bod: the {name} channel has no Bandwidth-on-Demand block on this "
+                f"hardware ({have} channel has one)")
+    if b is None or not field.startswith("bod_"):
+        return f"{name}: {v.explain()}"
+    frame = b.superframe_at(f)
+    if field == "bod_slot_cycles":
+        top = "2^32 - 1" if v.hi == (1 << 32) - 1 else v.hi
+        return out("bod.superframe", format_time(b.superframe),
+                   format_time(Fraction(v.lo * b.slots, f)),
+                   format_time(Fraction(v.hi * b.slots, f)),
+                   f" ({v.lo} .. {top} cycles a slot at {mhz})")
+    if field == "bod_slots":
+        return out("bod.slots", v.value, v.lo, v.hi)
+    if field == "bod_slot_bytes":
+        return out("bod.slot_bytes", f"{v.value} B", f"{v.lo} B", f"{v.hi} B")
+    if field in ("bod_cra", "bod_rbdc_max"):
+        rate = b.cra if field == "bod_cra" else b.rbdc_max
+        carrier = (f" (the carrier: {b.slots} slots of {b.slot_bytes} B per "
+                   f"{format_time(frame)})")
+        return out(f"bod.{field[4:]}", format_rate(rate), format_rate(b.register_rate(v.lo, f)),
+                   format_rate(b.register_rate(v.hi, f)), "" if wide else carrier)
+    if field == "bod_vbdc_max":
+        return out("bod.vbdc_max", format_size(b.vbdc_max), format_size(v.lo * b.slot_bytes),
+                   format_size(v.hi * b.slot_bytes), f" ({v.hi} slots)")
+    if field in ("bod_rbdc_timeout", "bod_latency"):
+        return out(f"bod.{field[4:]}", v.value, v.lo, v.hi)
+    if field == "bod_req_period":
+        return out("bod.request_period", v.value, v.lo, v.hi)
+    if field == "bod_bg_count":
+        return out("bod.background", f"{v.value} levels", v.lo, v.hi)
+    i = int(field[len("bod_bg"):])                # a background level: its duration is off
+    superframes = b.background_levels(f)[i][1]
+    return (f"{name}.bod.background[{i}].duration: {format_time(b.background[i][1])} is "
+            f"{superframes} superframes of {format_time(frame)}, outside the allowed range "
+            f"{v.lo >> 16} .. {v.hi >> 16}")
 
 
 class _Table:
@@ -446,7 +452,8 @@ def _channel(name: str, table: dict, rtt: Fraction, default_seed: int) -> Channe
     if bod is not None and bod.slots > 0 and bod.superframe > 0:   # else check() says why
         pace = bod.rbdc_max or bod.carrier_rate()
     if queues is None and pace is not None:
-        nbytes = max(int(pace * rtt / 8), 1518)     # one bandwidth-delay product
+        # One bandwidth-delay product, as much of it as the queue_bytes register holds.
+        nbytes = min(max(int(pace * rtt / 8), 1518), (1 << REGMAP["queue_bytes"].width) - 1)
     ge = None
     if "gilbert_elliott" in table:
         g = table["gilbert_elliott"]

@@ -65,12 +65,20 @@ class Capability(enum.IntFlag):
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
+CHANNEL_NAMES = ("forward", "return")       # by channel number
 
-# HELLO response after the status byte. ``mem_wpc``: the delay-line throughput each channel is
-# guaranteed with both busy, in 64-bit words per 65536 cycles (0: not limited).
-HELLO_RESPONSE = struct.Struct("<HIIHHIIQI")
-HELLO_FIELDS = ("version", "capabilities", "f_clk", "queue_depth", "max_frame",
-                "latency_floor", "mem_words", "port_bps", "mem_wpc")
+# The box's limits, as its firmware holds them (the generated ``struct satemu_limits``) and as
+# HELLO reports them, in this order after the version (u16) and the capabilities (u32): the
+# field and its ``struct`` format. ``mem_words``: delay-line words per channel; ``mem_wpc``: the
+# delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
+# cycles (0: not limited). ``satemu.validate.Hardware`` is the host's view of them.
+LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("max_frame", "H"),
+                ("latency_floor", "I"), ("mem_words", "I"), ("port_bps", "Q"), ("mem_wpc", "I"))
+# HELLO's request: the host's protocol version (u16).
+HELLO_REQUEST = struct.Struct("<H")
+# HELLO's answer after the status byte.
+HELLO_RESPONSE = struct.Struct("<HI" + "".join(fmt for _, fmt in LIMIT_FIELDS))
+HELLO_FIELDS = ("version", "capabilities") + tuple(name for name, _ in LIMIT_FIELDS)
 
 
 class ProtocolError(Exception):
@@ -233,6 +241,20 @@ BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max
 BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
+
+
+def hello_answer(request: bytes, limits: dict[str, int], bod_mask: int) -> bytes:
+    """The firmware's answer (status byte first) to the HELLO request payload ``request``, from a
+    box whose limits are ``limits`` (the values of ``LIMIT_FIELDS``) and whose channels with a
+    BoD block are the bits of ``bod_mask``: the reference for the shared vectors. Any version
+    but ours is answered BAD_VERSION, with the same body, so the host can say which it is."""
+    if len(request) != HELLO_REQUEST.size:
+        return bytes([Status.BAD_LENGTH])
+    (version,) = HELLO_REQUEST.unpack(request)
+    caps = Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
+    status = Status.OK if version == PROTOCOL_VERSION else Status.BAD_VERSION
+    return bytes([status]) + HELLO_RESPONSE.pack(PROTOCOL_VERSION, caps,
+                                                 *(limits[name] for name, _ in LIMIT_FIELDS))
 
 
 def bod_trace_window(count: int, ring: int, first: int, max_records: int) -> tuple[int, int]:

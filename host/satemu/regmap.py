@@ -21,9 +21,11 @@ that changes them restarts the BoD block, and superframe 0 begins in the cycle a
 from dataclasses import dataclass
 
 __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUGES", "REGMAP",
-           "LOSS_NONE", "LOSS_BERNOULLI", "LOSS_GILBERT_ELLIOTT",
-           "REG_WORDS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD", "BOD_RECORD_WORDS", "BOD_BG_LEVELS",
-           "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT", "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT", "STATS_SNAPSHOT", "STATS_CLEAR"]
+           "LOSS_NONE", "LOSS_BERNOULLI", "LOSS_GILBERT_ELLIOTT", "REG_WORDS", "WINDOW_BYTES",
+           "WINDOW_BOTH", "ADDR_BITS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD",
+           "BOD_RECORD_WORDS", "BOD_BG_LEVELS", "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT",
+           "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT",
+           "STATS_SNAPSHOT", "STATS_CLEAR"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -150,6 +152,14 @@ def _layout(groups):
 
 REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS, LIVE_FIELDS])
 REG_WORDS = max(f.offset + f.words for f in REGMAP.values())
+
+# On a SoC's bus the channels' registers sit in windows of WINDOW_BYTES, one word a register:
+# window 0 is the forward channel's, window 1 the return channel's, and a write to window
+# WINDOW_BOTH reaches both channels in the same cycle (how COMMIT and STATS act on both at once).
+WINDOW_BYTES = 0x400
+WINDOW_BOTH = 2
+ADDR_BITS = 8               # the register bus's word address (RegBusSignature)
+assert REG_WORDS <= 1 << ADDR_BITS <= WINDOW_BYTES // 4
 CFG_FIELDS = [REGMAP[f.name] for f in CFG_FIELDS]
 CTL_FIELDS = [REGMAP[f.name] for f in CTL_FIELDS]
 STAT_FIELDS = [REGMAP[f.name] for f in STAT_FIELDS]

@@ -1,33 +1,76 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The firmware's profile checks, as a Python reference: the C firmware (firmware/app/fw.c) must
-return the same verdict for every profile; tests/vectors/profiles.json pins both to it.
+"""The one register-level validator of a channel profile, and the hardware it is checked against.
+
+The firmware (``firmware/app/validate.c``) gives the same verdict on every profile;
+``tests/vectors/profiles.json`` pins both to this module. Every other check of a profile calls it:
+``Profile.check`` (which only translates a verdict into physical units), ``ChannelRegs.check``
+(the models' entry) and ``Device.load`` through ``Profile.check``.
 
 Checks run in a fixed order and the first failure is the verdict, with the field's index in
-``protocol.PROFILE_FIELDS``, its value and the range it must lie in; after the fields, the
-delay line's size (BUDGET), then its throughput (THROUGHPUT).
+``protocol.PROFILE_FIELDS``, its value and the range it must lie in: each field's register
+width, the loss mode, the rate fraction and its speed, the frame lengths, the queue, the BoD
+fields when BoD is on; after the fields, the delay line's size (BUDGET), then its throughput
+(THROUGHPUT).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .channel_model import ChannelParams, ChannelRegs, delay_line_budget, delay_line_traffic
-from .protocol import CHANNEL_RETURN, PROFILE_FIELDS, Status
-from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE
+from .channel_model import delay_line_budget, delay_line_traffic
+from .params import ChannelParams, ChannelRegs
+from .protocol import CHANNEL_NAMES, LIMIT_FIELDS, PROFILE_FIELDS, Status
+from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
+
+__all__ = ["Hardware", "Verdict", "validate", "field_verdict", "check_registers",
+           "check_throughput", "INDEX"]
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 U64_MAX = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
-class Limits:
-    """What the firmware knows about its hardware (reported by HELLO)."""
+class Hardware:
+    """A box as its firmware knows itself, which HELLO reports: its clock, the delay-line words
+    of each channel, its ports' line rate, the channels' gateware parameters, the channels that
+    have the Bandwidth-on-Demand block and the delay-line throughput each channel is guaranteed
+    with both busy (64-bit words per 65536 cycles; 0: not limited). ``params`` are a channel's
+    without the BoD block (``channel_params`` adds it where the board has it)."""
+
     f_clk: int
     mem_words: int
     port_bps: int = 1_000_000_000
     params: ChannelParams = ChannelParams()
-    bod_mask: int = 1 << CHANNEL_RETURN     # channels with a BoD block (struct satemu_hw)
-    mem_wpc: int = 0        # delay-line words per 65536 cycles a channel is guaranteed; 0: no limit
+    bod_channels: tuple[str, ...] = ("return",)
+    mem_wpc: int = 0
+
+    @property
+    def bod_mask(self) -> int:
+        """A bit per channel with the BoD block (``protocol.CHANNEL_*``), as the firmware has it."""
+        return sum(1 << CHANNEL_NAMES.index(name) for name in self.bod_channels)
+
+    def channel_params(self, channel: int | str) -> ChannelParams:
+        """The gateware parameters of channel ``channel`` (index or name)."""
+        name = CHANNEL_NAMES[channel] if isinstance(channel, int) else channel
+        return replace(self.params, bod=name in self.bod_channels)
+
+    def limits(self) -> dict[str, int]:
+        """The values of ``protocol.LIMIT_FIELDS``: what HELLO reports and the firmware holds."""
+        p = self.params
+        values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth, "max_frame": p.max_frame,
+                  "latency_floor": p.latency_floor, "mem_words": self.mem_words,
+                  "port_bps": self.port_bps, "mem_wpc": self.mem_wpc}
+        return {name: values[name] for name, _ in LIMIT_FIELDS}
+
+    @classmethod
+    def from_limits(cls, limits: dict[str, int], bod_channels: tuple[str, ...]) -> Hardware:
+        """The hardware a box reports: ``limits`` holds the values of ``protocol.LIMIT_FIELDS``
+        (HELLO's answer)."""
+        params = ChannelParams(queue_depth=limits["queue_depth"], max_frame=limits["max_frame"],
+                               latency_floor=limits["latency_floor"])
+        return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
+                   port_bps=limits["port_bps"], params=params, bod_channels=bod_channels,
+                   mem_wpc=limits["mem_wpc"])
 
 
 @dataclass(frozen=True)
@@ -38,9 +81,17 @@ class Verdict:
     lo: int = 0
     hi: int = 0
 
+    @property
+    def name(self) -> str:
+        """The profile field a BAD_FIELD verdict names."""
+        return PROFILE_FIELDS[self.field].name
+
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
-            name = PROFILE_FIELDS[self.field].name
+            name = self.name
+            if name == "bod_flags" and self.hi == 0:
+                return (f"bod_flags={self.value}: the channel has no Bandwidth-on-Demand block, "
+                        f"so BoD cannot be on (the range is 0 .. 0)")
             if name.startswith("bod_bg") and name != "bod_bg_count":
                 return (f"{name}={self.value:#x}: a background level is at most "
                         f"{self.hi & 0xFFFF} slots (bits 15..0) for at least 1 superframe "
@@ -57,18 +108,19 @@ class Verdict:
         return self.status.name
 
 
-def validate(fields: dict[str, int], lim: Limits, channel: int) -> Verdict:
-    """Verdict on a profile for ``channel``, given as register values (every name of
-    PROFILE_FIELDS)."""
-    p = lim.params
+def field_verdict(fields: dict[str, int], params: ChannelParams,
+                  bod_allowed: bool) -> Verdict | None:
+    """The first field of ``fields`` (register values, every name of ``PROFILE_FIELDS``) that a
+    channel built with ``params`` cannot run, or None. ``bod_allowed``: the channel has the BoD
+    block."""
+    v = fields
 
     def bad(name, lo, hi):
-        return Verdict(Status.BAD_FIELD, INDEX[name], fields[name], lo, hi)
+        return Verdict(Status.BAD_FIELD, INDEX[name], v[name], lo, hi)
 
     for f in PROFILE_FIELDS:
-        if not 0 <= fields[f.name] < 1 << f.width:
+        if not 0 <= v[f.name] < 1 << f.width:
             return bad(f.name, 0, (1 << f.width) - 1)
-    v = fields
     if v["loss_mode"] > 2:
         return bad("loss_mode", 0, 2)
     if v["rate_den"] < 1:
@@ -79,41 +131,20 @@ def validate(fields: dict[str, int], lim: Limits, channel: int) -> Verdict:
         return bad("rate_num", (v["rate_den"] + 7) // 8, v["rate_den"] - 1)   # <= 8 bytes/cycle
     if not 1 <= v["min_len"] <= v["max_len"]:
         return bad("min_len", 1, v["max_len"])
-    if v["max_len"] > p.max_frame:
-        return bad("max_len", v["min_len"], p.max_frame)
-    if not 1 <= v["queue_frames"] <= p.queue_depth:
-        return bad("queue_frames", 1, p.queue_depth)
+    if v["max_len"] > params.max_frame:
+        return bad("max_len", v["min_len"], params.max_frame)
+    if not 1 <= v["queue_frames"] <= params.queue_depth:
+        return bad("queue_frames", 1, params.queue_depth)
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
     if v["bod_flags"] & BOD_ENABLE:
-        verdict = _validate_bod(v, lim, channel, bad)
-        if verdict:
-            return verdict
-    regs = ChannelRegs(**v, mem_base=0, mem_size=lim.mem_words)
-    need = delay_line_budget(regs, p, lim.f_clk, lim.port_bps)
-    if need > lim.mem_words:
-        return Verdict(Status.BUDGET, 0, need, 0, lim.mem_words)
-    return check_throughput(regs, lim.f_clk, lim.port_bps, lim.mem_wpc) or Verdict(Status.OK)
+        return _bod_verdict(v, bod_allowed, bad)
+    return None
 
 
-def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int,
-                     mem_wpc: int) -> Verdict | None:
-    """THROUGHPUT when the delay-line words per 65536 cycles the channel can demand
-    (``delay_line_traffic``, num / den) exceed ``mem_wpc``, exactly: num > mem_wpc x den. The
-    verdict's value is the demand rounded up (at most 2^64 - 1), its hi ``mem_wpc``. A
-    ``mem_wpc`` of 0 means the board does not limit it."""
-    if not mem_wpc:
-        return None
-    num, den = delay_line_traffic(regs, f_clk, port_bps)
-    if num <= mem_wpc * den:
-        return None
-    need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX
-    return Verdict(Status.THROUGHPUT, 0, need, 0, mem_wpc)
-
-
-def _validate_bod(v: dict[str, int], lim: Limits, channel: int, bad) -> Verdict | None:
-    """The BoD fields: the rules of satemu.bod_model.check_bod, in its order."""
-    if not lim.bod_mask >> channel & 1:
+def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad) -> Verdict | None:
+    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run."""
+    if not bod_allowed:
         return bad("bod_flags", 0, 0)
     if v["bod_slot_cycles"] < 32:
         return bad("bod_slot_cycles", 32, (1 << 32) - 1)
@@ -137,3 +168,49 @@ def _validate_bod(v: dict[str, int], lim: Limits, channel: int, bad) -> Verdict 
         if level & 0xFFFF > v["bod_slots"] or level >> 16 < 1:
             return bad(f"bod_bg{i}", 1 << 16, 0xFFFF_0000 | v["bod_slots"])
     return None
+
+
+def validate(fields: dict[str, int], hw: Hardware, channel: int) -> Verdict:
+    """Verdict on a profile for ``channel`` of the box ``hw``, given as register values (every
+    name of PROFILE_FIELDS): the firmware's, exactly."""
+    verdict = field_verdict(fields, hw.params, bool(hw.bod_mask >> channel & 1))
+    if verdict:
+        return verdict
+    regs = ChannelRegs(**fields, mem_base=0, mem_size=hw.mem_words)
+    need = delay_line_budget(regs, hw.params, hw.f_clk, hw.port_bps)
+    if need > hw.mem_words:
+        return Verdict(Status.BUDGET, 0, need, 0, hw.mem_words)
+    return check_throughput(regs, hw.f_clk, hw.port_bps, hw.mem_wpc) or Verdict(Status.OK)
+
+
+def check_registers(regs: ChannelRegs, params: ChannelParams) -> str | None:
+    """Why the channel built with ``params`` cannot run ``regs``, or None: the field rules of
+    ``field_verdict`` (BoD only where ``params.bod``), and a memory region that fits its
+    registers and the address space (the firmware sets the region itself)."""
+    fields = {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
+    verdict = field_verdict(fields, params, params.bod)
+    if verdict:
+        return verdict.explain()
+    for name in ("mem_base", "mem_size"):
+        width = REGMAP[name].width
+        if not 0 <= getattr(regs, name) < 1 << width:
+            return f"{name}={getattr(regs, name)} does not fit its {width}-bit register"
+    if regs.mem_base + regs.mem_size > 1 << params.addr_width:
+        return (f"memory region {regs.mem_base} + {regs.mem_size} words exceeds the address "
+                f"space of 2^{params.addr_width} words")
+    return None
+
+
+def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int,
+                     mem_wpc: int) -> Verdict | None:
+    """THROUGHPUT when the delay-line words per 65536 cycles the channel can demand
+    (``delay_line_traffic``, num / den) exceed ``mem_wpc``, exactly: num > mem_wpc x den. The
+    verdict's value is the demand rounded up (at most 2^64 - 1), its hi ``mem_wpc``. A
+    ``mem_wpc`` of 0 means the board does not limit it."""
+    if not mem_wpc:
+        return None
+    num, den = delay_line_traffic(regs, f_clk, port_bps)
+    if num <= mem_wpc * den:
+        return None
+    need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX
+    return Verdict(Status.THROUGHPUT, 0, need, 0, mem_wpc)

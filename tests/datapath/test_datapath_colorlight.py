@@ -22,7 +22,7 @@ RATE_BPS = 100_000_000        # per channel: 400 Mbit/s of SDRAM traffic for bot
 
 @pytest.fixture(scope="module")
 def colorlight_board():
-    state = board.launch(dram="colorlight")
+    state = board.launch(board="colorlight-5a-75b")
     yield state
     board.kill(state)
 

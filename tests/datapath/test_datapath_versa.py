@@ -18,7 +18,7 @@ RATE_BPS = 400_000_000        # per channel; the measured maximum is in the benc
 
 @pytest.fixture(scope="module")
 def versa_board():
-    state = board.launch(dram="versa")
+    state = board.launch(board="versa-ecp5")
     yield state
     board.kill(state)
 

@@ -2,23 +2,17 @@
 """The protocol codec on both sides against one set of committed vectors, plus a bounded fuzz
 pass of the firmware's deframer."""
 
-import json
 import random
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOURCES, VECTORS,
+                           compile_c, run_command_layer, write_headers)
 from satemu import protocol as P
 from satemu.bod_model import unpack_record
-from satemu.channel_model import ChannelRegs
-from satemu.gen_c import bod_vectors_header, hello_vectors_header, proto_header, vectors_header
-
-ROOT = Path(__file__).resolve().parents[2]
-VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
-PROTO = ROOT / "firmware" / "proto"
-BUILD = ROOT / "build" / "firmware-host"
+from satemu.params import ChannelRegs
 
 
 def test_crc_known_answer():
@@ -120,26 +114,9 @@ def test_python_deframer_survives_random_input():
         assert d.feed(b"\0" + good) == [(1, P.Op.HELLO, b"\x01\x00")]
 
 
-def generate_headers() -> Path:
-    BUILD.mkdir(parents=True, exist_ok=True)
-    (BUILD / "satemu_proto_gen.h").write_text(proto_header())
-    (BUILD / "satemu_vectors.h").write_text(vectors_header(VECTORS))
-    (BUILD / "satemu_bod_vectors.h").write_text(bod_vectors_header(VECTORS["bod_trace"]))
-    (BUILD / "satemu_hello_vectors.h").write_text(hello_vectors_header(VECTORS["hello"]))
-    return BUILD
-
-
-def compile_c(compiler: str, out: Path, sources: list[Path], flags: list[str]) -> Path:
-    cmd = [compiler, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *flags,
-           f"-I{PROTO}", f"-I{generate_headers()}", *map(str, sources), "-o", str(out)]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return out
-
-
 def test_c_codec_matches_vectors():
-    exe = compile_c("cc", BUILD / "test_proto",
-                    [PROTO / "proto.c", ROOT / "firmware" / "tests" / "test_proto.c"],
-                    ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+    exe = compile_c("cc", BUILD / "test_proto", [PROTO / "proto.c", C_TESTS / "test_proto.c"],
+                    SANITIZERS, write_headers(BUILD))
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     print(run.stdout)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -153,10 +130,9 @@ def test_fuzz_deframer_bounded():
     clang = shutil.which("clang")
     if clang is None:
         pytest.fail("clang is missing: scripts/bootstrap.sh installs it")
-    app = ROOT / "firmware" / "app"
-    exe = compile_c(clang, BUILD / "fuzz_proto",
-                    [PROTO / "proto.c", app / "fw.c", ROOT / "firmware" / "tests" / "fuzz_proto.c"],
-                    ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all", f"-I{app}"])
+    exe = compile_c(clang, BUILD / "fuzz_proto", [*SOURCES, C_TESTS / "fuzz_proto.c"],
+                    ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all"],
+                    write_headers(BUILD))
     corpus = BUILD / "fuzz-corpus"
     shutil.rmtree(corpus, ignore_errors=True)
     corpus.mkdir()
@@ -179,28 +155,22 @@ def test_fuzz_deframer_bounded():
 
 def test_firmware_command_layer():
     """The firmware's profile checks give the verdicts of satemu.validate on every shared case,
-    and its request handling answers malformed requests with the right status."""
-    from satemu.gen_c import profile_vectors_header
-    cases = json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text())
-    generate_headers()
-    (BUILD / "satemu_profile_vectors.h").write_text(profile_vectors_header(cases))
-    app = ROOT / "firmware" / "app"
-    exe = compile_c("cc", BUILD / "test_fw",
-                    [PROTO / "proto.c", app / "fw.c", ROOT / "firmware" / "tests" / "test_fw.c"],
-                    ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{app}"])
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
-    print(run.stdout)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.strip().endswith(" 0 failed")
+    SET_PROFILE writes each field to its own register, and its request handling answers
+    malformed requests with the right status."""
+    print(run_command_layer(BUILD))
 
 
 def test_python_validator_matches_vectors():
-    from satemu.protocol import PROFILE_FIELDS
-    from satemu.validate import Limits, validate
-    for c in json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text()):
+    from satemu.protocol import CHANNEL_NAMES, PROFILE_FIELDS
+    from satemu.validate import Hardware, validate
+    for c in PROFILE_CASES:
         fields = {f.name: v for f, v in zip(PROFILE_FIELDS, c["fields"])}
-        lim = Limits(c["limits"]["f_clk"], c["limits"]["mem_words"], c["limits"]["port_bps"],
-                     bod_mask=c["limits"]["bod_mask"], mem_wpc=c["limits"]["mem_wpc"])
-        v = validate(fields, lim, c["channel"])
+        lim = c["limits"]
+        hw = Hardware(lim["f_clk"], lim["mem_words"], lim["port_bps"],
+                      bod_channels=tuple(name for i, name in enumerate(CHANNEL_NAMES)
+                                         if lim["bod_mask"] >> i & 1),
+                      mem_wpc=lim["mem_wpc"])
+        assert hw.bod_mask == lim["bod_mask"]
+        v = validate(fields, hw, c["channel"])
         assert [int(v.status), v.field, v.value, v.lo, v.hi] == \
             [c["verdict"][k] for k in ("status", "field", "value", "lo", "hi")], c["why"]

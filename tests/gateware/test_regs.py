@@ -7,7 +7,7 @@ from dataclasses import replace
 from amaranth import Module
 from amaranth.sim import Simulator
 
-from satemu.channel_model import ChannelParams, ChannelRegs
+from satemu.params import ChannelParams, ChannelRegs
 from satemu.regmap import (CFG_FIELDS, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT, STATS_SNAPSHOT,
                            STATS_CLEAR)
 from satemu_gw.channel import Channel

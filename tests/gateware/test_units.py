@@ -95,7 +95,7 @@ def test_bod_allocator_matches_model():
     """Superframe after superframe, with random backlog and arrivals, the allocator's grants
     and requests equal satemu.bod_model's."""
     from satemu.bod_model import Bod
-    from satemu.channel_model import ChannelParams, ChannelRegs
+    from satemu.params import ChannelParams, ChannelRegs
     from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT
     from satemu_gw.bod_alloc import BodAllocator
 

@@ -1,32 +1,35 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The board targets' data, checked without elaborating or synthesising anything: each target's
-constraints (device, resources, clocks), the resources its source requests, its delay-line
-memory against its DRAM, its channel parameters and its system clock."""
+"""The real boards' records (satemu.boards) and LiteX targets, checked without elaborating or
+synthesising anything: each target's constraints (device, resources, clocks), the resources its
+source requests, its delay-line layout against its DRAM, its channel parameters, its clocks."""
 
 import ast
+import importlib
 import inspect
-from fractions import Fraction
 
 import pytest
 
-from satemu.channel_model import ChannelParams, ChannelRegs
+from hw.soc_common import board_constraints, board_platform
+from satemu.boards import BOARDS as ALL_BOARDS
+from satemu.params import ChannelRegs
 
-import hw.colorlight_5a_75b
-import hw.versa_ecp5
+# Per board with a bitstream: its FPGA and the DRAM's resource in its constraints.
+BOARDS = {"versa-ecp5": ("LFE5UM5G-45F-8BG381C", "ddram"),
+          "colorlight-5a-75b": ("LFE5U-25F-6BG256C", "sdram")}
 
-# Per target: device, system clock (Hz), the LiteDRAM module class it names and the DRAM's
-# resource in its constraints.
-BOARDS = {
-    "versa_ecp5": (hw.versa_ecp5, "LFE5UM5G-45F-8BG381C", 55e6, "MT41K64M16", "ddram"),
-    "colorlight_5a_75b": (hw.colorlight_5a_75b, "LFE5U-25F-6BG256C", 40e6, "M12L64322A", "sdram"),
-}
+
+def test_every_board_with_a_bitstream_is_checked():
+    assert set(BOARDS) == {name for name, b in ALL_BOARDS.items() if b.bitstream is not None}
 
 
 @pytest.fixture(params=sorted(BOARDS))
 def board(request):
-    target, device, f_sys, module_name, dram = BOARDS[request.param]
-    return dict(target=target, device=device, f_sys=f_sys, module=getattr(target, module_name),
-                dram=dram, io=target.board_constraints())
+    from litedram import modules
+    record = ALL_BOARDS[request.param]
+    target = importlib.import_module(record.bitstream.target)
+    device, dram = BOARDS[request.param]
+    return dict(record=record, target=target, device=device,
+                module=getattr(modules, record.dram), dram=dram, io=board_constraints(record))
 
 
 def _resources(io_list):
@@ -99,14 +102,10 @@ def test_requested_resources_exist_and_share_no_pin(board):
 def test_platform_requests_every_resource(board):
     """LiteX's own parser takes each requested resource (one platform per request: a real
     platform refuses to hand out a resource twice)."""
-    target = board["target"]
-    platform_cls = next(v for name, v in vars(target).items()
-                        if callable(v) and name.endswith("Platform")
-                        and getattr(v, "__module__", None) == target.__name__)
     resources = _resources(board["io"].IO)
-    for name, number in _requests(target).items():
+    for name, number in _requests(board["target"]).items():
         for n in (sorted(resources[name]) if number is None else [number]):
-            assert platform_cls().request(name, n) is not None
+            assert board_platform(board["record"]).request(name, n) is not None
 
 
 def test_clock_constraints_name_existing_clocks(board):
@@ -121,49 +120,47 @@ def test_clock_constraints_name_existing_clocks(board):
 
 
 def test_delay_lines_fill_the_dram_upper_half(board):
-    """The firmware puts the forward channel at word 2 x MEM_WORDS and the return channel at
-    3 x MEM_WORDS (64-bit words): both must lie in the DRAM's upper half, which the CPU never
-    uses."""
-    module = board["module"]
+    """Each channel's delay line (``Board.delay_line_base``, ``mem_words`` 64-bit words) lies in
+    the DRAM's upper half, which the CPU never uses, and the two do not overlap."""
+    module, record = board["module"], board["record"]
     dram_res = _resources(board["io"].IO)[board["dram"]][0]
     databits = len(_pins(_subsignals(dram_res)["dq"]))
-    dram_bytes = module.nbanks * module.nrows * module.ncols * databits // 8
-    words = board["target"].MEM_WORDS
-    assert words * 8 * 2 <= dram_bytes // 2, "both delay lines do not fit the upper half"
-    assert 2 * words * 8 >= dram_bytes // 2, "the forward delay line starts in the lower half"
-    assert 4 * words * 8 <= dram_bytes
+    dram_words = module.nbanks * module.nrows * module.ncols * databits // 64
+    forward, ret = record.delay_line_base(0), record.delay_line_base(1)
+    assert forward >= dram_words // 2, "the forward delay line starts in the lower half"
+    assert forward + record.mem_words <= ret, "the delay lines overlap"
+    assert ret + record.mem_words <= dram_words, "the return delay line ends beyond the DRAM"
 
 
 def test_colorlight_memory_is_8_mib_split_in_2_mib():
-    target = hw.colorlight_5a_75b
-    assert target.MEM_WORDS == 2**18
-    assert target.SDRAM_MODULE.nbanks * target.SDRAM_MODULE.nrows * target.SDRAM_MODULE.ncols * 4 == 8 << 20
+    from litedram import modules
+    record = ALL_BOARDS["colorlight-5a-75b"]
+    chip = getattr(modules, record.dram)
+    assert record.mem_words == 2**18
+    assert chip.nbanks * chip.nrows * chip.ncols * 4 == 8 << 20
 
 
-@pytest.mark.parametrize("bod", [False, True])
-def test_channel_params_are_valid(board, bod):
-    p = board["target"].channel_params(bod)
-    assert isinstance(p, ChannelParams)
+@pytest.mark.parametrize("channel", [0, 1])
+def test_channel_params_are_valid(board, channel):
+    p = board["record"].channel_params(channel)
     # The return channel has the BoD block, except on the Colorlight, too small for it.
-    assert p.bod is (bod and board["target"] is not hw.colorlight_5a_75b)
+    assert p.bod is (channel == 1 and board["record"].name != "colorlight-5a-75b")
     assert p.bod_ring & (p.bod_ring - 1) == 0, "the BoD ring must be a power of two"
     assert p.queue_depth & (p.queue_depth - 1) == 0
-    # The egress pacing of a LiteEth MAC (padding, FCS, preamble and gap), as on every board.
-    assert (p.port_pad, p.port_fcs, p.port_gap) == (60, 4, 3)
     ChannelRegs(queue_frames=p.queue_depth).check(p)
 
 
 def test_colorlight_channels_are_smaller_than_the_versa():
-    small, big = (m.channel_params(True) for m in (hw.colorlight_5a_75b, hw.versa_ecp5))
+    small, big = (ALL_BOARDS[name].channel_params(1) for name in ("colorlight-5a-75b",
+                                                                  "versa-ecp5"))
     assert small.queue_depth <= big.queue_depth and small.bod_ring <= big.bod_ring
     assert small.max_frame == big.max_frame and small.latency_floor == big.latency_floor
 
 
 def test_system_clock(board):
-    target = board["target"]
-    assert target.SYS_CLK_FREQ == board["f_sys"]
-    assert target.BUILD_NAME.startswith("satemu_")
-    assert Fraction(target.SYS_CLK_FREQ).denominator == 1
+    record = board["record"]
+    assert record.bitstream.build_name.startswith("satemu_")
+    assert isinstance(record.f_clk, int) and record.f_clk > 0
 
 
 def test_colorlight_pll_makes_its_clocks():
@@ -173,11 +170,12 @@ def test_colorlight_pll_makes_its_clocks():
 
     pll = ECP5PLL()
     pll.register_clkin(Signal(), 25e6)
-    pll.create_clkout(ClockDomain("sys"), hw.colorlight_5a_75b.SYS_CLK_FREQ, margin=0)
-    pll.create_clkout(ClockDomain("sys_ps", reset_less=True), hw.colorlight_5a_75b.SYS_CLK_FREQ,
-                      phase=180, margin=0, with_reset=False)
+    f_sys = float(ALL_BOARDS["colorlight-5a-75b"].f_clk)
+    pll.create_clkout(ClockDomain("sys"), f_sys, margin=0)
+    pll.create_clkout(ClockDomain("sys_ps", reset_less=True), f_sys, phase=180, margin=0,
+                      with_reset=False)
     config = pll.compute_config()
-    assert config["clko0_freq"] == config["clko1_freq"] == hw.colorlight_5a_75b.SYS_CLK_FREQ
+    assert config["clko0_freq"] == config["clko1_freq"] == f_sys
 
 
 def test_versa_pll_makes_its_clocks():
@@ -188,46 +186,44 @@ def test_versa_pll_makes_its_clocks():
 
     pll = ECP5PLL()
     pll.register_clkin(Signal(), 100e6)
-    pll.create_clkout(ClockDomain("sys2x_i", reset_less=True), 2 * hw.versa_ecp5.SYS_CLK_FREQ,
-                      margin=0, with_reset=False)
+    f_sys = float(ALL_BOARDS["versa-ecp5"].f_clk)
+    pll.create_clkout(ClockDomain("sys2x_i", reset_less=True), 2 * f_sys, margin=0,
+                      with_reset=False)
     pll.create_clkout(ClockDomain("init"), 25e6, margin=0)
     config = pll.compute_config()
-    assert config["clko0_freq"] == 2 * hw.versa_ecp5.SYS_CLK_FREQ
+    assert config["clko0_freq"] == 2 * f_sys
     assert config["clko1_freq"] == 25e6
 
 
 def test_colorlight_rom_holds_the_firmware_padded():
     from hw.soc_common import soc_core_kwargs
-    c = hw.colorlight_5a_75b
+    cpu = ALL_BOARDS["colorlight-5a-75b"].cpu
 
-    def soc_kwargs(firmware):
-        return soc_core_kwargs("test", firmware, c.ROM_BYTES, c.SRAM_BYTES)
-
-    kwargs = soc_kwargs([1, 2, 3])
-    assert kwargs["integrated_rom_size"] == hw.colorlight_5a_75b.ROM_BYTES
+    kwargs = soc_core_kwargs("test", [1, 2, 3], cpu)
+    assert kwargs["integrated_rom_size"] == cpu.rom_bytes == 0x8000
+    assert kwargs["integrated_sram_size"] == cpu.sram_bytes
     assert kwargs["integrated_rom_init"][:3] == [1, 2, 3]
-    assert len(kwargs["integrated_rom_init"]) * 4 == hw.colorlight_5a_75b.ROM_BYTES
+    assert len(kwargs["integrated_rom_init"]) * 4 == cpu.rom_bytes
     with pytest.raises(ValueError):
-        soc_kwargs([0] * (c.ROM_BYTES // 4 + 1))
+        soc_core_kwargs("test", [0] * (cpu.rom_bytes // 4 + 1), cpu)
 
 
-@pytest.mark.parametrize("target, bench_name", [(hw.versa_ecp5, "datapath-versa-ecp5.json"),
-                                                (hw.colorlight_5a_75b,
-                                                 "datapath-colorlight-5a-75b.json")])
-def test_throughput_guarantee_is_below_what_was_measured(target, bench_name):
-    """The delay-line throughput a board's firmware guarantees each channel (MEM_WPC) stays
+@pytest.mark.parametrize("name", sorted(BOARDS))
+def test_throughput_guarantee_is_below_what_was_measured(name):
+    """The delay-line throughput a board's firmware guarantees each channel (mem_wpc) stays
     below the lowest both-channels maximum in the board's committed data-path bench, at the
     board's clock, with some margin."""
     import json
     from pathlib import Path
     from satemu.channel_model import frame_words
 
+    record = ALL_BOARDS[name]
     bench = json.loads((Path(__file__).resolve().parents[2] / "bench" / "results"
-                        / bench_name).read_text())
+                        / f"datapath-{name}.json").read_text())
     f_clk = bench["board"]["f_clk_hz"]
-    assert f_clk == target.SYS_CLK_FREQ
+    assert f_clk == record.f_clk
     both = [r for r in bench["results"].values() if r["channels"] == 2]
     assert {r["length"] for r in both} == {64, 1500}
     measured = min(r["at_max"]["frames_per_s_per_channel"] * frame_words(r["length"]) * 65536
                    / f_clk for r in both)
-    assert 0 < target.MEM_WPC <= 0.91 * measured
+    assert 0 < record.mem_wpc <= 0.91 * measured

@@ -11,18 +11,20 @@ import pytest
 
 from satemu import device as device_mod
 from satemu import protocol as P
-from satemu.bod_model import BodRecord, check_bod, pack_record
+from satemu.bod_model import BodRecord, pack_record, superframe_cycles
 from satemu.boards import BOARDS
 from satemu.bod_trace import COLUMNS, records_to_rows, write_csv
-from satemu.channel_model import ChannelRegs, delay_line_traffic, simulate
+from satemu.channel_model import delay_line_traffic, simulate
+from satemu.params import ChannelRegs
 from satemu.cli import main
 from satemu.device import Device, DeviceError
-from satemu.profile import Hardware, ProfileError, builtin_profiles, load_profile, parse_profile
+from satemu.profile import ProfileError, builtin_profiles, load_profile, parse_profile
 from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP)
 from satemu.report.plots import plot_demand_grant
-from satemu.validate import Limits, validate
+from satemu.validate import Hardware, validate
 
 SIM = BOARDS["sim"].hardware
+HW75 = Hardware(f_clk=75_000_000, mem_words=6 << 20)     # a 75 MHz clock, 48 MiB delay lines
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASE = """
 [forward]
@@ -48,7 +50,7 @@ def bod_profile(bod: str = 'cra = "100 kbit/s"', ret: str = ""):
 
 def test_geo_testbed_bod_registers():
     p = load_profile("geo-testbed-bod")
-    regs = p.check(Hardware(f_clk=75_000_000))
+    regs = p.check(HW75)
     r = regs["return"]
     assert r.bod and not regs["forward"].bod
     assert (r.rate_q, r.rate_num, r.rate_den) == (0, 0, 1)           # the grants pace it
@@ -80,19 +82,17 @@ def test_builtin_bod_profiles_fit_the_reference_and_the_simulated_board():
         assert b.cra == (32_000 if name == "geo-constrained-return" else 100_000)
         # The carrier left by the other terminals carries CRA and the whole RBDC maximum.
         assert b.carrier_rate() * (1 - b.background[0][0]) >= b.cra + b.rbdc_max
-        for hw in (Hardware(), SIM):
+        for hw in (HW75, SIM):
             regs = p.check(hw)
             fields = {f.name: getattr(regs["return"], f.name) for f in P.PROFILE_FIELDS}
-            lim = Limits(hw.f_clk, hw.mem_words, hw.port_bps)
-            assert validate(fields, lim, P.CHANNEL_RETURN).status == P.Status.OK, name
-            assert check_bod(regs["return"]) is None
+            assert validate(fields, hw, P.CHANNEL_RETURN).status == P.Status.OK, name
 
 
 def test_bod_schedule_flags_and_default_queue():
     p = bod_profile('rbdc_max = "2 Mbit/s"\nfca = true\nbackground_repeat = true\n'
                     'background = [{level = "10%", duration = "265 ms"}, '
                     '{level = 1, duration = "1 s"}, {level = 0, duration = "26.5 ms"}]')
-    r = p.check(Hardware())["return"]
+    r = p.check(HW75)["return"]
     assert r.bod_flags == BOD_ENABLE | BOD_FCA | BOD_BG_REPEAT
     assert r.bod_bg_count == 3
     # 10% of 140 slots for 10 superframes, all for round(1 s / 26.4992 ms) = 38, none for 1.
@@ -103,7 +103,7 @@ def test_bod_schedule_flags_and_default_queue():
     # Without RBDC, one BDP at the carrier's rate: 140 x 188 B per 26.5 ms.
     assert bod_profile().ret.queue_bytes == int(Fraction(140 * 188 * 8, Fraction(53, 2000))
                                                 * Fraction(6, 10) / 8)
-    text = "\n".join(p.ret.describe(Hardware()).splitlines())
+    text = "\n".join(p.ret.describe(HW75).splitlines())
     assert "superframe 26.4992 ms (140 slots of 188 B, 26.5 ms asked)" in text
     assert "FCA on" in text and "10% for 265 ms, 100% for 1 s, 0% for 26.5 ms, repeating" in text
 
@@ -148,16 +148,18 @@ def test_show_prints_bod_settings(capsys):
 ])
 def test_bod_errors_name_the_field_and_range(bod, ret, message):
     with pytest.raises(ProfileError, match=message):
-        bod_profile(bod, ret).check(Hardware(f_clk=75_000_000))
+        bod_profile(bod, ret).check(HW75)
 
 
 @pytest.mark.parametrize("replace_line, message", [
     ("slots = 140", r"return.bod.slots: missing; a BoD table needs superframe, slots, slot_bytes, latency"),
     ("slots = 0", r"return.bod.slots: 0 is outside the allowed range 1 \.\. 65535"),
-    ("slots = 70000", r"return.bod.slots: 70000 is outside the allowed range 1 \.\. 65535"),
+    ("slots = 70000", r"return.bod.slots: 70000 is outside the allowed range 0 \.\. 65535 "
+                      r"\(16-bit register\)"),
     ('slots = "many"', r"return.bod.slots: expected a whole number, got 'many'"),
     ("slot_bytes = 0", r"return.bod.slot_bytes: 0 B is outside the allowed range 1 B \.\. 65535 B"),
-    ('slot_bytes = "100 KB"', r"return.bod.slot_bytes: 100000 B is outside the allowed range 1 B \.\. 65535 B"),
+    ('slot_bytes = "100 KB"', r"return.bod.slot_bytes: 100000 B is outside the allowed range 0 B \.\. "
+                              r"65535 B \(16-bit register\)"),
     ('slot_bytes = "1.5 B"', r"return.bod.slot_bytes: must be a whole number of bytes"),
     ('superframe = "1 us"', r"return.bod.superframe: 1 us is outside the allowed range 59.7333 us \.\. "
                             r"8017.27 s \(32 \.\. 2\^32 - 1 cycles a slot at 75 MHz\)"),
@@ -172,7 +174,7 @@ def test_bod_required_settings_and_ranges(replace_line, message):
     if replace_line != "slots = 140":
         lines.insert(lines.index("[return.bod]") + 1, replace_line)
     with pytest.raises(ProfileError, match=message):
-        parse_profile("\n".join(lines), "t").check(Hardware(f_clk=75_000_000))
+        parse_profile("\n".join(lines), "t").check(HW75)
 
 
 def test_bod_only_where_the_hardware_has_it():
@@ -181,19 +183,19 @@ def test_bod_only_where_the_hardware_has_it():
     with pytest.raises(ProfileError, match=r"forward.bod: the forward channel has no "
                                            r"Bandwidth-on-Demand block on this hardware "
                                            r"\(return channel has one\)"):
-        parse_profile(text, "t").check(Hardware())
+        parse_profile(text, "t").check(HW75)
     with pytest.raises(ProfileError, match=r"return.bod: .* \(no channel has one\)"):
-        load_profile("geo-testbed-bod").check(Hardware(bod_channels=()))
-    parse_profile(text, "t").check(Hardware(bod_channels=("forward", "return")))
+        load_profile("geo-testbed-bod").check(replace(HW75, bod_channels=()))
+    parse_profile(text, "t").check(replace(HW75, bod_channels=("forward", "return")))
 
 
 def test_bod_budget_is_checked():
     # A slow forward link, so the return channel is the one that needs the most.
     p = parse_profile(BASE.format(bod='cra = "100 kbit/s"', ret='queue = "50 packets"')
                       .replace("8.5 Mbit/s", "1 Mbit/s"), "t")
-    need = p.ret.budget_words(Hardware())
+    need = p.ret.budget_words(HW75)
     with pytest.raises(ProfileError, match=rf"return: delay x rate needs {need} delay-line words"):
-        p.check(Hardware(mem_words=need - 1))
+        p.check(replace(HW75, mem_words=need - 1))
 
 
 # ---- the firmware's checks against the model's --------------------------------------------------
@@ -219,37 +221,42 @@ def _random_bod_fields(rng: random.Random, base: dict) -> dict:
     return f
 
 
-def test_validate_rejects_bod_exactly_when_the_model_does():
-    hw = Hardware()
+def test_the_model_runs_every_bod_setting_the_validator_accepts():
+    """Random BoD register sets: each one the validator (the firmware's rules) accepts, the
+    BoD model runs (a few superframes of two frames); every rule is seen to reject some."""
+    hw = HW75
     regs = load_profile("geo-testbed-bod").check(hw)["return"]
     base = {f.name: getattr(regs, f.name) for f in P.PROFILE_FIELDS}
-    lim = Limits(hw.f_clk, 1 << 40)          # memory enough for any carrier: no BUDGET verdicts
+    memory = replace(hw, mem_words=1 << 40)   # enough for any carrier: no BUDGET verdicts
     rng = random.Random(11)
-    seen = set()
+    seen, ran = set(), 0
     for _ in range(4000):
         fields = _random_bod_fields(rng, base)
-        v = validate(fields, lim, P.CHANNEL_RETURN)
-        why = check_bod(ChannelRegs(**fields))
-        name = P.PROFILE_FIELDS[v.field].name
-        rejected = v.status == P.Status.BAD_FIELD and name.startswith("bod_")
-        assert rejected == (why is not None), (fields, v, why)
+        v = validate(fields, memory, P.CHANNEL_RETURN)
         assert v.status in (P.Status.OK, P.Status.BAD_FIELD)
-        if why:
-            assert name in why and v.lo <= v.hi
-            seen.add(name.rstrip("01234567") if name.startswith("bod_bg") else name)
+        if v.status == P.Status.BAD_FIELD:
+            assert v.name.startswith("bod_") and v.lo <= v.hi and v.name in v.explain()
+            seen.add(v.name.rstrip("01234567") if v.name.startswith("bod_bg") else v.name)
+            continue
+        if fields["bod_slots"] <= 1000:
+            r = ChannelRegs(**fields, mem_size=1 << 20)
+            out = simulate([(100, 200, False), (300, 1500, False)], r, hw.channel_params(1),
+                           until=100 + 3 * superframe_cycles(r))
+            assert len(out.frames) == 2 and out.counters["rx_frames"] == 2
+            ran += 1
+    assert ran >= 5
     assert seen == {"bod_slot_cycles", "bod_slots", "bod_slot_bytes", "bod_cra", "bod_rbdc_max",
                     "bod_req_period", "bod_latency", "bod_bg_count", "bod_bg"}
 
 
 def test_validate_bod_only_on_a_bod_channel():
-    regs = load_profile("geo-testbed-bod").check(Hardware())["return"]
+    regs = load_profile("geo-testbed-bod").check(HW75)["return"]
     fields = {f.name: getattr(regs, f.name) for f in P.PROFILE_FIELDS}
-    lim = Limits(75_000_000, 6 << 20)
-    assert validate(fields, lim, P.CHANNEL_RETURN).status == P.Status.OK
-    v = validate(fields, lim, P.CHANNEL_FORWARD)
+    assert validate(fields, HW75, P.CHANNEL_RETURN).status == P.Status.OK
+    v = validate(fields, HW75, P.CHANNEL_FORWARD)
     assert (v.status, P.PROFILE_FIELDS[v.field].name, v.value, v.lo, v.hi) == \
         (P.Status.BAD_FIELD, "bod_flags", BOD_ENABLE, 0, 0)
-    v = validate(dict(fields, bod_bg0=141 | 1 << 16), lim, P.CHANNEL_RETURN)
+    v = validate(dict(fields, bod_bg0=141 | 1 << 16), HW75, P.CHANNEL_RETURN)
     assert "a background level is at most 140 slots" in v.explain()
 
 
@@ -286,18 +293,13 @@ class FakeBox:
         pass
 
     def answer(self, op: int, p: bytes) -> bytes:
-        mask = 1 << P.CHANNEL_RETURN if self.bod else 0
+        hw = replace(self.hw, bod_channels=("return",) if self.bod else ())
         if op == P.Op.HELLO:
-            caps = P.Capability.CHANNELS | (P.Capability.BOD if self.bod else 0)
-            hw = self.hw
-            return bytes([P.Status.OK]) + P.HELLO_RESPONSE.pack(
-                P.PROTOCOL_VERSION, caps, hw.f_clk, hw.params.queue_depth, hw.params.max_frame,
-                hw.params.latency_floor, hw.mem_words, hw.port_bps, hw.mem_wpc)
+            return P.hello_answer(p, hw.limits(), hw.bod_mask)
         if op == P.Op.SET_PROFILE:
             values = P.PROFILE.unpack(p[1:])
             fields = {f.name: v for f, v in zip(P.PROFILE_FIELDS, values)}
-            v = validate(fields, Limits(self.hw.f_clk, self.hw.mem_words, self.hw.port_bps,
-                                        bod_mask=mask, mem_wpc=self.hw.mem_wpc), p[0])
+            v = validate(fields, hw, p[0])
             if v.status == P.Status.BAD_FIELD:
                 return bytes([v.status]) + P.BAD_FIELD_DETAIL.pack(v.field, v.value, v.lo, v.hi)
             if v.status in (P.Status.BUDGET, P.Status.THROUGHPUT):
@@ -311,7 +313,7 @@ class FakeBox:
             self.commits += 1
             return bytes([P.Status.OK])
         if op == P.Op.BOD_TRACE:
-            answer = P.bod_trace_answer(p, mask, self.ring, lambda ch: self.count,
+            answer = P.bod_trace_answer(p, hw.bod_mask, self.ring, lambda ch: self.count,
                                         lambda ch: self.start, self.read_record)
             self.count = min(self.count + self.per_request, len(self.history))
             self.requests += 1
@@ -374,7 +376,8 @@ def test_the_box_rejects_bod_on_a_channel_without_it(box):
     regs = load_profile("geo-testbed-bod").check(SIM)["return"]
     with Device("fake://box") as dev:
         assert dev.hardware().bod_channels == ("return",)
-        with pytest.raises(DeviceError, match=r"bod_flags=1 is outside 0 \.\. 0"):
+        with pytest.raises(DeviceError, match=r"bod_flags=1: the channel has no "
+                                              r"Bandwidth-on-Demand block"):
             dev.set_profile(P.CHANNEL_FORWARD, regs)
         with pytest.raises(DeviceError, match="no Bandwidth-on-Demand block on that channel"):
             dev.bod_trace(channel=P.CHANNEL_FORWARD)

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from satemu.channel_model import (ChannelParams, ChannelRegs, Commit, ConfigError, Fate,
-                                  channel_registers, frame_beats, probability_register,
+from satemu.channel_model import (Commit, channel_registers, frame_beats, probability_register,
                                   rate_registers, simulate)
+from satemu.params import ChannelParams, ChannelRegs, ConfigError, Fate
 from satemu.prng import Xoshiro128pp, seed_state
 
 P = ChannelParams()
@@ -32,8 +32,10 @@ def test_rate_registers_are_exact():
     assert rate_registers(8_500_000, 75_000_000) == (70, 10, 17)     # 1200/17 cycles per byte
     assert rate_registers(1_500_000, 75_000_000) == (400, 0, 1)
     assert rate_registers(None, 75_000_000) == (0, 0, 1)
-    with pytest.raises(ConfigError, match="exceeds 64 bits per cycle"):
-        rate_registers(5_000_000_000, 75_000_000)
+    # Faster than the datapath's 8 bytes a cycle: the validator refuses it.
+    q, num, den = rate_registers(5_000_000_000, 75_000_000)
+    with pytest.raises(ConfigError, match="rate_num"):
+        ChannelRegs(rate_q=q, rate_num=num, rate_den=den).check()
 
 
 def test_probability_register():
@@ -46,13 +48,13 @@ def test_probability_register():
 
 def test_validation_names_the_field():
     with pytest.raises(ConfigError, match="queue_frames"):
-        channel_registers(f_clk=1_000_000, queue_frames=P.queue_depth + 1, **BIG)
+        channel_registers(f_clk=1_000_000, queue_frames=P.queue_depth + 1, **BIG).check(P)
     with pytest.raises(ConfigError, match="max_len"):
-        channel_registers(f_clk=1_000_000, max_len=P.max_frame + 1, **BIG)
+        channel_registers(f_clk=1_000_000, max_len=P.max_frame + 1, **BIG).check(P)
     with pytest.raises(ConfigError, match="overhead"):
-        channel_registers(f_clk=1_000_000, overhead=300, **BIG)
+        channel_registers(f_clk=1_000_000, overhead=300, **BIG).check(P)
     with pytest.raises(ConfigError, match="address space"):
-        channel_registers(f_clk=1_000_000, mem_base=1 << P.addr_width, mem_size=1)
+        channel_registers(f_clk=1_000_000, mem_base=1 << P.addr_width, mem_size=1).check(P)
     with pytest.raises(ConfigError, match="delay"):
         ChannelRegs(delay=1 << 40).check()
 

@@ -6,9 +6,13 @@ from fractions import Fraction
 import pytest
 
 from satemu.cli import main
-from satemu.profile import Hardware, ProfileError, builtin_profiles, load_profile, parse_profile
+from satemu.profile import ProfileError, builtin_profiles, load_profile, parse_profile
+from satemu.validate import Hardware
 from satemu.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
                           parse_time)
+
+
+HW75 = Hardware(f_clk=75_000_000, mem_words=6 << 20)     # a 75 MHz clock, 48 MiB delay lines
 
 
 def test_units_are_exact():
@@ -42,11 +46,11 @@ def test_builtin_profiles_load_and_fit_the_hardware():
     assert {"geo-testbed", "geo-small", "geo-medium", "geo-large", "geo-constrained-return",
             "sat-endres", "short-asym", "interop-longrtt"} <= set(profiles)
     for p in profiles.values():
-        p.check(Hardware())
+        p.check(HW75)
 
 
 def test_geo_testbed_registers():
-    regs = load_profile("geo-testbed").check(Hardware(f_clk=75_000_000))
+    regs = load_profile("geo-testbed").check(HW75)
     fwd, ret = regs["forward"], regs["return"]
     assert (fwd.rate_q, fwd.rate_num, fwd.rate_den) == (70, 10, 17)    # 1200/17 cycles per byte
     assert fwd.delay == 22_500_000 and fwd.queue_bytes == 637_500
@@ -78,7 +82,7 @@ def test_default_queue_is_one_bdp():
 ])
 def test_profile_errors_name_the_field_and_range(text, message):
     with pytest.raises(ProfileError, match=message):
-        parse_profile(text, "t").check(Hardware(f_clk=75_000_000))
+        parse_profile(text, "t").check(HW75)
 
 
 def test_cli_profiles_and_show(capsys):

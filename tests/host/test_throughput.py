@@ -9,9 +9,10 @@ from fractions import Fraction
 import pytest
 
 from satemu import protocol as P
-from satemu.channel_model import ChannelRegs, delay_line_traffic, frame_words, rate_registers
-from satemu.profile import ChannelProfile, Hardware, Profile, ProfileError
-from satemu.validate import Limits, validate
+from satemu.channel_model import delay_line_traffic, frame_words, rate_registers
+from satemu.params import ChannelRegs
+from satemu.profile import ChannelProfile, Profile, ProfileError
+from satemu.validate import Hardware, validate
 
 F_CLK = 60_000_000
 
@@ -35,10 +36,10 @@ def test_shaped_100_mbits_at_60_mhz():
     # arrive every 60 x 24/5 cycles: 75 x 65536 x 5 / (8 x 24 x 60) = 2133 1/3 words per 65536.
     assert delay_line_traffic(regs, F_CLK) == (75 * 65536 * 5, 8 * 24 * 60)
     assert Fraction(*delay_line_traffic(regs, F_CLK)) == Fraction(6400, 3)
-    lim = Limits(F_CLK, 6 << 20)
+    lim = Hardware(F_CLK, 6 << 20)
     assert validate(fields(regs), lim, 0).status == P.Status.OK                      # not limited
-    assert validate(fields(regs), Limits(F_CLK, 6 << 20, mem_wpc=2134), 0).status == P.Status.OK
-    v = validate(fields(regs), Limits(F_CLK, 6 << 20, mem_wpc=2133), 0)
+    assert validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2134), 0).status == P.Status.OK
+    v = validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2133), 0)
     assert (v.status, v.field, v.value, v.lo, v.hi) == (P.Status.THROUGHPUT, 0, 2134, 0, 2133)
     assert v.explain().startswith("the profile's rate needs up to 2134 words per 65536 cycles "
                                   "of delay-line bandwidth, the board guarantees 2133 per "
@@ -52,7 +53,7 @@ def test_equality_passes():
     regs = shaped_100m(rate_q=1, rate_num=0, rate_den=1, overhead=1, min_len=1)
     assert Fraction(*delay_line_traffic(regs, F_CLK)) == 65536
     for wpc, status in ((65536, P.Status.OK), (65535, P.Status.THROUGHPUT)):
-        assert validate(fields(regs), Limits(F_CLK, 6 << 20, mem_wpc=wpc), 0).status == status
+        assert validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=wpc), 0).status == status
 
 
 def test_the_worst_frame_length_switches_at_overhead_15():
@@ -100,7 +101,7 @@ def test_mem_wpc_0_never_rejects():
         regs = shaped_100m(rate_q=0, rate_num=rng.randrange(0, 2), rate_den=8,
                            overhead=rng.randrange(0, 16), min_len=rng.randrange(1, 61),
                            delay=0, queue_frames=1)
-        for lim in (Limits(F_CLK, 1 << 31), Limits(F_CLK, 1 << 31, port_bps=10 ** 12)):
+        for lim in (Hardware(F_CLK, 1 << 31), Hardware(F_CLK, 1 << 31, port_bps=10 ** 12)):
             assert validate(fields(regs), lim, 0).status == P.Status.OK
 
 
@@ -111,7 +112,7 @@ def test_rejected_exactly_when_the_rounded_demand_exceeds_the_guarantee():
                            rate_den=1000, overhead=rng.randrange(0, 40))
         num, den = delay_line_traffic(regs, F_CLK)
         wpc = rng.randrange(1, 2 * num // den + 2)
-        v = validate(fields(regs), Limits(F_CLK, 1 << 31, mem_wpc=wpc), 0)
+        v = validate(fields(regs), Hardware(F_CLK, 1 << 31, mem_wpc=wpc), 0)
         assert (v.status == P.Status.THROUGHPUT) == (num > wpc * den) == (-(-num // den) > wpc)
         if v.status:
             assert (v.value, v.hi) == (-(-num // den), wpc)
@@ -120,8 +121,8 @@ def test_rejected_exactly_when_the_rounded_demand_exceeds_the_guarantee():
 def test_profile_check_uses_the_boards_guarantee():
     p = Profile("t", ChannelProfile(rate=Fraction(100_000_000), delay=Fraction(1, 100)),
                 ChannelProfile(rate=Fraction(1_000_000), delay=Fraction(1, 100)))
-    p.check(Hardware(f_clk=F_CLK, mem_wpc=2134))
-    assert p.forward.traffic_wpc(Hardware(f_clk=F_CLK)) == 2134
+    p.check(Hardware(F_CLK, 6 << 20, mem_wpc=2134))
+    assert p.forward.traffic_wpc(Hardware(F_CLK, 6 << 20)) == 2134
     with pytest.raises(ProfileError, match=r"^forward: the profile's rate needs up to 2134 words "
                                            r"per 65536 cycles .* guarantees 2133 per channel"):
-        p.check(Hardware(f_clk=F_CLK, mem_wpc=2133))
+        p.check(Hardware(F_CLK, 6 << 20, mem_wpc=2133))

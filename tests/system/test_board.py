@@ -10,30 +10,29 @@ import pytest
 from satemu import protocol as P
 from satemu.cli import main
 from satemu.device import Device, DeviceError
-from satemu.profile import Hardware, load_profile
+from satemu.boards import BOARDS
+from satemu.profile import load_profile
 from sim import board
-
-
-def box_hardware(dev):
-    info = dev.hello()
-    return Hardware(f_clk=info["f_clk"], mem_words=info["mem_words"], port_bps=info["port_bps"],
-                    params=dev.params(), mem_wpc=info["mem_wpc"])
 
 
 def test_hello_reports_the_board(url):
     with Device(url) as dev:
         info = dev.hello()
+        hw = dev.hardware()
     assert info["version"] == P.PROTOCOL_VERSION
     assert info["f_clk"] == 6_250_000 and info["mem_words"] == 1 << 22
     assert info["port_bps"] == 400_000_000
     assert info["mem_wpc"] == 0                 # the simulated board's delay line is not limited
+    # The firmware reports the registry's record: its limits and its BoD channel.
+    want = BOARDS["sim"].hardware
+    assert hw.limits() == want.limits() and hw.bod_channels == want.bod_channels
 
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):
     assert main(["load", "geo-testbed", "--port", url, "--reseed"]) == 0
     assert "committed both channels" in capsys.readouterr().out
     with Device(url) as dev:
-        regs = load_profile("geo-testbed").check(box_hardware(dev))
+        regs = load_profile("geo-testbed").check(dev.hardware())
         for channel, side in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return")):
             got = dev.get_profile(channel)
             assert got == {f.name: getattr(regs[side], f.name) for f in P.PROFILE_FIELDS}
@@ -53,7 +52,7 @@ def test_cli_reads_stats(url, capsys):
 def test_firmware_rejects_out_of_range_profiles(url):
     """The host checks profiles first; the firmware checks them again, whoever sends them."""
     with Device(url) as dev:
-        regs = load_profile("geo-small").check(box_hardware(dev))["forward"]
+        regs = load_profile("geo-small").check(dev.hardware())["forward"]
         from dataclasses import replace
         with pytest.raises(DeviceError, match=r"max_len=9000 is outside 60 .. 2048"):
             dev.set_profile(P.CHANNEL_FORWARD, replace(regs, max_len=9000))
@@ -125,7 +124,7 @@ def test_frames_cross_both_channels_as_the_model_says(url, board_state, capsys):
     predicts and reaching the wire a fixed number of cycles later, with its bytes and a good
     FCS; the counters the CLI reads back equal what was sent and dropped."""
     import random
-    from satemu.channel_model import Fate
+    from satemu.params import Fate
     from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, arrival_from_wire,
                             expected_egress, observed_egress, run_traffic)
 
@@ -170,7 +169,7 @@ def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsy
     the frames it has no room for are discarded whole and counted as overrun; frames without a
     start-of-frame delimiter are discarded by the MAC and counted too. Every frame put on the
     wire is accounted for, and the frames taken still leave exactly as the model says."""
-    from satemu.channel_model import Fate
+    from satemu.params import Fate
     from sim.frames import FORWARD, expected_egress, observed_egress, run_traffic
 
     assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0

@@ -7,7 +7,8 @@ import csv
 import random
 
 from satemu.bod_model import superframe_cycles
-from satemu.channel_model import ChannelRegs, simulate
+from satemu.channel_model import simulate
+from satemu.params import ChannelRegs
 from satemu.cli import main
 from satemu.device import Device
 
@@ -58,10 +59,10 @@ def test_bod_ring_over_the_uart_matches_the_model(url, board_state, tmp_path, ca
     with Device(url) as dev:
         trace = dev.bod_trace()
         regs = ChannelRegs(**dev.get_profile(RETURN), mem_size=dev.hello()["mem_words"])
-    from sim.board import sim_channel_params
+    from satemu.boards import BOARDS
     arrivals = traffic.arrivals(RETURN)
     model = simulate(zip(arrivals, [len(sent[RETURN][i][0]) for i in taken[RETURN]],
-                         [False] * len(arrivals)), regs, sim_channel_params(bod=True),
+                         [False] * len(arrivals)), regs, BOARDS["sim"].channel_params(RETURN),
                      bod_start=trace.start,
                      until=trace.start + trace.count * superframe_cycles(regs) - 1)
     assert not trace.lost and trace.records[0].sf == 0

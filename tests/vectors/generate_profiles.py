@@ -10,13 +10,17 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
-from satemu.channel_model import ChannelRegs, delay_line_traffic  # noqa: E402
-from satemu.profile import Hardware, builtin_profiles  # noqa: E402
+from satemu.channel_model import delay_line_traffic  # noqa: E402
+from satemu.params import ChannelRegs  # noqa: E402
+from satemu.profile import builtin_profiles  # noqa: E402
 from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
 from satemu.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
-from satemu.validate import Limits, validate  # noqa: E402
+from satemu.validate import Hardware, validate  # noqa: E402
 
 NAMES = [f.name for f in PROFILE_FIELDS]
+# The delay-line words per channel of the boxes the built-in profiles are converted for (and of
+# most cases); each box has the default ChannelParams and a BoD block on the return channel.
+MEM_WORDS = 6 << 20
 
 
 def case(fields, lim, why, channel):
@@ -54,11 +58,11 @@ def bod_cases(rng, bod_bases, plain_bases):
         out.append(case(dict(sched, bod_bg3=1 << 16), lim, "BoD schedule", channel))
         # No BoD block on the channel: the forward channel, or a box without any.
         out.append(case(regs, lim, "BoD on the forward channel", CHANNEL_FORWARD))
-        out.append(case(regs, Limits(lim.f_clk, lim.mem_words, bod_mask=0), "BoD, no block",
-                        channel))
+        out.append(case(regs, Hardware(lim.f_clk, lim.mem_words, bod_channels=()),
+                        "BoD, no block", channel))
         # Budgets: a small memory, and a fast carrier of short slots.
-        out.append(case(regs, Limits(lim.f_clk, rng.randint(1000, 100_000)), "BoD, small memory",
-                        channel))
+        out.append(case(regs, Hardware(lim.f_clk, rng.randint(1000, 100_000)),
+                        "BoD, small memory", channel))
         fast = dict(regs, bod_slot_cycles=32, bod_slot_bytes=(1 << 16) - 1, bod_cra=0,
                     bod_rbdc_max=0)
         out.append(case(fast, lim, "BoD, fast carrier", channel))
@@ -165,11 +169,10 @@ def main():
     out = []
     bases = []
     for f_clk in (75_000_000, 50_000_000, 40_000_000):
-        hw = Hardware(f_clk=f_clk)
-        lim = Limits(f_clk, hw.mem_words)
+        lim = Hardware(f_clk, MEM_WORDS)
         for p in builtin_profiles().values():
             for (side, ch), channel in zip(p.channels(), (CHANNEL_FORWARD, CHANNEL_RETURN)):
-                regs = {k: v for k, v in asdict(ch.registers(hw)).items() if k in NAMES}
+                regs = {k: v for k, v in asdict(ch.registers(lim)).items() if k in NAMES}
                 bases.append((regs, lim, channel))
                 out.append(case(regs, lim, f"{p.name} {side} at {f_clk} Hz", channel))
     edits = [
@@ -193,7 +196,7 @@ def main():
     for regs, lim, channel in rng.sample(bases, 8):
         r = dict(regs, rate_q=0, rate_num=0, rate_den=1)
         out.append(case(r, lim, "unshaped", channel))
-        out.append(case(regs, Limits(lim.f_clk, rng.randint(1000, 400_000)), "small memory",
+        out.append(case(regs, Hardware(lim.f_clk, rng.randint(1000, 400_000)), "small memory",
                         channel))
     out += bod_cases(rng, [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE],
                      [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE])

@@ -90,8 +90,9 @@ def bod_trace():
 
 
 def hello():
-    """HELLO answers, status byte first, of boxes with these parameters: the firmware must give
-    exactly these bytes, and the host reads its limits from them (HELLO_FIELDS)."""
+    """HELLO answers, status byte first, of boxes with these limits (protocol.LIMIT_FIELDS) and
+    BoD masks: the firmware must give exactly these bytes (protocol.hello_answer is its
+    reference), and the host reads its limits from them (HELLO_FIELDS)."""
     boxes = [dict(f_clk=75_000_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
                   mem_words=6 << 20, port_bps=1_000_000_000, mem_wpc=0, bod_mask=2),
              dict(f_clk=6_250_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
@@ -102,14 +103,10 @@ def hello():
                   bod_mask=3)]
     out = []
     for box in boxes:
-        caps = P.Capability.CHANNELS | (P.Capability.BOD if box["bod_mask"] else 0)
         for version in (P.PROTOCOL_VERSION, P.PROTOCOL_VERSION - 1):
-            status = P.Status.OK if version == P.PROTOCOL_VERSION else P.Status.BAD_VERSION
-            answer = bytes([status]) + P.HELLO_RESPONSE.pack(
-                P.PROTOCOL_VERSION, caps, box["f_clk"], box["queue_depth"], box["max_frame"],
-                box["latency_floor"], box["mem_words"], box["port_bps"], box["mem_wpc"])
-            out.append(dict(box, request=version.to_bytes(2, "little").hex(),
-                            response=answer.hex()))
+            request = P.HELLO_REQUEST.pack(version)
+            answer = P.hello_answer(request, box, box["bod_mask"])
+            out.append(dict(box, request=request.hex(), response=answer.hex()))
     return out
 
 

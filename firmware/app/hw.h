@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The firmware's view of the hardware: register access, strobes and the box's limits, behind
+ * struct satemu_hw so that the same code runs on the SoC (main.c) and, for tests, on the host. */
+#ifndef SATEMU_HW_H
+#define SATEMU_HW_H
+
+#include <stdint.h>
+
+#include "satemu_proto.h"
+
+/* A channel's delay line in the DRAM, in 64-bit words. */
+struct satemu_region {
+    uint32_t base, words;
+};
+
+/* Filled by member: on the SoC from the generated board header (satemu_board_gen.h). */
+struct satemu_hw {
+    void *ctx;
+    uint32_t (*read)(void *ctx, int channel, unsigned word);
+    void (*write)(void *ctx, int channel, unsigned word, uint32_t value);
+    /* Strobes that reach both channels in the same cycle. */
+    void (*commit)(void *ctx, unsigned flags);
+    void (*stats)(void *ctx, unsigned flags);
+    /* A counter of the channel's ingress port kept outside the channel (enum
+     * satemu_port_counter: the MAC's), free-running, 32 bits (NULL: none). */
+    uint32_t (*port_count)(void *ctx, int channel, unsigned counter);
+    /* What the firmware enforces and HELLO reports (satemu.protocol.LIMIT_FIELDS). */
+    struct satemu_limits limits;
+    /* Each channel's delay line; its size is limits.mem_words on every board. */
+    struct satemu_region delay_line[SATEMU_CHANNELS];
+    /* Bandwidth-on-Demand: a bit per channel that has the BoD block, and the depth of its
+     * statistics ring (superframe records). */
+    uint32_t bod_mask;
+    uint32_t bod_ring;
+    /* Width of the gateware's statistics counters (SATEMU_COUNTER_BITS; 0 means 64). Narrower
+     * counters wrap; satemu_fold_counters keeps the 64-bit counts the host sees. */
+    uint32_t counter_bits;
+};
+
+/* A register of `width` bits at `word` of a channel: one word, or two, least significant first. */
+static inline uint64_t satemu_read_reg(const struct satemu_hw *hw, int channel, unsigned word,
+                                       unsigned width)
+{
+    uint64_t v = hw->read(hw->ctx, channel, word);
+    if (width > 32)
+        v |= (uint64_t)hw->read(hw->ctx, channel, word + 1) << 32;
+    return v;
+}
+
+#endif

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Profile checks; satemu.validate is their Python reference (shared vectors pin both). Fields
+ * are named by the generated enum satemu_field, so their order is the Python declaration's. */
+#include <string.h>
+
+#include "u128.h"
+#include "validate.h"
+
+const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_WIDTHS;
+
+/* The background schedule's level fields, level by level. */
+static const uint8_t bg_fields[SATEMU_BOD_BG_LEVELS] = SATEMU_BOD_BG_FIELDS;
+
+/* The fastest the profile's frames can come: a frame of L bytes at most every
+ * (L + ovh) * t_num / t_den cycles. BoD: the whole carrier, bod_slot_bytes of slot payload per
+ * bod_slot_cycles (ovh = overhead); shaped: the shaper's q + num/den cycles a byte (ovh =
+ * overhead); not shaped: the port's line rate with 24 bytes of preamble, FCS and gap.
+ * satemu.channel_model.byte_time is the reference. */
+static void byte_time(const struct satemu_hw *hw, const uint64_t *f, struct u128 *t_num,
+                      uint64_t *t_den, uint64_t *ovh)
+{
+    *ovh = f[SATEMU_F_OVERHEAD];
+    t_num->hi = 0;
+    if (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        t_num->lo = f[SATEMU_F_BOD_SLOT_CYCLES];
+        *t_den = f[SATEMU_F_BOD_SLOT_BYTES];
+    } else if (f[SATEMU_F_RATE_Q] || f[SATEMU_F_RATE_NUM]) {
+        *t_num = mul64(f[SATEMU_F_RATE_Q], f[SATEMU_F_RATE_DEN]);
+        t_num->lo += f[SATEMU_F_RATE_NUM];
+        t_num->hi += t_num->lo < f[SATEMU_F_RATE_NUM];
+        *t_den = f[SATEMU_F_RATE_DEN];
+    } else {
+        t_num->lo = 8 * (uint64_t)hw->limits.f_clk;
+        *t_den = hw->limits.port_bps;
+        *ovh = 24;
+    }
+}
+
+uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
+{
+    uint64_t floor_ = hw->limits.latency_floor;
+    uint64_t window = (f[SATEMU_F_DELAY] > floor_ ? f[SATEMU_F_DELAY] : floor_) + floor_;
+    struct u128 t_num;
+    uint64_t den, ovh;
+    byte_time(hw, f, &t_num, &den, &ovh);
+    uint64_t min_len = f[SATEMU_F_MIN_LEN];
+    struct u128 num = mul_small(t_num, min_len + ovh);   /* cycles a frame, times den */
+    struct u128 top = mul64(window, den);
+    uint64_t in_delay = div128(top, num) + 2;
+    uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
+    if (hw->limits.queue_depth < queued)
+        queued = hw->limits.queue_depth;
+    if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
+        queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
+    return (in_delay + queued) * (1 + (min_len + 7) / 8);
+}
+
+/* Delay-line words per 65536 cycles the profile can demand at worst, as n / d: a frame of L
+ * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words and arrives at most every T * (L + ovh) cycles,
+ * T = t_num / t_den cycles per byte (byte_time). (L + 15) / (L + ovh)
+ * is largest at min_len when ovh < 15, else at max_len. satemu.channel_model.delay_line_traffic
+ * is the reference. */
+static void traffic(const struct satemu_hw *hw, const uint64_t *f, struct u128 *n, struct u128 *d)
+{
+    struct u128 t_num;
+    uint64_t t_den, ovh;
+    byte_time(hw, f, &t_num, &t_den, &ovh);
+    uint64_t len = ovh < 15 ? f[SATEMU_F_MIN_LEN] : f[SATEMU_F_MAX_LEN];
+    *n = mul64((len + 15) << 16, t_den);
+    *d = mul_small(t_num, 8 * (len + ovh));
+}
+
+uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f)
+{
+    struct u128 n, d;
+    traffic(hw, f, &n, &d);
+    return ceil_div_sat(n, d);
+}
+
+static void bad(struct satemu_verdict *v, const uint64_t *f, int field, uint64_t lo, uint64_t hi)
+{
+    v->status = SATEMU_STATUS_BAD_FIELD;
+    v->field = (uint8_t)field;
+    v->value = f[field];
+    v->lo = lo;
+    v->hi = hi;
+}
+
+#define BAD(...) do { bad(v, f, __VA_ARGS__); return; } while (0)
+
+/* The BoD fields, only when BoD is on: satemu.validate's BoD rules, in its order. */
+static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t *f,
+                         struct satemu_verdict *v)
+{
+    if (!((hw->bod_mask >> channel) & 1))
+        BAD(SATEMU_F_BOD_FLAGS, 0, 0);
+    if (f[SATEMU_F_BOD_SLOT_CYCLES] < 32)
+        BAD(SATEMU_F_BOD_SLOT_CYCLES, 32, 0xFFFFFFFFu);
+    if (f[SATEMU_F_BOD_SLOTS] < 1)
+        BAD(SATEMU_F_BOD_SLOTS, 1, 0xFFFFu);
+    if (f[SATEMU_F_BOD_SLOT_BYTES] < 1)
+        BAD(SATEMU_F_BOD_SLOT_BYTES, 1, 0xFFFFu);
+    uint64_t carrier = f[SATEMU_F_BOD_SLOTS] * SATEMU_BOD_RATE_ONE;
+    if (f[SATEMU_F_BOD_CRA] > carrier)
+        BAD(SATEMU_F_BOD_CRA, 0, carrier);
+    if (f[SATEMU_F_BOD_RBDC_MAX] > carrier)
+        BAD(SATEMU_F_BOD_RBDC_MAX, 0, carrier);
+    if (f[SATEMU_F_BOD_REQ_PERIOD] < 1)
+        BAD(SATEMU_F_BOD_REQ_PERIOD, 1, 0xFFFFu);
+    if (f[SATEMU_F_BOD_LATENCY] < 1 || f[SATEMU_F_BOD_LATENCY] > SATEMU_BOD_LATENCY_MAX)
+        BAD(SATEMU_F_BOD_LATENCY, 1, SATEMU_BOD_LATENCY_MAX);
+    if (f[SATEMU_F_BOD_BG_COUNT] < 1 || f[SATEMU_F_BOD_BG_COUNT] > SATEMU_BOD_BG_LEVELS)
+        BAD(SATEMU_F_BOD_BG_COUNT, 1, SATEMU_BOD_BG_LEVELS);
+    for (unsigned i = 0; i < f[SATEMU_F_BOD_BG_COUNT]; i++) {
+        /* slots (bits 15..0) at most bod_slots, for superframes (bits 31..16) at least 1 */
+        uint64_t level = f[bg_fields[i]];
+        if ((level & 0xFFFFu) > f[SATEMU_F_BOD_SLOTS] || (level >> 16) < 1)
+            BAD(bg_fields[i], 1u << 16, 0xFFFF0000u | f[SATEMU_F_BOD_SLOTS]);
+    }
+}
+
+void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
+                     struct satemu_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++) {
+        uint64_t max = satemu_profile_widths[i] >= 64 ? UINT64_MAX
+                     : ((uint64_t)1 << satemu_profile_widths[i]) - 1;
+        if (f[i] > max)
+            BAD(i, 0, max);
+    }
+    if (f[SATEMU_F_LOSS_MODE] > 2)
+        BAD(SATEMU_F_LOSS_MODE, 0, 2);
+    if (f[SATEMU_F_RATE_DEN] < 1)
+        BAD(SATEMU_F_RATE_DEN, 1, 0xFFFFFFFFu);
+    if (f[SATEMU_F_RATE_NUM] >= f[SATEMU_F_RATE_DEN])
+        BAD(SATEMU_F_RATE_NUM, 0, f[SATEMU_F_RATE_DEN] - 1);
+    if (f[SATEMU_F_RATE_Q] == 0 && f[SATEMU_F_RATE_NUM]
+        && 8 * f[SATEMU_F_RATE_NUM] < f[SATEMU_F_RATE_DEN])
+        BAD(SATEMU_F_RATE_NUM, (f[SATEMU_F_RATE_DEN] + 7) / 8, f[SATEMU_F_RATE_DEN] - 1);
+    if (f[SATEMU_F_MIN_LEN] < 1 || f[SATEMU_F_MIN_LEN] > f[SATEMU_F_MAX_LEN])
+        BAD(SATEMU_F_MIN_LEN, 1, f[SATEMU_F_MAX_LEN]);
+    if (f[SATEMU_F_MAX_LEN] > hw->limits.max_frame)
+        BAD(SATEMU_F_MAX_LEN, f[SATEMU_F_MIN_LEN], hw->limits.max_frame);
+    if (f[SATEMU_F_QUEUE_FRAMES] < 1 || f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_depth)
+        BAD(SATEMU_F_QUEUE_FRAMES, 1, hw->limits.queue_depth);
+    if (f[SATEMU_F_QUEUE_BYTES] < f[SATEMU_F_MIN_LEN])
+        BAD(SATEMU_F_QUEUE_BYTES, f[SATEMU_F_MIN_LEN], 0xFFFFFFFFu);
+    if (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
+        validate_bod(hw, channel, f, v);
+        if (v->status)
+            return;
+    }
+    /* The channel of a profile does not change the bound: each region is limits.mem_words. */
+    uint64_t need = satemu_budget_words(hw, f);
+    if (need > hw->limits.mem_words) {
+        v->status = SATEMU_STATUS_BUDGET;
+        v->value = need;
+        v->hi = hw->limits.mem_words;
+        return;
+    }
+    /* Then its throughput, when the board bounds it: reject when n > mem_wpc * d, exactly. */
+    if (hw->limits.mem_wpc) {
+        struct u128 n, d;
+        traffic(hw, f, &n, &d);
+        if (!ge128(mul_small(d, hw->limits.mem_wpc), n)) {
+            v->status = SATEMU_STATUS_THROUGHPUT;
+            v->value = ceil_div_sat(n, d);
+            v->hi = hw->limits.mem_wpc;
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* A board's generated header on the host: the struct satemu_hw main.c fills from it, and what
+ * the firmware reports from it (tests/firmware/test_generated_tables.py holds it to
+ * satemu.boards). */
+#include <stdio.h>
+
+#include "requests.h"
+#include "satemu_board_gen.h"
+
+/* As main.c has it, less the register access HELLO does not use. */
+static const struct satemu_hw hw = {
+    .limits = SATEMU_BOARD_LIMITS,
+    .delay_line = SATEMU_BOARD_DELAY_LINES,
+    .bod_mask = SATEMU_BOD_CHANNELS,
+    .bod_ring = SATEMU_BOD_RING,
+    .counter_bits = SATEMU_COUNTER_BITS,
+};
+
+int main(void)
+{
+    uint8_t version[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
+    struct satemu_frame req = { 1, SATEMU_OP_HELLO, sizeof(version), version };
+    uint8_t out[SATEMU_MAX_PAYLOAD];
+    size_t n = satemu_handle(&hw, &req, out);
+    printf("board %s\nhello ", SATEMU_BOARD_NAME);
+    for (size_t i = 0; i < n; i++)
+        printf("%02x", out[i]);
+    printf("\n");
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        printf("delay_line %d %lu %lu\n", ch, (unsigned long)hw.delay_line[ch].base,
+               (unsigned long)hw.delay_line[ch].words);
+    printf("bod_mask %lu\nbod_ring %lu\ncounter_bits %lu\n", (unsigned long)hw.bod_mask,
+           (unsigned long)hw.bod_ring, (unsigned long)hw.counter_bits);
+    return 0;
+}

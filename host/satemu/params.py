@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The channel's parameter types, shared by the gateware (``satemu_gw``) and the reference models.
+
+* :class:`ChannelParams` fixes the gateware at elaboration; the models read the same values.
+* :class:`ChannelRegs` holds a profile as register values (``satemu.regmap``), the numbers the
+  gateware sees; its defaults are the gateware's reset values.
+* :class:`Fate` is what became of a frame: delivered, or dropped with its cause.
+* ``BEAT`` is the layout of one 64-bit beat of a frame on the channels' streams, least
+  significant field first: the gateware's ``layouts.Beat`` and the LiteX ports' bit positions
+  (``beat_field``) are made from it.
+
+Nothing here imports Amaranth or LiteX, so the host tool carries it without them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .regmap import BOD_ENABLE, BOD_FIELDS, LOSS_NONE
+
+__all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
+           "BEAT_BITS", "beat_field"]
+
+# One beat: ``data`` carries byte 0 in bits 7..0; ``nbytes`` (1..8) and ``err`` (a bad FCS
+# reported by the MAC) mean something on the last beat only, where other beats carry 8 bytes.
+BEAT = (("data", 64), ("last", 1), ("nbytes", 4), ("err", 1))
+BEAT_BITS = sum(width for _, width in BEAT)
+
+
+def beat_field(name: str) -> slice:
+    """The bits of field ``name`` within a beat, as a slice of its flattened payload."""
+    start = 0
+    for field_name, width in BEAT:
+        if field_name == name:
+            return slice(start, start + width)
+        start += width
+    raise KeyError(name)
+
+
+class ConfigError(ValueError):
+    """A physical setting that the channel registers cannot hold; the message names the field."""
+
+
+@dataclass(frozen=True)
+class ChannelParams:
+    """Elaboration-time parameters of the channel gateware, shared by the model and the RTL."""
+
+    max_frame: int = 2048        # bytes stored per frame; the longest max_len can be
+    ingress_beats: int = 512     # on-chip ingress FIFO, 64-bit beats (holds frames until decided)
+    queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
+    playout_beats: int = 512     # on-chip playout FIFO between memory and egress
+    latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
+    addr_width: int = 28         # memory word address width (64-bit words)
+    queue_limit_bits: int = 16   # width of the queue_frames register
+    # The egress port's cost per frame, so back-to-back frames never wait for it: a frame of L
+    # bytes occupies ceil((max(L, port_pad) + port_fcs) / 8) + port_gap cycles of the source
+    # (0, 0, 0: one cycle per beat; a LiteEth MAC adds padding to 60 bytes, the FCS, a
+    # preamble beat and the inter-frame gap, see docs/architecture.md, "Ports").
+    port_pad: int = 0
+    port_fcs: int = 0
+    port_gap: int = 0
+    bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
+    bod_ring: int = 1024         # superframe records the BoD statistics ring holds
+    # Width of the statistics counters' registers: they read the count modulo 2**bits (the
+    # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
+    # in full.
+    counter_bits: int = 64
+
+    def __post_init__(self):
+        if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
+            raise ValueError("ingress FIFO must hold two longest frames")
+        if self.playout_beats < self.max_frame // 8:
+            raise ValueError("playout FIFO must hold the longest frame")
+        if not 32 <= self.counter_bits <= 64:
+            raise ValueError("statistics counters must be 32 to 64 bits wide")
+
+    @property
+    def max_beats(self) -> int:
+        return self.max_frame // 8
+
+    def port_cycles(self, length: int) -> int:
+        """Cycles a frame of ``length`` bytes keeps the egress port busy."""
+        return (max(length, self.port_pad) + self.port_fcs + 7) // 8 + self.port_gap
+
+
+@dataclass(frozen=True)
+class ChannelRegs:
+    """Register values of one channel profile; defaults are the gateware's reset values."""
+
+    loss_mode: int = LOSS_NONE
+    loss_p: int = 0
+    ge_p: int = 0
+    ge_r: int = 0
+    ge_loss_good: int = 0
+    ge_loss_bad: int = 0
+    seed: int = 1
+    rate_q: int = 0
+    rate_num: int = 0
+    rate_den: int = 1
+    overhead: int = 0
+    delay: int = 0
+    queue_frames: int = 1024
+    queue_bytes: int = 0xFFFF_FFFF
+    min_len: int = 60
+    max_len: int = 1518
+    mem_base: int = 0
+    mem_size: int = 0
+    # Bandwidth-on-Demand (satemu.bod_model); off by default.
+    bod_flags: int = 0
+    bod_slot_cycles: int = 1024
+    bod_slots: int = 1
+    bod_slot_bytes: int = 1
+    bod_cra: int = 0
+    bod_rbdc_max: int = 0
+    bod_rbdc_timeout: int = 0
+    bod_vbdc_max: int = 0
+    bod_req_period: int = 1
+    bod_latency: int = 1
+    bod_bg_count: int = 1
+    bod_bg0: int = 1 << 16
+    bod_bg1: int = 0
+    bod_bg2: int = 0
+    bod_bg3: int = 0
+    bod_bg4: int = 0
+    bod_bg5: int = 0
+    bod_bg6: int = 0
+    bod_bg7: int = 0
+
+    @property
+    def bod(self) -> bool:
+        return bool(self.bod_flags & BOD_ENABLE)
+
+    def bod_fields(self) -> tuple:
+        return tuple(getattr(self, f.name) for f in BOD_FIELDS)
+
+    def check(self, params: ChannelParams = ChannelParams()) -> None:
+        """Raise ConfigError unless the register values can run on a channel built with
+        ``params``: the field rules of ``satemu.validate`` (the firmware's), and the memory
+        region within the address space."""
+        from .validate import check_registers
+        why = check_registers(self, params)
+        if why:
+            raise ConfigError(why)
+
+
+class Fate(enum.IntEnum):
+    DELIVERED = 0
+    RUNT = 1
+    OVERSIZE = 2
+    ERROR = 3
+    LOSS = 4
+    QUEUE = 5
+    MEM = 6
+
+
+FATE_COUNTER = {Fate.RUNT: "drop_runt", Fate.OVERSIZE: "drop_oversize", Fate.ERROR: "drop_error",
+                Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem"}

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The firmware's C on the host, for the tests: its generated headers (from the real declarations
+or from others a test gives), the shared vectors as C, and the command layer's test program."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from satemu import protocol as P
+from satemu.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
+                          profile_vectors_header, proto_header, vectors_header)
+from satemu.params import ChannelRegs
+from satemu.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
+from satemu.validate import Hardware, validate
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "firmware" / "app"
+PROTO = ROOT / "firmware" / "proto"
+C_TESTS = ROOT / "firmware" / "tests"
+BUILD = ROOT / "build" / "firmware-host"
+VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
+PROFILE_CASES = json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text())
+# The command layer: request handling, profile checks, statistics, and the codec under them.
+SOURCES = [APP / "requests.c", APP / "validate.c", APP / "stats.c", PROTO / "proto.c"]
+SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+# The box test_fw.c checks SET_PROFILE's writes on (its struct satemu_limits) and the region it
+# gives the channel.
+WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20)
+WRITE_CHANNEL, WRITE_MEM_BASE = P.CHANNEL_RETURN, 0x0123_4560
+
+
+def write_case(profile_fields: Sequence[Field]) -> dict[str, int]:
+    """A profile that ``WRITE_BOX`` accepts whose fields (``profile_fields``, by name) all
+    differ, in each register word, so that a field written to another's register shows: the
+    fields that no rule constrains while BoD is off (loss probabilities, seed, the BoD block's
+    settings, any field a test adds) take random values of their width."""
+    base = ChannelRegs(loss_mode=2, rate_q=400, rate_num=3, rate_den=7, overhead=17, delay=1000,
+                       queue_frames=50, queue_bytes=100_000, min_len=64, max_len=1500,
+                       bod_flags=BOD_FCA | BOD_BG_REPEAT)
+    fixed = {name: getattr(base, name) for name in (
+        "loss_mode", "rate_q", "rate_num", "rate_den", "overhead", "delay", "queue_frames",
+        "queue_bytes", "min_len", "max_len", "bod_flags")}
+    rng = random.Random(11)
+    for _ in range(1000):
+        values = {f.name: fixed.get(f.name, rng.randrange(1, 1 << f.width)) for f in profile_fields}
+        words = [v >> shift & 0xFFFF_FFFF for f in profile_fields
+                 for v, shift in ((values[f.name], 0), (values[f.name], 32))[:f.words]]
+        if len(set(words)) == len(words):
+            break
+    else:
+        raise AssertionError("no profile with distinct register words")
+    real = {f.name: values.get(f.name, 0) for f in P.PROFILE_FIELDS}
+    assert validate(real, WRITE_BOX, WRITE_CHANNEL).status == P.Status.OK
+    return values
+
+
+def write_vector_header(profile_fields: Sequence[Field], regmap: Mapping[str, Field]) -> str:
+    """``write_case`` for test_fw.c: its fields in the order of ``profile_fields``, and the
+    channel's registers once SET_PROFILE wrote it (every other word 0), as ``regmap`` places
+    them."""
+    values = write_case(profile_fields)
+    image = [0] * max(f.offset + f.words for f in regmap.values())
+    for name, value in (*values.items(), ("mem_base", WRITE_MEM_BASE),
+                        ("mem_size", WRITE_BOX.mem_words)):
+        for k in range(regmap[name].words):
+            image[regmap[name].offset + k] = value >> (32 * k) & 0xFFFF_FFFF
+    return "\n".join([
+        "/* SET_PROFILE of distinct fields (tests/firmware/command_layer.py). */",
+        "#include <stdint.h>", "",
+        f"#define WRITE_CHANNEL {WRITE_CHANNEL}", f"#define WRITE_MEM_BASE {WRITE_MEM_BASE}u",
+        f"#define WRITE_MEM_WORDS {WRITE_BOX.mem_words}u",
+        "static const uint64_t write_fields[SATEMU_PROFILE_FIELDS] = {",
+        *(f"    {values[f.name]}u,    /* {f.name} */" for f in profile_fields), "};",
+        "static const uint32_t write_image[SATEMU_REG_WORDS] = {",
+        *(f"    0x{w:08x}u," for w in image), "};", ""])
+
+
+def write_headers(out: Path, profile_fields: Sequence[Field] | None = None,
+                  regmap: Mapping[str, Field] | None = None,
+                  extra_cases: Sequence[dict] = ()) -> Path:
+    """Writes into ``out`` the firmware's protocol header for ``profile_fields`` and ``regmap``
+    (by default the real ones) and the shared vectors as C, the profile vectors (with
+    ``extra_cases``, in the same form) in the order of ``profile_fields``; returns ``out``."""
+    fields = P.PROFILE_FIELDS if profile_fields is None else profile_fields
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {PROTO_HEADER: proto_header(profile_fields, regmap),
+             "satemu_vectors.h": vectors_header(VECTORS),
+             "satemu_bod_vectors.h": bod_vectors_header(VECTORS["bod_trace"]),
+             "satemu_hello_vectors.h": hello_vectors_header(VECTORS["hello"]),
+             "satemu_profile_vectors.h": profile_vectors_header(
+                 [*PROFILE_CASES, *extra_cases], profile_fields),
+             "satemu_write_vector.h": write_vector_header(fields, regmap or REGMAP)}
+    for name, text in texts.items():
+        (out / name).write_text(text)
+    return out
+
+
+def compile_c(compiler: str, out: Path, sources: Sequence[Path], flags: Sequence[str],
+              headers: Path) -> Path:
+    """Compiles ``sources`` against the firmware's headers and the generated ones in
+    ``headers`` into the program ``out``."""
+    cmd = [compiler, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *flags,
+           f"-I{APP}", f"-I{PROTO}", f"-I{headers}", *map(str, sources), "-o", str(out)]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-5000:]
+    return out
+
+
+def build_command_layer(out: Path, headers: Path) -> Path:
+    """firmware/tests/test_fw.c with the command layer, under the sanitizers, against the
+    generated headers in ``headers``: the program ``out / "test_fw"``."""
+    return compile_c("cc", out / "test_fw", [*SOURCES, C_TESTS / "test_fw.c"], SANITIZERS,
+                     headers)
+
+
+def run_command_layer(out: Path, profile_fields: Sequence[Field] | None = None,
+                      regmap: Mapping[str, Field] | None = None,
+                      extra_cases: Sequence[dict] = ()) -> str:
+    """Builds test_fw.c in ``out`` against headers generated from ``profile_fields`` and
+    ``regmap`` (``write_headers``), runs it and returns its report, every check passed."""
+    exe = build_command_layer(out, write_headers(out, profile_fields, regmap, extra_cases))
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-5000:]
+    assert run.stdout.strip().endswith(" 0 failed"), run.stdout[-5000:]
+    return run.stdout
