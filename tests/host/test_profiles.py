@@ -49,6 +49,19 @@ def test_builtin_profiles_load_and_fit_the_hardware():
         p.check(HW75)
 
 
+def test_builtin_profiles_cite_their_sources():
+    """Each built-in profile names the work it comes from, with its year, and docs/profiles.md
+    says what of it was checked."""
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text()
+    for name, p in builtin_profiles().items():
+        assert re.search(r"\b20[0-2]\d\b", p.source), name
+        assert "project brief" not in p.source and "typical ranges" not in p.source, name
+        base = name.removesuffix("-bod").removesuffix("-loss1")
+        assert base in doc, name
+
+
 def test_geo_testbed_registers():
     regs = load_profile("geo-testbed").check(HW75)
     fwd, ret = regs["forward"], regs["return"]
