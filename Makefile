@@ -1,14 +1,14 @@
 # satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite;
 # `make bitstream BOARD=versa-ecp5` builds a board's bitstream with its report.
-# All bootstrap first (Debian packages only if missing, pinned Python packages in .venv/).
+# All bootstrap first (Debian packages only if missing, the locked Python packages in .venv/).
 # SPDX-License-Identifier: BSD-2-Clause
 
-.PHONY: demo test bench bitstream bootstrap clean
+.PHONY: demo test bench bitstream bootstrap lock clean
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BOARD ?= versa-ecp5
-STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml requirements.lock scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
 
 demo: bootstrap
 	$(PY) -m sim.demo
@@ -28,9 +28,13 @@ bitstream: bootstrap
 
 bootstrap: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/bootstrap.sh
+$(STAMP): pyproject.toml requirements.lock scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
 	touch $@
+
+# requirements.lock anew: the newest releases pyproject.toml's ranges allow, every one pinned.
+lock:
+	bash scripts/lock.sh
 
 clean:
 	rm -rf build

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up: Debian packages only where missing, then the pinned Python packages in .venv/.
+# Idempotent set-up: Debian packages only where missing, then the locked Python packages in .venv/.
 # SPDX-License-Identifier: BSD-2-Clause
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +36,8 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade "pip>=24"
-.venv/bin/python -m pip install -q -e ".[dev]"
+# The package and its development tools, every release exactly as requirements.lock pins it.
+.venv/bin/python -m pip install -q -c requirements.lock -e ".[dev]"
 # cocotb embeds Python in the simulator: it needs a shared libpython (Debian: libpython3-dev).
 if ! .venv/bin/cocotb-config --libpython >/dev/null 2>&1; then
     apt_install libpython3-dev

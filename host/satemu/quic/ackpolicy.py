@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """ACK policies for aioquic: PolicyConnection, its transport parameters, ACK_FREQUENCY frames."""
 
-# aioquic internals this module relies on (pinned by tests/host/test_quic_endpoints.py):
+# aioquic 1.7 internals this module relies on (pinned by tests/host/test_quic_endpoints.py):
 #   * QuicConnection._payload_received(context, plain, ...) -> (is_ack_eliciting, is_probing),
-#     called once per decrypted packet, before receive_datagram records the packet number in
-#     space.ack_queue / space.largest_received_packet and arms space.ack_at.
+#     called once per decrypted packet that is not a duplicate (space.received_packets), before
+#     receive_datagram records the packet number in space.ack_queue /
+#     space.largest_received_packet and arms space.ack_at.
 #   * QuicPacketSpace.ack_at / largest_received_packet / discarded, QuicConnection._spaces and
 #     _loss.spaces; an ACK is written by _write_ack_frame(builder, space, now), in the 1-RTT space
-#     only once ack_at <= now (_write_application), which then sets ack_at to None.
+#     only in a 1-RTT packet once ack_at <= now (_write_application), which then sets ack_at to
+#     None.
 #   * datagrams_to_send() reports each packet it built through self._loss.on_packet_sent(packet=,
-#     space=) in datagram order; QuicSentPacket.is_ack_eliciting and .delivery_handlers (an ACK
-#     frame registers self._on_ack_delivery).
+#     space=) in datagram order (_flush_builder); QuicSentPacket.is_ack_eliciting and
+#     .delivery_handlers (an ACK frame registers self._on_ack_delivery).
 #   * _serialize_transport_parameters() / _parse_transport_parameters(data, from_session_ticket)
 #     carry the raw transport-parameter TLVs; the frame table is the name-mangled
 #     _QuicConnection__frame_handlers {type: (handler(context, frame_type, buf), epochs)};
@@ -230,8 +232,9 @@ class PolicyConnection(QuicConnection):
                 space.ack_at = before
         self._sent_packets = []
         datagrams = super().datagrams_to_send(now)
-        # aioquic writes 1-RTT ACKs only once the handshake is complete; one that fell due
-        # earlier would keep the timer at "now" and a virtual-time driver spinning: retry in 1 ms.
+        # aioquic writes 1-RTT ACKs only with 1-RTT keys, within the anti-amplification limit;
+        # one due before the handshake completed and left unwritten would keep the timer at
+        # "now" and a virtual-time driver spinning: retry in 1 ms.
         space = self._spaces.get(Epoch.ONE_RTT)
         if (space is not None and not self._handshake_complete and space.ack_at is not None
                 and space.ack_at <= now):

@@ -42,7 +42,9 @@ def make_configs(cc: str = "reno", max_ack_delay_ms: float = 25.0, flow_window: 
     64 MiB default is over three times a 600 ms x 250 Mbit/s bandwidth-delay product (18.75 MB),
     so flow control never limits a transfer. ``max_datagram_size`` is the UDP payload size
     (1472 fills a 1518-byte Ethernet frame). ``initial_rtt_ms`` is aioquic's default (100 ms);
-    RFC 9002 suggests 333 ms, which avoids spurious handshake PTOs on a GEO path.
+    RFC 9002 suggests 333 ms, which avoids spurious handshake PTOs on a GEO path. (Since aioquic
+    1.6.1 such a PTO no longer shrinks the congestion window, but with 100 ms on a GEO path a
+    client can keep probing every few hundred ms, its probes never giving it an RTT sample.)
     """
     if cc not in ("reno", "cubic"):
         raise ValueError(f"congestion control {cc!r}: aioquic has 'reno' and 'cubic'")
@@ -84,10 +86,14 @@ class _Peer:
     remote: Endpoint
 
     def transmit(self, now: float) -> list[tuple[bytes, DatagramInfo]]:
-        """Datagrams to send now, each with its :class:`DatagramInfo`."""
+        """Datagrams to send now (all to ``remote``), each with its :class:`DatagramInfo`."""
         if self.conn is None:
             return []
         datagrams = self.conn.datagrams_to_send(now)
+        if any(addr != self.remote.addr for _data, addr in datagrams):
+            # aioquic >= 1.7 may address a datagram elsewhere (a server's preferred address, a
+            # path probe); this driver has the one link, and nothing here offers another path.
+            raise RuntimeError("aioquic addressed a datagram away from the peer")
         return [(data, info) for (data, _addr), info in zip(datagrams,
                                                             self.conn.last_datagrams_info())]
 
