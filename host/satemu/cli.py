@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
+from .checkout import CheckoutError, use_checkout
 from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
 from .profile import ProfileError, builtin_profiles, load_profile
@@ -23,7 +24,6 @@ from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .units import format_rate, format_size, format_time
 from .validate import Hardware
 
-REPO = Path(__file__).resolve().parents[2]
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
 
 
@@ -158,8 +158,7 @@ def cmd_bod_trace(args) -> int:
 
 
 def cmd_sim(args) -> int:
-    import sys
-    sys.path.insert(0, str(REPO))
+    use_checkout("satemu sim")
     from sim import board
     if args.action == "start":
         try:
@@ -186,7 +185,7 @@ def _simulated_board(args):
     """The simulated board to use, for the ``with`` block: the one ``--port``/``--eth-port``
     name, else the one ``satemu sim`` manages, started if need be (and stopped afterwards,
     unless ``--keep``, if it was started here)."""
-    sys.path.insert(0, str(REPO))
+    use_checkout(f"satemu {args.command} on the simulated board")
     from sim import board
     if args.port:
         if not args.eth_port:
@@ -489,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ProfileError, DeviceError, FlashError) as e:
+    except (ProfileError, DeviceError, FlashError, CheckoutError) as e:
         print(f"satemu: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -13,11 +13,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from .boards import BOARDS as ALL_BOARDS, Programmer
+from .checkout import CheckoutError, checkout
 
-REPO = Path(__file__).resolve().parents[2]
-# Where `make bitstream BOARD=<board>` (hw/bitstream.py) writes bitstream-<board>.json, whose
-# "bitstream" field names the build's .bit, relative to the repository.
-RESULTS = REPO / "bench" / "results"
+# Where `make bitstream BOARD=<board>` (hw/bitstream.py) writes bitstream-<board>.json in a
+# checkout, whose "bitstream" field names the build's .bit, relative to the checkout.
+RESULTS = Path("bench") / "results"
 TOOL = "openFPGALoader"
 DEBIAN_PACKAGE = "openfpgaloader"
 MODES = ("sram", "spi")
@@ -44,8 +44,15 @@ class FlashError(RuntimeError):
 
 
 def report_path(board: str, results: Path | str | None = None) -> Path:
-    """The report `make bitstream BOARD=<board>` writes (``results`` defaults to bench/results)."""
-    return Path(results if results is not None else RESULTS) / f"bitstream-{board}.json"
+    """The report `make bitstream BOARD=<board>` writes (``results`` defaults to the checkout's
+    bench/results)."""
+    if results is None:
+        try:
+            results = checkout(f"satemu flash --board {board} without --bitstream",
+                               "its last `make bitstream` build") / RESULTS
+        except CheckoutError as e:
+            raise FlashError(f"{e}; or give --bitstream PATH") from None
+    return Path(results) / f"bitstream-{board}.json"
 
 
 def parse_hz(text: str) -> int:
@@ -134,9 +141,19 @@ def resolve_bitstream(board: str, bitstream: Path | str | None = None, *, force:
     ``results``) names, taken relative to ``root`` (the repository). A report that is not ok
     stops it unless ``force``; so does one given explicitly, if it is the report's bitstream."""
     _board(board)
-    where = report_path(board, results)
+    try:
+        where = report_path(board, results)
+    except FlashError:
+        if bitstream is None:
+            raise
+        return Path(bitstream)          # no checkout, so no build report to hold it to
     report = _read_report(where)
-    base = Path(root if root is not None else REPO)
+    if root is None:
+        try:
+            root = checkout("a bitstream report's path", "the report's paths are relative to it")
+        except CheckoutError:
+            root = Path.cwd()
+    base = Path(root)
     reported = base / report["bitstream"] if report and report.get("bitstream") else None
     if bitstream is not None:
         path = Path(bitstream)
