@@ -159,15 +159,7 @@ static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *o
 static const struct {
     uint8_t known, channel;
     uint16_t length;
-} forms[] = {
-    [SATEMU_OP_HELLO] = { 1, 0, SATEMU_HELLO_REQUEST_BYTES },
-    [SATEMU_OP_GET_PROFILE] = { 1, 1, 1 },
-    [SATEMU_OP_SET_PROFILE] = { 1, 1, SATEMU_SET_PROFILE_REQUEST_BYTES },
-    [SATEMU_OP_COMMIT] = { 1, 0, 1 },                      /* flags u8 */
-    [SATEMU_OP_GET_STATS] = { 1, 1, 1 },
-    [SATEMU_OP_RESET_STATS] = { 1, 0, 0 },
-    [SATEMU_OP_BOD_TRACE] = { 1, 1, SATEMU_BOD_TRACE_REQUEST_BYTES },
-};
+} forms[] = SATEMU_REQUEST_FORMS;
 
 size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req, uint8_t *out)
 {

@@ -134,15 +134,15 @@ class Device:
     def set_profile(self, channel: int, regs: ChannelRegs) -> None:
         fields = asdict(regs)
         values = [fields[f.name] for f in P.PROFILE_FIELDS]
-        self.call(P.Op.SET_PROFILE, bytes([channel]) + P.PROFILE.pack(*values))
+        self.call(P.Op.SET_PROFILE, P.SET_PROFILE_REQUEST.pack(channel, *values))
 
     def get_profile(self, channel: int) -> dict[str, int]:
-        rest = self.call(P.Op.GET_PROFILE, bytes([channel]))
+        rest = self.call(P.Op.GET_PROFILE, P.CHANNEL_REQUEST.pack(channel))
         return dict(zip((f.name for f in P.PROFILE_FIELDS), P.PROFILE.unpack(rest)))
 
     def commit(self, reseed: bool = False) -> None:
         from .regmap import COMMIT_RESEED
-        self.call(P.Op.COMMIT, bytes([COMMIT_RESEED if reseed else 0]))
+        self.call(P.Op.COMMIT, P.COMMIT_REQUEST.pack(COMMIT_RESEED if reseed else 0))
 
     def load(self, profile, reseed: bool = False) -> dict[str, ChannelRegs]:
         """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, set
@@ -155,7 +155,7 @@ class Device:
         return regs
 
     def get_stats(self, channel: int) -> dict[str, int]:
-        rest = self.call(P.Op.GET_STATS, bytes([channel]))
+        rest = self.call(P.Op.GET_STATS, P.CHANNEL_REQUEST.pack(channel))
         return dict(zip(P.STATS_FIELDS, P.STATS.unpack(rest)))
 
     def reset_stats(self) -> None:

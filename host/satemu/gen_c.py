@@ -108,6 +108,15 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
     lines += ["", "/* Message sizes in bytes (satemu.protocol): PROFILE is GET_PROFILE's answer "
               "after its", " * status byte, STATS GET_STATS', the details follow a status. */"]
     lines += [f"#define SATEMU_{name}_BYTES {size}" for name, size in sizes.items()]
+    lines += ["/* Each request's form (satemu.protocol.REQUESTS): { known, starts with a channel,",
+              " * payload bytes }, by opcode. */"]
+
+    def request_bytes(op):
+        form = P.REQUESTS[op]
+        return sizes["SET_PROFILE_REQUEST"] if form is P.SET_PROFILE_REQUEST else form.size
+    lines += _initializer("SATEMU_REQUEST_FORMS", [
+        f"[SATEMU_OP_{op.name}] = {{ 1, {int(op in P.REQUEST_CHANNEL)}, {request_bytes(op)} }}"
+        for op in P.Op])
 
     lines += ["", "/* Channel register map (satemu.regmap): word offsets and widths in bits. */"]
     for f in regmap.values():

@@ -240,6 +240,21 @@ STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))
 BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max records
 BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
+
+# Every request's payload, by opcode: HELLO the host's version; GET_PROFILE and GET_STATS a
+# channel; SET_PROFILE a channel and every profile field; COMMIT its flags (COMMIT_* of
+# satemu.regmap); RESET_STATS nothing; BOD_TRACE a channel, the first superframe and the most
+# records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The firmware's
+# table of request lengths is generated from these (satemu.gen_c).
+CHANNEL_REQUEST = struct.Struct("<B")
+COMMIT_REQUEST = struct.Struct("<B")
+EMPTY_REQUEST = struct.Struct("<")
+REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: CHANNEL_REQUEST,
+            Op.SET_PROFILE: SET_PROFILE_REQUEST, Op.COMMIT: COMMIT_REQUEST,
+            Op.GET_STATS: CHANNEL_REQUEST, Op.RESET_STATS: EMPTY_REQUEST,
+            Op.BOD_TRACE: BOD_TRACE_REQUEST}
+REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE})
+assert set(REQUESTS) == set(Op)
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
 
 
