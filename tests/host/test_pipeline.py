@@ -18,16 +18,23 @@ from sim import board, build
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def tree(monkeypatch, tmp_path):
-    """A copy of the sources the builds read, which the keys are then computed over."""
+@pytest.fixture(scope="module")
+def copied(tmp_path_factory):
+    """A copy of the sources the builds read, made once."""
+    tmp = tmp_path_factory.mktemp("tree")
     for d in ("gateware", "hw", "sim", "constraints", "firmware", "host/satemu"):
-        shutil.copytree(ROOT / d, tmp_path / d, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(pipeline, "ROOT", tmp_path)
+        shutil.copytree(ROOT / d, tmp / d, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp
+
+
+@pytest.fixture
+def tree(monkeypatch, copied):
+    """The copy, which the keys are computed over while a test runs."""
+    monkeypatch.setattr(pipeline, "ROOT", copied)
     monkeypatch.setattr(pipeline, "PACKAGES", {
-        "satemu": tmp_path / "host" / "satemu", "satemu_gw": tmp_path / "gateware" / "satemu_gw",
-        "hw": tmp_path / "hw", "sim": tmp_path / "sim"})
-    return tmp_path
+        "satemu": copied / "host" / "satemu", "satemu_gw": copied / "gateware" / "satemu_gw",
+        "hw": copied / "hw", "sim": copied / "sim"})
+    return copied
 
 
 def all_keys():
@@ -69,9 +76,13 @@ SOCS = EVERY - {"channel model"}
 ])
 def test_a_key_moves_exactly_with_what_its_build_reads(tree, path, moved):
     before = all_keys()
+    original = (tree / path).read_bytes()
     with open(tree / path, "a") as f:
         f.write("\n/* changed */\n" if path.endswith((".c", ".h")) else "\n# changed\n")
-    after = all_keys()
+    try:
+        after = all_keys()
+    finally:
+        (tree / path).write_bytes(original)
     assert {name for name in after if after[name] != before[name]} == moved
 
 
