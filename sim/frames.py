@@ -182,9 +182,9 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
     bad_preamble = bad_preamble or {}
     board = BOARDS[DEFAULT_BOARD]
     with Device(url) as dev:
-        if dev.hardware().limits() != board.hardware.limits():
-            raise RuntimeError(f"{url} is not the simulated board: it reports "
-                               f"{dev.hardware().limits()}")
+        reported = dev.hardware().limits()
+        if reported != board.hardware.limits():
+            raise RuntimeError(f"{url} is not the simulated board: it reports {reported}")
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
                 for ch in sent}
         params = {ch: board.channel_params(ch) for ch in sent}

@@ -9,14 +9,14 @@ module the typed API; ``satemu.cli`` a thin command line over it.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import serial
 
 from . import protocol as P
 from .bod_model import BodRecord
 from .params import ChannelRegs
-from .validate import Hardware, Verdict
+from .validate import Hardware, Verdict, profile_fields
 
 __all__ = ["Device", "DeviceError", "BodTrace"]
 
@@ -132,8 +132,7 @@ class Device:
         return Hardware.from_limits(info, bod)
 
     def set_profile(self, channel: int, regs: ChannelRegs) -> None:
-        fields = asdict(regs)
-        values = [fields[f.name] for f in P.PROFILE_FIELDS]
+        values = profile_fields(regs).values()
         self.call(P.Op.SET_PROFILE, P.SET_PROFILE_REQUEST.pack(channel, *values))
 
     def get_profile(self, channel: int) -> dict[str, int]:

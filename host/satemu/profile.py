@@ -51,11 +51,11 @@ from pathlib import Path
 
 from .channel_model import channel_registers, delay_line_budget, delay_line_traffic
 from .params import ChannelRegs
-from .protocol import PROFILE_FIELDS, Status
+from .protocol import Status
 from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_ONE, REGMAP
 from .units import (UnitError, format_rate, format_size, format_time, parse_probability,
                     parse_queue, parse_rate, parse_size, parse_time)
-from .validate import Hardware, Verdict, validate
+from .validate import Hardware, Verdict, profile_fields, validate
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
            "builtin_profiles", "parse_profile"]
@@ -245,7 +245,7 @@ class Profile:
         for index, (name, ch) in enumerate(self.channels()):
             _check_meaning(name, ch)
             regs[name] = r = ch.registers(hw)
-            verdict = validate({f.name: getattr(r, f.name) for f in PROFILE_FIELDS}, hw, index)
+            verdict = validate(profile_fields(r), hw, index)
             if verdict.status != Status.OK:
                 raise ProfileError(_explain(name, ch, hw, verdict))
         return regs

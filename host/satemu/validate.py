@@ -23,10 +23,16 @@ from .protocol import CHANNEL_NAMES, LIMIT_FIELDS, PROFILE_FIELDS, Status
 from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
 
 __all__ = ["Hardware", "Verdict", "validate", "field_verdict", "check_registers",
-           "check_throughput", "INDEX"]
+           "check_throughput", "profile_fields", "INDEX"]
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 U64_MAX = (1 << 64) - 1
+
+
+def profile_fields(regs: ChannelRegs) -> dict[str, int]:
+    """The register values of ``regs``' profile fields, in ``PROFILE_FIELDS`` order: what the
+    validator checks and SET_PROFILE carries (the firmware owns the memory region)."""
+    return {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -187,8 +193,7 @@ def check_registers(regs: ChannelRegs, params: ChannelParams) -> str | None:
     """Why the channel built with ``params`` cannot run ``regs``, or None: the field rules of
     ``field_verdict`` (BoD only where ``params.bod``), and a memory region that fits its
     registers and the address space (the firmware sets the region itself)."""
-    fields = {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
-    verdict = field_verdict(fields, params, params.bod)
+    verdict = field_verdict(profile_fields(regs), params, params.bod)
     if verdict:
         return verdict.explain()
     for name in ("mem_base", "mem_size"):

@@ -13,6 +13,7 @@ from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOU
 from satemu import protocol as P
 from satemu.bod_model import unpack_record
 from satemu.params import ChannelRegs
+from satemu.validate import profile_fields
 
 
 def test_crc_known_answer():
@@ -140,7 +141,7 @@ def test_fuzz_deframer_bounded():
         (corpus / f"seed{i}").write_bytes(bytes.fromhex(v.get("wire") or v["bytes"]))
     # Well-formed requests of every opcode, so the fuzzer starts inside the command layer.
     regs = ChannelRegs(rate_q=400, delay=1000, queue_frames=50, queue_bytes=100000)
-    profile = bytes([0]) + P.PROFILE.pack(*(getattr(regs, f.name) for f in P.PROFILE_FIELDS))
+    profile = bytes([0]) + P.PROFILE.pack(*profile_fields(regs).values())
     for op, payload in ((P.Op.HELLO, P.PROTOCOL_VERSION.to_bytes(2, "little")),
                         (P.Op.SET_PROFILE, profile),
                         (P.Op.GET_PROFILE, b"\x01"), (P.Op.COMMIT, b"\x02"),

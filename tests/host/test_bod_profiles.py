@@ -4,7 +4,7 @@ model's, BOD_TRACE through the device API and the CLI (against a fake box), CSV 
 
 import csv
 import random
-from dataclasses import asdict, replace
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -21,7 +21,7 @@ from satemu.device import Device, DeviceError
 from satemu.profile import ProfileError, builtin_profiles, load_profile, parse_profile
 from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP)
 from satemu.report.plots import plot_demand_grant
-from satemu.validate import Hardware, validate
+from satemu.validate import Hardware, profile_fields, validate
 
 SIM = BOARDS["sim"].hardware
 HW75 = Hardware(f_clk=75_000_000, mem_words=6 << 20)     # a 75 MHz clock, 48 MiB delay lines
@@ -84,7 +84,7 @@ def test_builtin_bod_profiles_fit_the_reference_and_the_simulated_board():
         assert b.carrier_rate() * (1 - b.background[0][0]) >= b.cra + b.rbdc_max
         for hw in (HW75, SIM):
             regs = p.check(hw)
-            fields = {f.name: getattr(regs["return"], f.name) for f in P.PROFILE_FIELDS}
+            fields = profile_fields(regs["return"])
             assert validate(fields, hw, P.CHANNEL_RETURN).status == P.Status.OK, name
 
 
@@ -226,7 +226,7 @@ def test_the_model_runs_every_bod_setting_the_validator_accepts():
     BoD model runs (a few superframes of two frames); every rule is seen to reject some."""
     hw = HW75
     regs = load_profile("geo-testbed-bod").check(hw)["return"]
-    base = {f.name: getattr(regs, f.name) for f in P.PROFILE_FIELDS}
+    base = profile_fields(regs)
     memory = replace(hw, mem_words=1 << 40)   # enough for any carrier: no BUDGET verdicts
     rng = random.Random(11)
     seen, ran = set(), 0
@@ -251,7 +251,7 @@ def test_the_model_runs_every_bod_setting_the_validator_accepts():
 
 def test_validate_bod_only_on_a_bod_channel():
     regs = load_profile("geo-testbed-bod").check(HW75)["return"]
-    fields = {f.name: getattr(regs, f.name) for f in P.PROFILE_FIELDS}
+    fields = profile_fields(regs)
     assert validate(fields, HW75, P.CHANNEL_RETURN).status == P.Status.OK
     v = validate(fields, HW75, P.CHANNEL_FORWARD)
     assert (v.status, P.PROFILE_FIELDS[v.field].name, v.value, v.lo, v.hi) == \
@@ -307,8 +307,8 @@ class FakeBox:
             self.regs[p[0]] = ChannelRegs(**fields)
             return bytes([v.status])
         if op == P.Op.GET_PROFILE:
-            regs = asdict(self.regs[p[0]])
-            return bytes([P.Status.OK]) + P.PROFILE.pack(*(regs[f.name] for f in P.PROFILE_FIELDS))
+            regs = profile_fields(self.regs[p[0]])
+            return bytes([P.Status.OK]) + P.PROFILE.pack(*regs.values())
         if op == P.Op.COMMIT:
             self.commits += 1
             return bytes([P.Status.OK])
@@ -357,8 +357,8 @@ def test_load_accepts_a_bod_profile(box, capsys):
     assert main(["load", "geo-testbed-bod", "--port", "fake://box"]) == 0
     want = load_profile("geo-testbed-bod").check(SIM)
     got = fake.regs[P.CHANNEL_RETURN]
-    assert {f.name: getattr(got, f.name) for f in P.PROFILE_FIELDS} == \
-        {f.name: getattr(want["return"], f.name) for f in P.PROFILE_FIELDS}
+    assert profile_fields(got) == \
+        profile_fields(want["return"])
     assert fake.commits == 1 and not fake.regs[P.CHANNEL_FORWARD].bod
     out = capsys.readouterr().out
     assert "loaded geo-testbed-bod" in out and "BoD: superframe 26.5 ms" in out

@@ -12,13 +12,9 @@ from satemu import protocol as P
 from satemu.channel_model import delay_line_traffic, frame_words, rate_registers
 from satemu.params import ChannelRegs
 from satemu.profile import ChannelProfile, Profile, ProfileError
-from satemu.validate import Hardware, validate
+from satemu.validate import Hardware, profile_fields, validate
 
 F_CLK = 60_000_000
-
-
-def fields(regs: ChannelRegs) -> dict[str, int]:
-    return {f.name: getattr(regs, f.name) for f in P.PROFILE_FIELDS}
 
 
 def shaped_100m(**kw) -> ChannelRegs:
@@ -37,9 +33,9 @@ def test_shaped_100_mbits_at_60_mhz():
     assert delay_line_traffic(regs, F_CLK) == (75 * 65536 * 5, 8 * 24 * 60)
     assert Fraction(*delay_line_traffic(regs, F_CLK)) == Fraction(6400, 3)
     lim = Hardware(F_CLK, 6 << 20)
-    assert validate(fields(regs), lim, 0).status == P.Status.OK                      # not limited
-    assert validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2134), 0).status == P.Status.OK
-    v = validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2133), 0)
+    assert validate(profile_fields(regs), lim, 0).status == P.Status.OK                      # not limited
+    assert validate(profile_fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2134), 0).status == P.Status.OK
+    v = validate(profile_fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2133), 0)
     assert (v.status, v.field, v.value, v.lo, v.hi) == (P.Status.THROUGHPUT, 0, 2134, 0, 2133)
     assert v.explain().startswith("the profile's rate needs up to 2134 words per 65536 cycles "
                                   "of delay-line bandwidth, the board guarantees 2133 per "
@@ -53,7 +49,7 @@ def test_equality_passes():
     regs = shaped_100m(rate_q=1, rate_num=0, rate_den=1, overhead=1, min_len=1)
     assert Fraction(*delay_line_traffic(regs, F_CLK)) == 65536
     for wpc, status in ((65536, P.Status.OK), (65535, P.Status.THROUGHPUT)):
-        assert validate(fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=wpc), 0).status == status
+        assert validate(profile_fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=wpc), 0).status == status
 
 
 def test_the_worst_frame_length_switches_at_overhead_15():
@@ -102,7 +98,7 @@ def test_mem_wpc_0_never_rejects():
                            overhead=rng.randrange(0, 16), min_len=rng.randrange(1, 61),
                            delay=0, queue_frames=1)
         for lim in (Hardware(F_CLK, 1 << 31), Hardware(F_CLK, 1 << 31, port_bps=10 ** 12)):
-            assert validate(fields(regs), lim, 0).status == P.Status.OK
+            assert validate(profile_fields(regs), lim, 0).status == P.Status.OK
 
 
 def test_rejected_exactly_when_the_rounded_demand_exceeds_the_guarantee():
@@ -112,7 +108,7 @@ def test_rejected_exactly_when_the_rounded_demand_exceeds_the_guarantee():
                            rate_den=1000, overhead=rng.randrange(0, 40))
         num, den = delay_line_traffic(regs, F_CLK)
         wpc = rng.randrange(1, 2 * num // den + 2)
-        v = validate(fields(regs), Hardware(F_CLK, 1 << 31, mem_wpc=wpc), 0)
+        v = validate(profile_fields(regs), Hardware(F_CLK, 1 << 31, mem_wpc=wpc), 0)
         assert (v.status == P.Status.THROUGHPUT) == (num > wpc * den) == (-(-num // den) > wpc)
         if v.status:
             assert (v.value, v.hi) == (-(-num // den), wpc)

@@ -12,6 +12,7 @@ from satemu.cli import main
 from satemu.device import Device, DeviceError
 from satemu.boards import BOARDS
 from satemu.profile import load_profile
+from satemu.validate import profile_fields
 from sim import board
 
 
@@ -35,7 +36,7 @@ def test_cli_loads_a_profile_into_both_channels(url, capsys):
         regs = load_profile("geo-testbed").check(dev.hardware())
         for channel, side in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return")):
             got = dev.get_profile(channel)
-            assert got == {f.name: getattr(regs[side], f.name) for f in P.PROFILE_FIELDS}
+            assert got == profile_fields(regs[side])
 
 
 def test_cli_reads_stats(url, capsys):
