@@ -43,15 +43,9 @@ class FlashError(RuntimeError):
     """The board cannot be programmed as asked; the message says why and what to do."""
 
 
-def report_path(board: str, results: Path | str | None = None) -> Path:
-    """The report `make bitstream BOARD=<board>` writes (``results`` defaults to the checkout's
+def report_path(board: str, results: Path | str) -> Path:
+    """The report `make bitstream BOARD=<board>` writes into ``results`` (a checkout's
     bench/results)."""
-    if results is None:
-        try:
-            results = checkout(f"satemu flash --board {board} without --bitstream",
-                               "its last `make bitstream` build") / RESULTS
-        except CheckoutError as e:
-            raise FlashError(f"{e}; or give --bitstream PATH") from None
     return Path(results) / f"bitstream-{board}.json"
 
 
@@ -141,20 +135,22 @@ def resolve_bitstream(board: str, bitstream: Path | str | None = None, *, force:
     ``results``) names, taken relative to ``root`` (the repository). A report that is not ok
     stops it unless ``force``; so does one given explicitly, if it is the report's bitstream."""
     _board(board)
-    try:
-        where = report_path(board, results)
-    except FlashError:
-        if bitstream is None:
-            raise
-        return Path(bitstream)          # no checkout, so no build report to hold it to
-    report = _read_report(where)
-    if root is None:
+    if results is None or root is None:
         try:
-            root = checkout("a bitstream report's path", "the report's paths are relative to it")
-        except CheckoutError:
-            root = Path.cwd()
-    base = Path(root)
-    reported = base / report["bitstream"] if report and report.get("bitstream") else None
+            repo = checkout(f"satemu flash --board {board} without --bitstream",
+                            "its last `make bitstream` build")
+        except CheckoutError as e:
+            if results is not None:
+                repo = Path.cwd()
+            elif bitstream is None:
+                raise FlashError(f"{e}; or give --bitstream PATH") from None
+            else:
+                return Path(bitstream)  # no checkout, so no build report to hold it to
+        results = repo / RESULTS if results is None else results
+        root = repo if root is None else root
+    where = report_path(board, results)
+    report = _read_report(where)
+    reported = Path(root) / report["bitstream"] if report and report.get("bitstream") else None
     if bitstream is not None:
         path = Path(bitstream)
         if reported is not None and _same_file(path, reported):
