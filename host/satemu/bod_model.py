@@ -124,6 +124,11 @@ class Bod:
         while (self.queue or self.i) and self.t <= limit:
             self._slot()
 
+    def record(self, superframes: int):
+        """Process slots until at least ``superframes`` superframes are recorded."""
+        while len(self.records) < superframes:
+            self._slot()
+
     # ---- one slot ----------------------------------------------------------------------------
     def _slot(self):
         r = self.r

@@ -21,7 +21,7 @@ from .params import FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate
 from .prng import Xoshiro128pp
 from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS
 
-__all__ = ["FrameResult", "ModelResult", "Commit", "simulate", "channel_registers",
+__all__ = ["FrameResult", "ModelResult", "Commit", "Channel", "simulate", "channel_registers",
            "rate_registers", "probability_register", "frame_beats", "frame_words",
            "delay_line_budget", "delay_line_traffic", "byte_time"]
 
@@ -120,6 +120,159 @@ class _Loss:
         return False
 
 
+class Channel:
+    """One channel, driven in cycle order: :meth:`arrive` for each frame (arrival cycles strictly
+    increasing), :meth:`commit` between arrivals, :meth:`advance` to let a BoD channel's slot
+    scheduler run up to a cycle, :meth:`finish` at the end. :func:`simulate` is this, run over a
+    list of frames; the board model (``satemu.board_model``) drives it as frames come."""
+
+    def __init__(self, regs: ChannelRegs, params: ChannelParams = ChannelParams(),
+                 bod_start: int = 0):
+        regs.check(params)
+        self.regs, self.params = regs, params
+        self.loss = _Loss(regs.seed)
+        self.shaper = _Shaper()
+        self.queue: deque[tuple[int, int]] = deque()      # (departure, length) of frames queued
+        self.inflight: deque[tuple[int, int]] = deque()   # (egress start, words) in memory
+        self.q_frames = self.q_bytes = self.mem_words = 0
+        self.cnt = dict.fromkeys(COUNTERS, 0)
+        self.gauges = dict.fromkeys(["queue_frames_hwm", "queue_bytes_hwm", "mem_words_hwm"], 0)
+        self.egress_free = 0
+        self.last_arrival = -1
+        self.frames: list[FrameResult] = []
+        self.bod = Bod(regs, bod_start, params) if regs.bod else None
+        self.released: deque[tuple[int, int]] = deque()   # BoD: (release, length), released
+        self.taken = 0                                    # BoD: entries of bod.released seen
+        self.timed: list[int] = []     # frames whose egress cycle became known, not yet taken
+
+    def take_timed(self) -> list[int]:
+        """Indices of the frames whose egress cycle became known since the last call."""
+        out, self.timed = self.timed, []
+        return out
+
+    def next_slot(self) -> int | None:
+        """BoD: the start cycle of the next slot the scheduler will run (None without BoD)."""
+        return None if self.bod is None else self.bod.t
+
+    def advance(self, cycle: int) -> None:
+        """BoD: run every slot that starts at or before ``cycle``; frames released there get
+        their departure and egress cycles (see :meth:`take_timed`)."""
+        if self.bod is None:
+            return
+        self.bod.advance(cycle)
+        self._collect()
+
+    def _collect(self) -> None:
+        for index, release, egress in self.bod.released[self.taken:]:
+            r = self.frames[index]
+            r.departure, r.egress = release, egress
+            self.released.append((release, r.length))
+            self.inflight.append((egress, frame_words(r.length)))
+            self.timed.append(index)
+        self.taken = len(self.bod.released)
+
+    def commit(self, c: Commit) -> None:
+        """A later commit (before the next arrival)."""
+        regs = self.regs
+        if (c.regs.mem_base, c.regs.mem_size) != (regs.mem_base, regs.mem_size):
+            raise ValueError("the model does not move the memory region mid-run")
+        if c.regs.bod_fields() != regs.bod_fields():
+            raise ValueError("the model does not change the BoD fields mid-run")
+        c.regs.check(self.params)
+        if c.regs.rate_den != regs.rate_den:
+            self.shaper.round_up()
+        self.regs = c.regs
+        if c.reseed:
+            self.loss.reseed(c.regs.seed)
+
+    def _peak(self) -> None:
+        g = self.gauges
+        g["queue_frames_hwm"] = max(g["queue_frames_hwm"], self.q_frames)
+        g["queue_bytes_hwm"] = max(g["queue_bytes_hwm"], self.q_bytes)
+        g["mem_words_hwm"] = max(g["mem_words_hwm"], self.mem_words)
+
+    def arrive(self, arrival: int, length: int, err: bool) -> FrameResult:
+        """A frame whose last beat is accepted in cycle ``arrival``: its fate, and (unless BoD
+        holds it for its slots) its departure and egress cycles."""
+        if arrival <= self.last_arrival:
+            raise ValueError("arrivals must be strictly increasing")
+        self.last_arrival = arrival
+        if self.bod is not None:
+            self.advance(arrival)
+        regs, params, cnt = self.regs, self.params, self.cnt
+        length = min(length, 0xFFFF)              # the length counter saturates at 16 bits
+        cnt["rx_frames"] += 1
+        cnt["rx_bytes"] += length
+        while self.queue and self.queue[0][0] < arrival:
+            self.q_frames -= 1
+            self.q_bytes -= self.queue.popleft()[1]
+        while self.released and self.released[0][0] < arrival:
+            self.q_frames -= 1
+            self.q_bytes -= self.released.popleft()[1]
+        while self.inflight and self.inflight[0][0] < arrival:
+            self.mem_words -= self.inflight.popleft()[1]
+
+        if length < regs.min_len:
+            fate = Fate.RUNT
+        elif length > regs.max_len:
+            fate = Fate.OVERSIZE
+        elif err:
+            fate = Fate.ERROR
+        elif self.loss.lost(regs):
+            fate = Fate.LOSS
+        elif (self.q_frames + 1 > min(regs.queue_frames, params.queue_depth)
+              or self.q_bytes + length > regs.queue_bytes):
+            fate = Fate.QUEUE
+        elif self.mem_words + frame_words(length) > regs.mem_size:
+            fate = Fate.MEM
+        else:
+            fate = Fate.DELIVERED
+        if fate is not Fate.DELIVERED:
+            cnt[FATE_COUNTER[fate]] += 1
+            self.frames.append(r := FrameResult(fate))
+            return r
+        self.q_frames += 1
+        self.q_bytes += length
+        self.mem_words += frame_words(length)
+        self._peak()
+        cnt["tx_frames"] += 1
+        cnt["tx_bytes"] += length
+        if self.bod is not None:
+            # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
+            self.bod.push(len(self.frames), length)
+            self.frames.append(r := FrameResult(fate, length=length))
+            return r
+        departure = self.shaper.depart(arrival, length, regs)
+        release = departure + max(regs.delay, params.latency_floor)
+        egress = max(release, self.egress_free)
+        self.egress_free = egress + params.port_cycles(length)
+        self.queue.append((departure, length))
+        self.inflight.append((egress, frame_words(length)))
+        self.timed.append(len(self.frames))
+        self.frames.append(r := FrameResult(fate, departure, egress))
+        return r
+
+    def finish(self, until: int | None = None) -> ModelResult:
+        """The result: a BoD channel first runs its superframes up to cycle ``until`` (by
+        default until its queue is empty); a frame still queued then has no egress, and is not
+        counted as sent."""
+        records = []
+        cnt = dict(self.cnt)
+        if self.bod is not None:
+            regs = self.regs
+            if until is None:
+                self.bod.drain(self.last_arrival
+                               + 10_000 * max(1, regs.bod_slots * regs.bod_slot_cycles))
+            else:
+                self.bod.advance(until)
+            self._collect()
+            records = self.bod.records
+            unsent = [r for r in self.frames if r.fate is Fate.DELIVERED and r.egress is None]
+            cnt["tx_frames"] -= len(unsent)
+            cnt["tx_bytes"] -= sum(r.length for r in unsent)
+        return ModelResult(self.frames, cnt, dict(self.gauges), records)
+
+
 def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
              params: ChannelParams = ChannelParams(), commits: Sequence[Commit] = (),
              bod_start: int = 0, until: int | None = None) -> ModelResult:
@@ -136,122 +289,13 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     until the queue is empty); ``bod`` of the result holds one record per finished superframe.
     A frame still queued at ``until`` has departure and egress None.
     """
-    regs.check(params)
-    pending = sorted(commits, key=lambda c: c.cycle)
-    loss = _Loss(regs.seed)
-    shaper = _Shaper()
-    queue: deque[tuple[int, int]] = deque()       # (departure, length) of frames in the queue
-    inflight: deque[tuple[int, int]] = deque()    # (egress start, words) of frames in memory
-    q_frames = q_bytes = mem_words = 0
-    cnt = dict.fromkeys(COUNTERS, 0)
-    gauges = dict.fromkeys(["queue_frames_hwm", "queue_bytes_hwm", "mem_words_hwm"], 0)
-    egress_free = 0
-    last_arrival = -1
-    out: list[FrameResult] = []
-    bod = Bod(regs, bod_start, params) if regs.bod else None
-    released: deque[tuple[int, int]] = deque()    # BoD: (release, length) of frames released
-    taken = 0                                     # BoD: entries of bod.released accounted
-
-    def bod_catch_up(cycle):
-        nonlocal taken
-        bod.advance(cycle)
-        for index, release, egress in bod.released[taken:]:
-            out[index].departure, out[index].egress = release, egress
-            released.append((release, out[index].length))
-            inflight.append((egress, frame_words(out[index].length)))
-        taken = len(bod.released)
-
+    channel = Channel(regs, params, bod_start)
+    pending = deque(sorted(commits, key=lambda c: c.cycle))
     for arrival, length, err in frames:
-        if arrival <= last_arrival:
-            raise ValueError("arrivals must be strictly increasing")
-        last_arrival = arrival
-        if bod is not None:
-            bod_catch_up(arrival)
         while pending and pending[0].cycle < arrival:
-            c = pending.pop(0)
-            if (c.regs.mem_base, c.regs.mem_size) != (regs.mem_base, regs.mem_size):
-                raise ValueError("the model does not move the memory region mid-run")
-            if c.regs.bod_fields() != regs.bod_fields():
-                raise ValueError("the model does not change the BoD fields mid-run")
-            c.regs.check(params)
-            if c.regs.rate_den != regs.rate_den:
-                shaper.round_up()
-            regs = c.regs
-            if c.reseed:
-                loss.reseed(regs.seed)
-        length = min(length, 0xFFFF)              # the length counter saturates at 16 bits
-        cnt["rx_frames"] += 1
-        cnt["rx_bytes"] += length
-        while queue and queue[0][0] < arrival:
-            q_frames -= 1
-            q_bytes -= queue.popleft()[1]
-        while released and released[0][0] < arrival:
-            q_frames -= 1
-            q_bytes -= released.popleft()[1]
-        while inflight and inflight[0][0] < arrival:
-            mem_words -= inflight.popleft()[1]
-
-        if length < regs.min_len:
-            fate = Fate.RUNT
-        elif length > regs.max_len:
-            fate = Fate.OVERSIZE
-        elif err:
-            fate = Fate.ERROR
-        elif loss.lost(regs):
-            fate = Fate.LOSS
-        elif (q_frames + 1 > min(regs.queue_frames, params.queue_depth)
-              or q_bytes + length > regs.queue_bytes):
-            fate = Fate.QUEUE
-        elif mem_words + frame_words(length) > regs.mem_size:
-            fate = Fate.MEM
-        else:
-            fate = Fate.DELIVERED
-        if fate is not Fate.DELIVERED:
-            cnt[FATE_COUNTER[fate]] += 1
-            out.append(FrameResult(fate))
-            continue
-        if bod is not None:
-            # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
-            bod.push(len(out), length)
-            q_frames += 1
-            q_bytes += length
-            mem_words += frame_words(length)
-            gauges["queue_frames_hwm"] = max(gauges["queue_frames_hwm"], q_frames)
-            gauges["queue_bytes_hwm"] = max(gauges["queue_bytes_hwm"], q_bytes)
-            gauges["mem_words_hwm"] = max(gauges["mem_words_hwm"], mem_words)
-            cnt["tx_frames"] += 1
-            cnt["tx_bytes"] += length
-            out.append(FrameResult(fate, length=length))
-            continue
-
-        departure = shaper.depart(arrival, length, regs)
-        release = departure + max(regs.delay, params.latency_floor)
-        egress = max(release, egress_free)
-        egress_free = egress + params.port_cycles(length)
-        queue.append((departure, length))
-        q_frames += 1
-        q_bytes += length
-        inflight.append((egress, frame_words(length)))
-        mem_words += frame_words(length)
-        gauges["queue_frames_hwm"] = max(gauges["queue_frames_hwm"], q_frames)
-        gauges["queue_bytes_hwm"] = max(gauges["queue_bytes_hwm"], q_bytes)
-        gauges["mem_words_hwm"] = max(gauges["mem_words_hwm"], mem_words)
-        cnt["tx_frames"] += 1
-        cnt["tx_bytes"] += length
-        out.append(FrameResult(fate, departure, egress))
-
-    records = []
-    if bod is not None:
-        if until is None:
-            bod.drain(last_arrival + 10_000 * max(1, regs.bod_slots * regs.bod_slot_cycles))
-        else:
-            bod_catch_up(until)
-        bod_catch_up(-1)
-        records = bod.records
-        unsent = [r for r in out if r.fate is Fate.DELIVERED and r.egress is None]
-        cnt["tx_frames"] -= len(unsent)
-        cnt["tx_bytes"] -= sum(r.length for r in unsent)
-    return ModelResult(out, cnt, gauges, records)
+            channel.commit(pending.popleft())
+        channel.arrive(arrival, length, err)
+    return channel.finish(until)
 
 
 def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, int]:
