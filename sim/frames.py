@@ -12,64 +12,11 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from dataclasses import dataclass, field
-from functools import cached_property
 
-from satemu.ether import from_wire, padded, to_wire
-
-FORWARD, RETURN = 0, 1      # forward: in on port B, out on port A; return: A -> B
-PORT_A, PORT_B = 0, 1
-INGRESS_PORT = {FORWARD: PORT_B, RETURN: PORT_A}
-EGRESS_PORT = {FORWARD: PORT_A, RETURN: PORT_B}
-CHANNEL_OUT_OF = {PORT_A: FORWARD, PORT_B: RETURN}
-
-
-GAP_CYCLES = 2       # idle cycles the simulated wire keeps between frames (12 bytes, whole beats)
-# The MACs' fixed latencies on the simulated board, in cycles (measured; the system tests hold
-# them): a frame of L bytes (no FCS) whose preamble is on the wire in cycle w arrives at its
-# channel in w + ceil(L/8) + RX_LATENCY; a frame that starts to leave its channel in cycle s has
-# its preamble on the wire in s + TX_LATENCY.
-RX_LATENCY = 6
-TX_LATENCY = 6
-
-
-def arrival_from_wire(wire_start: int, length: int) -> int:
-    """The channel's arrival cycle of a frame of ``length`` bytes put on the wire at ``wire_start``."""
-    return wire_start + (length + 7) // 8 + RX_LATENCY
-
-
-def wire_cycles(wire_bytes: int) -> int:
-    """Cycles a frame of ``wire_bytes`` (preamble to FCS) holds the simulated wire, gap included."""
-    return (wire_bytes + 7) // 8 + GAP_CYCLES
-
-
-@dataclass
-class Egress:
-    start: int          # cycle the frame started to leave its channel
-    wire: int           # cycle its first beat (the preamble) was on the port's wire
-    data: bytes         # the wire's bytes, preamble to FCS
-
-    @cached_property
-    def _split(self) -> tuple[bytes, bool]:
-        return from_wire(self.data)
-
-    @property
-    def frame(self) -> bytes:
-        return self._split[0]
-
-    @property
-    def wire_ok(self) -> bool:
-        return self._split[1]
-
-
-@dataclass
-class Traffic:
-    wire_in: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})   # per port
-    events: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: {0: [], 1: []})
-    egress: dict[int, list[Egress]] = field(default_factory=lambda: {0: [], 1: []})  # per channel
-
-    def arrivals(self, ch: int) -> list[int]:
-        return [c for c, kind in self.events[ch] if kind == "A"]
+from satemu.board_model import (  # noqa: F401  (the wire's facts, for the tests and tools)
+    CHANNEL_OUT_OF, EGRESS_PORT, FORWARD, GAP_CYCLES, INGRESS_PORT, PORT_A, PORT_B, RETURN,
+    RX_LATENCY, TX_LATENCY, Egress, Traffic, arrival_from_wire, wire_cycles)
+from satemu.ether import padded, to_wire
 
 
 class EthPorts:

@@ -184,7 +184,13 @@ def cmd_sim(args) -> int:
 def _simulated_board(args):
     """The simulated board to use, for the ``with`` block: the one ``--port``/``--eth-port``
     name, else the one ``satemu sim`` manages, started if need be (and stopped afterwards,
-    unless ``--keep``, if it was started here)."""
+    unless ``--keep``, if it was started here). With ``--engine model``, none: None."""
+    if getattr(args, "engine", "board") == "model":
+        if args.port or args.eth_port:
+            raise ProfileError("--port and --eth-port name a simulated board: not with "
+                               "--engine model")
+        yield None
+        return
     use_checkout(f"satemu {args.command} on the simulated board")
     from sim import board
     if args.port:
@@ -210,10 +216,13 @@ def _simulated_board(args):
 
 
 def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None):
-    """One QUIC download across the simulated board, with a progress line."""
-    from sim.cosim import run_transfer
+    """One QUIC download on the engine ``args.engine`` (the simulated board ``state``, or the
+    model when ``state`` is None), with a progress line."""
+    from .boards import BOARDS, DEFAULT_BOARD
+    from .quic.cosim import run_transfer
     from .report.progress import ProgressLine
-    line = ProgressLine(size, f_clk=state["hello"]["f_clk"], every=5.0)
+    f_clk = state["hello"]["f_clk"] if state else BOARDS[DEFAULT_BOARD].f_clk
+    line = ProgressLine(size, f_clk=f_clk, every=5.0)
     last = {}
 
     def progress(sim):
@@ -227,9 +236,9 @@ def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", q
 
     if label:
         print(label, file=sys.stderr)
-    t = run_transfer(state["url"], state["eth_port"], profile, size, ack=ack, cc=args.cc,
-                     seed=args.seed, max_seconds=args.max_time,
-                     max_ack_delay_ms=args.max_ack_delay, progress=progress, qlog_dir=qlog_dir)
+    t = run_transfer(args.engine, profile, size, ack=ack, cc=args.cc, seed=args.seed,
+                     max_seconds=args.max_time, max_ack_delay_ms=args.max_ack_delay,
+                     progress=progress, qlog_dir=qlog_dir, board=state)
     line.update(t.virtual_s, t.size if t.completed else 0,
                 t.virtual_s * t.f_clk / max(t.wall_s, 1e-9))        # the average, at the end
     line.finish()
@@ -297,6 +306,9 @@ def cmd_quic(args) -> int:
         return cmd_quic_realtime(args, size, ack)
     if not args.profile:
         raise ProfileError("--profile is needed (the simulated board's link)")
+    if args.compare and args.engine != "board":
+        raise ProfileError("--compare runs the transfer on the board, then on the model: "
+                           "not with --engine model")
     load_profile(args.profile)                      # a bad profile fails before anything starts
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
     with _simulated_board(args) as state:
@@ -304,10 +316,43 @@ def cmd_quic(args) -> int:
                       qlog_dir=out / "qlog" if args.qlog else None)
     s = write_transfer(t, out)
     _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}", t, s)
-    print(f"  emulator counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
-          f"the endpoints; {t.virtual_s:.3f} s of link time in {t.wall_s:.0f} s")
+    what = "model" if t.engine == "model" else "emulator"
+    print(f"  {what} counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
+          f"the endpoints; {t.virtual_s:.3f} s of link time in {t.wall_s:.1f} s on the "
+          f"{t.engine} engine")
+    if t.exactness and not t.exactness["exact"]:
+        print("  note: a burst on a port was longer than the board's ingress FIFO absorbs; the "
+              "board might have discarded frames there (overrun), the model assumes not")
     print(f"  wrote {out}/result.json, packets.csv and plots")
-    return 0 if t.completed and s["consistency"]["consistent"] else 1
+    same = True
+    if args.compare:
+        same = _compare_with_model(t, args, out)
+    return 0 if t.completed and s["consistency"]["consistent"] and same else 1
+
+
+def _compare_with_model(t, args, out: Path) -> bool:
+    """``satemu quic --compare``: the board's transfer ``t`` again on the model engine, compared
+    frame for frame (satemu.quic.cosim.differences); writes OUT/compare.json."""
+    import json
+    from .quic.cosim import differences, model_twin
+    m = model_twin(t, args.profile, max_seconds=args.max_time)
+    diff = differences(t, m)
+    (out / "compare.json").write_text(json.dumps(
+        {"equal": not diff, "differences": diff, "datagrams": len(t.sent),
+         "deliveries": len(t.delivered), "bod_records": len(t.bod["records"]) if t.bod else 0,
+         "board_wall_s": t.wall_s, "model_wall_s": m.wall_s,
+         "model_exactness": m.exactness}, indent=2) + "\n")
+    if diff:
+        print(f"  the model engine DIFFERS from the board ({len(diff)} differences, "
+              f"{out}/compare.json):")
+        for line in diff[:5]:
+            print(f"    {line}")
+        return False
+    bod = f", {len(t.bod['records'])} BoD records" if t.bod else ""
+    print(f"  the model engine gives the same run, frame for frame: {len(t.sent)} datagrams "
+          f"and {len(t.delivered)} deliveries at the same cycles, every counter{bod} "
+          f"({m.wall_s:.2f} s against the board's {t.wall_s:.0f} s; {out}/compare.json)")
+    return True
 
 
 def cmd_experiment(args) -> int:
@@ -401,6 +446,10 @@ def build_parser() -> argparse.ArgumentParser:
     port_args(bod)
     bod.set_defaults(func=cmd_bod_trace)
     def transfer_args(p):
+        p.add_argument("--engine", choices=["board", "model"], default="board",
+                       help="what carries the link: 'board', the simulated board in Verilator "
+                       "(the hardware path), or 'model', the reference models of the same path, "
+                       "which equal it frame for frame and run far faster (default %(default)s)")
         p.add_argument("--cc", choices=["reno", "cubic"], default="reno",
                        help="the server's congestion control (default %(default)s)")
         p.add_argument("--seed", type=int, default=0, help="randomness of both endpoints")
@@ -422,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
                       "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
     transfer_args(quic)
+    quic.add_argument("--compare", action="store_true",
+                      help="after the transfer on the board, run it on the model engine and "
+                      "compare the two frame for frame (OUT/compare.json)")
     quic.add_argument("--qlog", action="store_true",
                       help="also write both endpoints' qlog (virtual timestamps) under OUT/qlog")
     rt = quic.add_argument_group("real time (a board, or anything between two interfaces)")

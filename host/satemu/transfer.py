@@ -48,6 +48,11 @@ class Transfer:
     wall_s: float
     virtual_s: float
     error: str | None = None
-    # BoD return link: the ring read after the transfer (start cycle of superframe 0, superframe
-    # cycles, slot bytes, records as dicts, superframes lost); None without BoD.
+    # BoD return link: the ring read after the transfer (start cycle of superframe 0, the
+    # transfer's phase within the superframes, superframe cycles, slot bytes, records as dicts,
+    # superframes lost); None without BoD (satemu.quic.cosim.bod_dict).
     bod: dict | None = None
+    engine: str = "board"          # what carried it: "board" (Verilator), "model", "realtime"
+    origin: int = 0                # the cycle the transfer started at
+    # The model engine: where the board could differ from it (satemu.board_model.exactness).
+    exactness: dict | None = None

@@ -10,7 +10,7 @@
 #     capture on client_if                                   capture on server_if
 #
 # With a board, client_if is cabled to port A (the terminal side) and server_if to port B (the
-# gateway side): forward is server -> client, return is client -> server, as in sim.cosim.
+# gateway side): forward is server -> client, return is client -> server, as in satemu.quic.cosim.
 #
 # Processes, all started with ``ip netns exec NS ...`` and all in a session of their own, so a
 # shell template's children go with it:
@@ -155,7 +155,7 @@ def build_transfer(*, size: int, ack: str, cc: str, client_capture: "str | Path"
         board_stats={},
         undecodable=meta_c["undecodable_in"] + meta_s["undecodable_in"],
         max_ack_delay_advertised_ms=max_ack_delay_ms, max_ack_delay_used_ms=used,
-        wall_s=wall_s, virtual_s=wall_s, error=error)
+        wall_s=wall_s, virtual_s=wall_s, error=error, engine="realtime")
     return transfer, info
 
 
@@ -285,7 +285,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
     {server_port} {client_ip} {size} {outdir}, and {python} {ack} {cc} {max_ack_delay_ms}. An
     external client has completed when it exits with status 0. The client's ACK policy is
     ``ack``; the server keeps aioquic's default unless ``ack`` is ack-frequency:N (as in
-    sim.cosim.run_transfer). ``netem`` (e.g. "delay 10ms") adds a netem qdisc on both interfaces.
+    satemu.quic.cosim). ``netem`` (e.g. "delay 10ms") adds a netem qdisc on both interfaces.
 
     ``outdir`` receives the captures (client.capture, server.capture), the endpoints' records
     (client.json, server.json), their output (*.log) and realtime.json (per-direction counts:

@@ -139,6 +139,8 @@ def summarize(t) -> dict:
       ack-eliciting forward packets.
     * ``forward_pps``/``return_pps``: packets sent in that direction / completion_s.
     * ``speed``: virtual_s / wall_s.
+    * ``engine``: what carried the transfer (``board``, ``model`` or ``realtime``); for the model,
+      ``exactness`` says where the board could have differed (``BoardModel.exactness``).
     * ``consistency``: see :func:`_consistency`.
     """
     sent_n = {d: 0 for d in DIRECTIONS}
@@ -163,7 +165,8 @@ def summarize(t) -> dict:
     forward_eliciting = sent_n["forward"] - ack_only_n["forward"]
     return {
         "profile": t.profile, "size": t.size, "ack": t.ack, "cc": t.cc, "seed": t.seed,
-        "f_clk": t.f_clk,
+        "f_clk": t.f_clk, "engine": getattr(t, "engine", "board"),
+        "exactness": getattr(t, "exactness", None),
         "completed": t.completed, "error": t.error,
         "completion_s": t.completion_s, "handshake_s": t.handshake_s,
         "goodput_mbps": None if c is None else t.size * 8 / c / 1e6,

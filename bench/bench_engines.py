@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Benchmark: the model engine's 10 MB geo-testbed download on one core, against the board's.
+
+Runs the download with ACK 1:2 and 1:10 on the model engine, pinned to one core, and writes
+bench/results/engines.json with each run's wall time, link time and simulated cycles per wall
+second. The board's figures for the same transfers come from the newest `make demo` record in
+bench/results/cosim/ (the same profile, size, policies and seed), or, with ``--board``, from
+running them on the simulated board here, in which case the two runs are also compared frame
+for frame (satemu.quic.cosim.differences) and the bench fails if they differ.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from satemu.quic.cosim import differences, run_model_transfer  # noqa: E402
+from satemu.report.metrics import summarize  # noqa: E402
+
+PROFILE, SIZE, POLICIES, SEED = "geo-testbed", 10_000_000, ("ratio:2", "ratio:10"), 0
+GOAL_S = 15.0
+
+
+def board_record() -> tuple[str, dict] | None:
+    """The newest demo record of the same transfers: (its path, runs by policy)."""
+    for path in sorted((ROOT / "bench" / "results" / "cosim").glob("demo-*.json"), reverse=True):
+        d = json.loads(path.read_text())
+        runs = {r["ack"]: r for r in d.get("runs", []) if r.get("size") == SIZE}
+        if d.get("profile") == PROFILE and all(p in runs for p in POLICIES) and \
+                runs[POLICIES[0]].get("engine", "board") == "board":
+            return str(path.relative_to(ROOT)), runs
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--board", action="store_true",
+                    help="also run the transfers on the simulated board and compare (slow)")
+    args = ap.parse_args()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})      # one core
+    results, failed = [], False
+    board_runs, source = {}, None
+    state = None
+    if args.board:
+        from sim import board
+        from sim.cosim import run_transfer
+        state = board.launch()
+        source = "measured here on the simulated board"
+    else:
+        found = board_record()
+        if found:
+            source, board_runs = found
+    try:
+        for ack in POLICIES:
+            t0 = time.monotonic()
+            t = run_model_transfer(PROFILE, SIZE, ack=ack, seed=SEED)
+            wall = time.monotonic() - t0
+            s = summarize(t)
+            row = {"ack": ack, "completed": t.completed, "completion_s": s["completion_s"],
+                   "return_packets": s["return_packets"], "return_bytes": s["return_bytes"],
+                   "virtual_s": round(t.virtual_s, 6), "model_wall_s": round(wall, 2),
+                   "model_cycles_per_wall_s": round(t.virtual_s * t.f_clk / wall)}
+            if state is not None:
+                b = run_transfer(state["url"], state["eth_port"], PROFILE, SIZE, ack=ack,
+                                 seed=SEED)
+                diff = differences(b, t)
+                failed |= bool(diff)
+                row["equal_to_board"] = not diff
+                board_runs[ack] = {"wall_s": b.wall_s,
+                                   "cycles_per_wall_s": round(b.virtual_s * b.f_clk / b.wall_s)}
+            if ack in board_runs:
+                bw = board_runs[ack]["wall_s"]
+                row["board_wall_s"] = round(bw, 1)
+                row["board_cycles_per_wall_s"] = board_runs[ack]["cycles_per_wall_s"]
+                row["speedup"] = round(bw / wall, 1)
+            results.append(row)
+            print(f"model engine, {PROFILE} 10 MB, ACK {ack}: {wall:.2f} s of wall time for "
+                  f"{t.virtual_s:.3f} s of link time"
+                  + (f", {row['speedup']}x the board's {row['board_wall_s']} s"
+                     if "speedup" in row else ""))
+    finally:
+        if state is not None:
+            from sim import board
+            board.kill(state)
+    out = ROOT / "bench" / "results" / "engines.json"
+    out.write_text(json.dumps({
+        "benchmark": "model-engine", "date": time.strftime("%Y-%m-%d"), "profile": PROFILE,
+        "size": SIZE, "seed": SEED, "goal_wall_s": GOAL_S, "cores": 1,
+        "board_figures_from": source, "runs": results,
+        "goal_met": all(r["model_wall_s"] <= GOAL_S for r in results)}, indent=2) + "\n")
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Virtual-time co-simulation: two sans-I/O QUIC endpoints exchange real Ethernet/IPv4/UDP frames
+across an engine of the board's frame path, in lock-step with its clock.
+
+Two engines have one surface (``send``, ``run``, ``now``, ``traffic``): ``board``, the simulated
+board in Verilator (``sim.frames.EthPorts``, from a checkout), and ``model``, the reference
+models of the same path (``satemu.board_model.BoardModel``), which the board equals frame for
+frame (docs/architecture.md, "Two engines").
+
+The client (terminal) sits on port A, the server (gateway) on port B. The engine runs until the
+next instant at which an endpoint may act: a frame has finished leaving a port (it is delivered
+to the endpoint on that port), or an endpoint's timer is due. The endpoints act at that cycle,
+and the datagrams they produce go onto their port's wire from that cycle on, back to back at the
+wire's rate (as a host's NIC sends them). The engine never runs past such an instant, so the
+endpoints see the link exactly as the channels shape, queue, drop and delay it.
+
+Time: cycle ``c`` is ``(c - origin) / f_clk`` seconds on the endpoints' clock, where ``origin``
+is the cycle the transfer started. A datagram is delivered in the cycle after the last beat of
+its frame left the port.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from ..ether import to_wire
+from ..transfer import Delivery, PacketRecord, Transfer
+from .packets import build_frame, parse_frame
+
+__all__ = ["ENGINES", "CoSim", "run_model_transfer", "endpoints", "make_transfer"]
+
+ENGINES = ("board", "model")
+IDLE_STEP = 1 << 22          # how far the engine may run when no endpoint has a timer (cycles)
+PORT_A, PORT_B = 0, 1
+
+
+@dataclass
+class CoSim:
+    """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
+    ``satemu.quic.bulk.BulkClient``/``BulkServer``: ``transmit(now)``, ``timer(now)``,
+    ``handle_timer(now)``, ``receive(data, now)``, and ``local``/``remote`` addressing, across
+    ``eth``, an engine."""
+
+    eth: object
+    f_clk: int
+    client: object
+    server: object
+    sent: list[PacketRecord] = field(default_factory=list)
+    delivered: list[Delivery] = field(default_factory=list)
+    undecodable: int = 0
+    origin: int = 0
+    now_cycle: int = 0
+    steps: int = 0
+
+    def time(self, cycle: int) -> float:
+        return (cycle - self.origin) / self.f_clk
+
+    def cycle_of(self, t: float) -> int:
+        return self.origin + max(0, math.ceil(round(t * self.f_clk, 6)))
+
+    def start(self) -> None:
+        """Enter lock-step at the engine's present cycle and start the client."""
+        self.now_cycle = self.origin = self.eth.run(self.eth.now() + 1)
+        self._seen = {ch: len(self.eth.traffic.egress[ch]) for ch in (0, 1)}
+        self._ip_id = {PORT_A: 0, PORT_B: 0}
+        self.client.start(self.time(self.now_cycle))
+        self._transmit()
+
+    def _transmit(self) -> None:
+        now = self.time(self.now_cycle)
+        for peer, port, direction in ((self.client, PORT_A, "return"),
+                                      (self.server, PORT_B, "forward")):
+            for data, info in peer.transmit(now):
+                self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
+                frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
+                self.eth.send(port, to_wire(frame), self.now_cycle)
+                self.sent.append(PacketRecord(self.now_cycle, direction, len(frame), len(data),
+                                              bool(info.ack_only)))
+
+    def step(self) -> None:
+        """Run the engine to the next instant an endpoint may act, and let the endpoints act."""
+        now = self.time(self.now_cycle)
+        due = {id(p): p.timer(now) for p in (self.client, self.server)}
+        timers = [self.cycle_of(t) for t in due.values() if t is not None]
+        limit = max(min(timers) if timers else self.now_cycle + IDLE_STEP, self.now_cycle + 1)
+        self.now_cycle = self.eth.run(limit)
+        self.steps += 1
+        now = self.time(self.now_cycle)
+        # Frames that left a port: port A's (forward channel) to the client, port B's to the server.
+        for ch, peer, direction in ((0, self.client, "forward"), (1, self.server, "return")):
+            out = self.eth.traffic.egress[ch]
+            for e in out[self._seen[ch]:]:
+                frame, ok = e.frame, e.wire_ok
+                try:
+                    _src, _dst, payload = parse_frame(frame)
+                except ValueError:
+                    ok = False
+                if not ok:
+                    self.undecodable += 1
+                    continue
+                self.delivered.append(Delivery(self.now_cycle, direction, len(frame)))
+                peer.receive(payload, now)
+            self._seen[ch] = len(out)
+        for peer in (self.client, self.server):
+            t = due[id(peer)]
+            if t is not None and self.cycle_of(t) <= self.now_cycle:
+                peer.handle_timer(now)
+        self._transmit()
+
+    def run(self, done: Callable[[], bool], max_seconds: float,
+            progress: Callable[["CoSim"], None] | None = None, every: float = 1.0) -> bool:
+        """Step until ``done()`` or ``max_seconds`` of virtual time; returns ``done()``.
+        ``progress`` is called about every ``every`` wall seconds."""
+        self.start()
+        end = self.origin + round(max_seconds * self.f_clk)
+        last = time.monotonic()
+        while not done() and self.now_cycle < end:
+            self.step()
+            if progress and time.monotonic() - last >= every:
+                last = time.monotonic()
+                progress(self)
+        return done()
+
+    def record_rest(self) -> None:
+        """After the endpoints stopped: the frames that left the engine since are recorded as
+        delivered, at the cycle after their last beat, though no endpoint reads them."""
+        for ch, direction in ((0, "forward"), (1, "return")):
+            for e in self.eth.traffic.egress[ch][self._seen[ch]:]:
+                self.delivered.append(Delivery(e.end, direction, len(e.frame)))
+            self._seen[ch] = len(self.eth.traffic.egress[ch])
+
+
+@contextmanager
+def endpoints(size: int, ack: str, cc: str, seed: int, max_ack_delay_ms: float,
+              initial_rtt_ms: float, qlog_dir=None):
+    """The client and server of one download, with every source of randomness seeded; yields
+    (client, server, policy) and writes the qlogs into ``qlog_dir`` (if given) afterwards."""
+    from .ackpolicy import AckPolicy
+    from .bulk import BulkClient, BulkServer, make_configs
+    from .determinism import deterministic
+
+    policy = AckPolicy.parse(ack)
+    server_policy = policy if policy.kind == "ack-frequency" else "default"
+    with deterministic(seed):
+        client_cfg, server_cfg = make_configs(cc=cc, max_ack_delay_ms=max_ack_delay_ms,
+                                              initial_rtt_ms=initial_rtt_ms,
+                                              qlog=qlog_dir is not None)
+        client = BulkClient(client_cfg, size, policy=policy)
+        server = BulkServer(server_cfg, policy=server_policy)
+        yield client, server, policy
+    if qlog_dir is not None:
+        import json
+        from pathlib import Path
+        Path(qlog_dir).mkdir(parents=True, exist_ok=True)
+        for name, cfg in (("client", client_cfg), ("server", server_cfg)):
+            (Path(qlog_dir) / f"{name}.qlog").write_text(json.dumps(cfg.quic_logger.to_dict()))
+
+
+def make_transfer(sim: CoSim, link, size: int, policy, cc: str, seed: int, f_clk: int,
+                  board: dict, bod: dict | None, max_ack_delay_ms: float, wall_s: float,
+                  engine: str) -> Transfer:
+    """The Transfer record of a finished co-simulation."""
+    client, server = sim.client, sim.server
+    used = None
+    if server.conn is not None:
+        used = server.conn._loss.max_ack_delay * 1000.0      # what the sender's recovery assumes
+    return Transfer(
+        profile=link.name, size=size, ack=str(policy), cc=cc, seed=seed, f_clk=f_clk,
+        completed=client.done,
+        completion_s=(client.completed_at - client.started_at) if client.done else None,
+        handshake_s=(client.handshake_at - client.started_at) if client.handshake_at else None,
+        sent=sim.sent, delivered=sim.delivered,
+        client_stats=asdict(client.conn.stats),
+        server_stats=asdict(server.conn.stats) if server.conn else {},
+        board_stats=board, undecodable=sim.undecodable,
+        max_ack_delay_advertised_ms=max_ack_delay_ms, max_ack_delay_used_ms=used,
+        wall_s=wall_s, virtual_s=sim.time(sim.now_cycle), error=client.error, bod=bod,
+        engine=engine, origin=sim.origin)
+
+
+def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
+    """The BoD section of a Transfer: superframe 0's start cycle, the transfer's phase within
+    the superframes (``origin - start`` cycles), the superframe's cycles, slot bytes, records
+    (as dicts) and the superframe ranges the box's ring lost."""
+    from ..bod_model import superframe_cycles
+    return {"start": start, "phase": origin - start, "superframe_cycles": superframe_cycles(regs),
+            "slot_bytes": regs.bod_slot_bytes, "records": [vars(r) for r in records],
+            "lost": list(lost)}
+
+
+def run_model_transfer(profile, size: int, ack: str = "default", cc: str = "reno",
+                       seed: int = 0, max_seconds: float = 600.0, max_ack_delay_ms: float = 25.0,
+                       initial_rtt_ms: float = 333.0,
+                       progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
+                       bod_phase: int = 0, bod_superframes: int = 0) -> Transfer:
+    """The ``model`` engine: download ``size`` bytes from the server (port B) to the client
+    (port A) across ``satemu.board_model.BoardModel`` loaded with ``profile`` as the simulated
+    board's firmware would load it. ``bod_phase`` is how many cycles before the transfer's
+    start a BoD channel's superframe 0 began (on the board: since the profile's commit);
+    ``bod_superframes`` how many superframe records it keeps at least (the board's ring goes on
+    recording after the transfer)."""
+    from ..board_model import FORWARD, RETURN, BoardModel
+    from ..boards import BOARDS, DEFAULT_BOARD
+    from ..profile import load_profile
+
+    if bod_phase < 0:
+        raise ValueError("bod_phase is a number of cycles, at least 0")
+    link = load_profile(profile)
+    board = BOARDS[DEFAULT_BOARD]
+    regs = link.check(board.hardware)           # as the firmware checks and loads it
+    regs = {FORWARD: regs["forward"], RETURN: regs["return"]}
+    t0 = time.monotonic()
+    model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board)
+    with endpoints(size, ack, cc, seed, max_ack_delay_ms, initial_rtt_ms, qlog_dir) as \
+            (client, server, policy):
+        sim = CoSim(model, board.f_clk, client, server)
+        sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
+        wall = time.monotonic() - t0
+        model.finish(bod_superframes)
+        sim.record_rest()
+    stats = {"forward": model.stats(FORWARD), "return": model.stats(RETURN)}
+    bod = None
+    if regs[RETURN].bod:
+        bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod)
+    t = make_transfer(sim, link, size, policy, cc, seed, board.f_clk, stats, bod,
+                      max_ack_delay_ms, wall, "model")
+    t.exactness = model.exactness()
+    return t
+
+
+def run_transfer(engine: str, profile, size: int, *, ack: str = "default", cc: str = "reno",
+                 seed: int = 0, max_seconds: float = 600.0, max_ack_delay_ms: float = 25.0,
+                 initial_rtt_ms: float = 333.0, progress: Callable[[CoSim], None] | None = None,
+                 qlog_dir=None, board: dict | None = None) -> Transfer:
+    """One download on ``engine``: ``model`` (no board needed), or ``board``, the running
+    simulated board whose UART URL and Ethernet module's port ``board`` holds (``url``,
+    ``eth_port``; needs a checkout)."""
+    common = dict(ack=ack, cc=cc, seed=seed, max_seconds=max_seconds,
+                  max_ack_delay_ms=max_ack_delay_ms, initial_rtt_ms=initial_rtt_ms,
+                  progress=progress, qlog_dir=qlog_dir)
+    if engine == "model":
+        return run_model_transfer(profile, size, **common)
+    if engine == "board":
+        if not board:
+            raise ValueError("the board engine needs a running simulated board")
+        from sim.cosim import run_transfer as on_board
+        return on_board(board["url"], board["eth_port"], profile, size, **common)
+    raise ValueError(f"engine {engine!r}: one of {', '.join(ENGINES)}")
+
+
+def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
+    """Where two transfers of the same profile, size, policy and seed differ (empty: they are
+    equal frame for frame): every datagram sent (cycle from the start, direction, sizes,
+    ACK-only), every delivery, every counter of both channels but the read's cycle, and every
+    BoD record both hold. At most ``limit`` differences of each kind are listed."""
+    out: list[str] = []
+
+    def rows(t, records, fields):
+        return [tuple([r.cycle - t.origin] + [getattr(r, f) for f in fields]) for r in records]
+
+    for name, fields in (("sent", ("direction", "size", "udp_size", "ack_only")),
+                         ("delivered", ("direction", "size"))):
+        ra, rb = rows(a, getattr(a, name), fields), rows(b, getattr(b, name), fields)
+        if len(ra) != len(rb):
+            out.append(f"{name}: {len(ra)} records against {len(rb)}")
+        bad = [i for i, (x, y) in enumerate(zip(ra, rb)) if x != y]
+        out += [f"{name}[{i}]: {ra[i]} against {rb[i]}" for i in bad[:limit]]
+    for d in ("forward", "return"):
+        sa, sb = a.board_stats.get(d, {}), b.board_stats.get(d, {})
+        for k in sorted(set(sa) | set(sb) - {"snapshot_cycle"}):
+            if k != "snapshot_cycle" and sa.get(k) != sb.get(k):
+                out.append(f"{d}.{k}: {sa.get(k)} against {sb.get(k)}")
+    if (a.bod is None) != (b.bod is None):
+        out.append("bod: only one of them has BoD records")
+    elif a.bod is not None:
+        for k in ("phase", "superframe_cycles", "slot_bytes"):
+            if a.bod[k] != b.bod[k]:
+                out.append(f"bod.{k}: {a.bod[k]} against {b.bod[k]}")
+        ra = {r["sf"]: r for r in a.bod["records"]}
+        rb = {r["sf"]: r for r in b.bod["records"]}
+        both = sorted(set(ra) & set(rb))
+        bad = [sf for sf in both if ra[sf] != rb[sf]]
+        out += [f"bod record {sf}: {ra[sf]} against {rb[sf]}" for sf in bad[:limit]]
+    return out
+
+
+def model_twin(t: Transfer, profile, max_seconds: float = 600.0,
+               initial_rtt_ms: float = 333.0) -> Transfer:
+    """The model engine's run of board transfer ``t`` (the same profile, size, policy, congestion
+    control, seed and max_ack_delay, and the board's BoD phase), for :func:`differences`."""
+    phase = t.bod["phase"] if t.bod else 0
+    superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
+    return run_model_transfer(profile, t.size, ack=t.ack, cc=t.cc, seed=t.seed,
+                              max_seconds=max_seconds,
+                              max_ack_delay_ms=t.max_ack_delay_advertised_ms,
+                              initial_rtt_ms=initial_rtt_ms, bod_phase=phase,
+                              bod_superframes=superframes)
