@@ -102,7 +102,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs."""
     try:
         os.kill(pid, 0)
     except OSError:
@@ -115,7 +116,7 @@ def status() -> dict | None:
     if not STATE.exists():
         return None
     state = json.loads(STATE.read_text())
-    if not _alive(state["pid"]):
+    if not alive(state["pid"]):
         STATE.unlink()
         return None
     return state
@@ -201,11 +202,11 @@ def kill(state: dict) -> None:
                 os.killpg(pid, signal.SIGKILL)
                 proc.wait()
         return
-    if not _alive(pid):
+    if not alive(pid):
         return
     os.killpg(pid, signal.SIGTERM)
     for _ in range(50):
-        if not _alive(pid):
+        if not alive(pid):
             return
         time.sleep(0.1)
     os.killpg(pid, signal.SIGKILL)

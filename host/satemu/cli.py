@@ -356,31 +356,78 @@ def _compare_with_model(t, args, out: Path) -> bool:
 
 
 def cmd_experiment(args) -> int:
-    from .report.files import write_transfer
+    """A sweep of QUIC downloads (satemu.sweep): profiles x --set values x sizes x ACK policies
+    x congestion controls x seeds, each point run once, in parallel (--jobs, --dask), resumed
+    from what OUT holds; results.csv/json, the table, report.md and its plots."""
+    import json
+    from .boards import BOARDS
     from .report.plots import PLOT_NAMES
+    from .report.sweep import sweep_markdown, write_results
     from .report.tables import experiment_markdown, format_table
-    # A profile given as a file is filed under its name in the output.
-    names = {p: load_profile(p).name for p in args.profile}
-    sizes = [(text, _size(text)) for text in args.sizes.split(",")]
-    policies = [_check_ack(a) for a in args.policies.split(",")]
+    from .sweep import parse_sets, plan, record_of, run_sweep, split_values
+    sizes = [(text, _size(text)) for text in split_values(args.sizes)]
+    policies = [_check_ack(a) for a in split_values(args.policies)]
+    try:
+        seeds = [int(s) for s in split_values(args.seeds)] if args.seeds else [args.seed]
+    except ValueError:
+        raise ProfileError(f"--seeds {args.seeds!r}: whole numbers, such as 0,1,2") from None
+    if args.jobs is not None and args.jobs < 1:
+        raise ProfileError(f"--jobs {args.jobs}: at least 1")
+    if args.engine == "model" and (args.port or args.eth_port):
+        raise ProfileError("--port and --eth-port name a simulated board: not with "
+                           "--engine model")
+    if args.port and (args.dask or (args.jobs or 1) > 1):
+        raise ProfileError("--port names one simulated board, which runs the points one by "
+                           "one: not with --jobs above 1 or --dask")
+    jobs = args.jobs or (1 if args.port else os.cpu_count() or 1)
+    # Every point, its profile parsed with its --set values and checked against the simulated
+    # board's hardware, before anything starts.
+    points = plan(args.engine, args.profile, sizes, policies, split_values(args.cc), seeds,
+                  parse_sets(args.set), max_ack_delay=args.max_ack_delay,
+                  max_time=args.max_time, hardware=BOARDS["sim"].hardware)
+    if args.engine == "board" and not args.dask:     # the workers' checkouts are theirs
+        use_checkout("satemu experiment on the simulated board")
     out = Path(args.out or f"satemu-experiment-{args.kind}")
-    rows = []
-    with _simulated_board(args) as state:
-        for profile in args.profile:
-            for text, size in sizes:
-                for ack in policies:
-                    t = _transfer(state, profile, size, ack, args,
-                                  label=f"{profile}, {text}, ACK {ack}:")
-                    run_dir = out / names[profile] / text / ack.replace(":", "")
-                    s = write_transfer(t, run_dir)
-                    rel = run_dir.relative_to(out)
-                    plots = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
-                    rows.append((s, {name: str(rel / f"{name}.png") for name in plots}))
-    print(format_table(rows))
-    report = experiment_markdown(rows, out / "report.md",
+    out.mkdir(parents=True, exist_ok=True)
+    where = (f"on the Dask scheduler {args.dask}" if args.dask else
+             f"on {jobs} worker processes" if jobs > 1 else "one after another")
+    print(f"{len(points)} point{'' if len(points) == 1 else 's'}, {where}, into {out}",
+          file=sys.stderr)
+    pending = args.force or any(record_of(p, out) is None for p in points)
+    if args.engine == "board" and not args.dask and jobs == 1 and pending:
+        with _simulated_board(args) as state:        # --port's, or the one 'satemu sim' runs
+            outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
+    else:
+        if args.engine == "board" and not args.dask and pending:
+            from sim import board
+            try:
+                board.build_board(verbose=True)     # once, before the workers launch theirs
+            except board.BoardError as e:
+                raise DeviceError(str(e)) from None
+        outcome = run_sweep(points, out, jobs=jobs, dask=args.dask, force=args.force)
+    rows, table = [], []
+    for p in points:
+        record = outcome.records[p]
+        if record is None:
+            continue
+        rows.append(record["row"])
+        s = json.loads((out / p.run_rel / "result.json").read_text())
+        plots = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
+        table.append((s, {name: str(p.run_rel / f"{name}.png") for name in plots}))
+    failed = [{"point": p.id, "label": p.label(), "run_dir": p.run_rel.as_posix(),
+               "error": error, "log": log} for p, (error, log) in outcome.failed.items()]
+    write_results(rows, out, failed)
+    if table:
+        print(format_table(table))
+    report = experiment_markdown(table, out / "report.md",
                                  "ACK policy on the return link: satemu experiment")
-    print(f"wrote {report}")
-    return 0 if all(s["completed"] and s["consistency"]["consistent"] for s, _ in rows) else 1
+    with open(report, "a", encoding="utf-8") as f:
+        f.write("\n".join(sweep_markdown(rows, failed, out)) + "\n")
+    print(f"wrote {report}, {out / 'results.csv'} and {out / 'results.json'}"
+          f" ({len(outcome.ran)} run now, {len(rows) - len(outcome.ran)} from before"
+          + (f", {len(failed)} FAILED: run again to retry them)" if failed else ")"))
+    return 0 if not failed and all(s["completed"] and s["consistency"]["consistent"]
+                                   for s, _ in table) else 1
 
 
 def cmd_flash(args) -> int:
@@ -488,7 +535,9 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--netem", metavar="SPEC", help="also a netem qdisc on both interfaces, "
                     "e.g. 'delay 10ms' (testing without a box)")
     quic.set_defaults(func=cmd_quic)
-    exp = sub.add_parser("experiment", help="a matrix of QUIC downloads with a Markdown report")
+    exp = sub.add_parser("experiment", help="a sweep of QUIC downloads, in parallel and "
+                         "resumable, with results.csv and a Markdown report",
+                         conflict_handler="resolve")
     exp.add_argument("kind", choices=["ack-policy"])
     exp.add_argument("--profile", nargs="+", default=["geo-testbed"],
                      help="one or more profiles (default %(default)s)")
@@ -496,6 +545,24 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--policies", default="default,ratio:2,ratio:10,adaptive,ack-frequency:10",
                      help="comma-separated ACK policies (default %(default)s)")
     transfer_args(exp)
+    # The sweep's own --engine and --cc (conflict_handler="resolve" replaces transfer_args'):
+    # checked by satemu.sweep.plan with a one-line error; --cc takes a list.
+    exp.add_argument("--engine", default="board", help="what carries the link: 'board' (the "
+                     "simulated board in Verilator) or 'model' (the reference models of the same "
+                     "path, far faster) (default %(default)s)")
+    exp.add_argument("--cc", default="reno", metavar="CC[,CC...]",
+                     help="the server's congestion controls: reno, cubic (default %(default)s)")
+    exp.add_argument("--seeds", metavar="S[,S...]",
+                     help="seeds to sweep (default: --seed's one)")
+    exp.add_argument("--set", action="append", metavar="FIELD=V1[,V2...]",
+                     help="sweep a profile field over values, in the profile's units, e.g. "
+                     "return.rate=100kbit/s,1.5Mbit/s or forward.loss=0%%,1%%; repeatable")
+    exp.add_argument("--jobs", type=int, metavar="N", help="points run at once, each on its own "
+                     "engine in its own process (default: the machine's cores; 1 with --port)")
+    exp.add_argument("--dask", metavar="ADDRESS", help="run the points on a Dask scheduler, e.g. "
+                     "tcp://host:8786, or 'local' for a LocalCluster of --jobs processes")
+    exp.add_argument("--force", action="store_true",
+                     help="run every point again, even those OUT already holds")
     exp.set_defaults(func=cmd_experiment)
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])

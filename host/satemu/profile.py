@@ -58,7 +58,7 @@ from .units import (UnitError, format_rate, format_size, format_time, parse_prob
 from .validate import Hardware, Verdict, profile_fields, validate
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
-           "builtin_profiles", "parse_profile"]
+           "builtin_profiles", "parse_profile", "override_profile"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod"}
@@ -492,6 +492,61 @@ def parse_profile(text: str, name: str = "", path: Path | None = None) -> Profil
                    source=doc.get("source", ""),
                    forward=_channel("forward", doc["forward"], rtt, 1),
                    ret=_channel("return", doc["return"], rtt, 2), path=path)
+
+
+def override_profile(text: str, overrides, name: str) -> str:
+    """The profile TOML ``text`` with each ``(field, value)`` of ``overrides`` set and its name
+    made ``name``, as TOML text. A field is a channel's key by its path (``return.rate``,
+    ``forward.loss``, ``return.bod.cra``); a value is read as TOML (``3``, ``true``,
+    ``["50 packets", "640 KB"]``) or else taken as a string (``100 kbit/s``). The result is
+    parsed here, so a bad field or value raises the parser's ProfileError, which names it."""
+    import json
+    import re
+
+    def toml(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)            # a TOML basic string: JSON's escapes are TOML's
+        if isinstance(v, list):
+            return "[" + ", ".join(toml(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{key(k)} = {toml(x)}" for k, x in v.items()) + "}"
+        raise ProfileError(f"{v!r}: a value a profile cannot hold")
+
+    def key(k: str) -> str:
+        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{name}: not valid TOML: {e}") from None
+    for path, raw in overrides:
+        parts = path.split(".")
+        if len(parts) < 2 or parts[0] not in ("forward", "return") or not all(parts):
+            raise ProfileError(f"{path}: not a channel's field; give forward.KEY, return.KEY "
+                               f"or return.bod.KEY (KEY one of {', '.join(sorted(CHANNEL_KEYS))})")
+        table = doc
+        for i, part in enumerate(parts[:-1]):
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise ProfileError(f"{'.'.join(parts[:i + 1])}: not a table, so it has no "
+                                   f"{parts[i + 1]}")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        table[parts[-1]] = value
+    doc["name"] = name
+    lines = [f"{key(k)} = {toml(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    for side, table in doc.items():
+        if isinstance(table, dict):
+            lines += ["", f"[{key(side)}]"] + [f"{key(k)} = {toml(v)}" for k, v in table.items()]
+    out = "\n".join(lines) + "\n"
+    parse_profile(out, name)
+    return out
 
 
 def builtin_profiles() -> dict[str, Profile]:

@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A sweep's results: results.csv and results.json, its plots and its section of report.md."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+from typing import Sequence
+
+from .plots import _figure, _headroom, _save
+from .tables import format_bytes
+
+__all__ = ["write_results", "plot_return_bytes", "plot_goodput_vs_return_rate",
+           "sweep_markdown"]
+
+
+def write_results(rows: Sequence[dict], out, failed: Sequence[dict] = ()) -> tuple[Path, Path]:
+    """``out``/results.csv (one row per run, the union of the rows' columns in first-seen
+    order) and ``out``/results.json (the rows, and the points that failed)."""
+    out = Path(out)
+    columns: list[str] = []
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    csv_path, json_path = out / "results.csv", out / "results.json"
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, columns, restval="", lineterminator="\n")
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: "" if v is None else v for k, v in row.items()})
+    json_path.write_text(json.dumps({"rows": list(rows), "failed": list(failed)}, indent=2,
+                                    default=str) + "\n", encoding="utf-8")
+    return csv_path, json_path
+
+
+def _group(row: dict) -> str:
+    """What a row shares with the rows it is compared with: all but policy and seed."""
+    parts = [row["profile"], format_bytes(row["size"])]
+    if row["cc"] != "reno":
+        parts.append(row["cc"])
+    return ", ".join(parts)
+
+
+def plot_return_bytes(rows: Sequence[dict], path) -> Path:
+    """Return bytes per ACK policy, a bar per profile and size (the mean over seeds)."""
+    policies = list(dict.fromkeys(r["ack"] for r in rows))
+    groups = list(dict.fromkeys(_group(r) for r in rows))
+    values = defaultdict(list)
+    for r in rows:
+        values[_group(r), r["ack"]].append(r["return_bytes"])
+    fig, ax = _figure()
+    width = 0.8 / max(len(groups), 1)
+    top = 0.0
+    for i, g in enumerate(groups):
+        xs, ys = [], []
+        for j, ack in enumerate(policies):
+            if values[g, ack]:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(mean(values[g, ack]) / 1000)
+        ax.bar(xs, ys, width, label=g)
+        top = max([top, *ys])
+    ax.set_xticks(range(len(policies)), policies)
+    ax.set_xlabel("ACK policy")
+    ax.set_ylabel("return bytes (KB, frames without FCS)")
+    ax.set_title("Return-link load by ACK policy")
+    _headroom(ax, top)
+    ax.legend(fontsize="small", ncols=2)
+    return _save(fig, Path(path))
+
+
+def plot_goodput_vs_return_rate(rows: Sequence[dict], path) -> Path | None:
+    """Forward goodput against the return link's rate, a line per ACK policy (and per other
+    group when there are several); None when the return rate takes fewer than two values."""
+    rated = [r for r in rows if r.get("return_rate_bps") and r.get("goodput_mbps") is not None]
+    if len({r["return_rate_bps"] for r in rated}) < 2:
+        return None
+    groups = list(dict.fromkeys(_group_without_rate(r) for r in rated))
+    lines = defaultdict(lambda: defaultdict(list))
+    for r in rated:
+        label = r["ack"] if len(groups) == 1 else f"{r['ack']} ({_group_without_rate(r)})"
+        lines[label][r["return_rate_bps"]].append(r["goodput_mbps"])
+    fig, ax = _figure()
+    top = 0.0
+    for label, points in lines.items():
+        xs = sorted(points)
+        ys = [mean(points[x]) for x in xs]
+        ax.plot([x / 1e6 for x in xs], ys, marker="o", label=label)
+        top = max([top, *ys])
+    ax.set_xscale("log")
+    rates = sorted({r["return_rate_bps"] / 1e6 for r in rated})
+    ax.set_xticks(rates, [f"{x:g}" for x in rates])
+    ax.minorticks_off()
+    ax.set_xlabel("return link rate (Mbit/s)")
+    ax.set_ylabel("forward goodput (Mbit/s)")
+    ax.set_title("Forward goodput against return rate")
+    _headroom(ax, top)
+    ax.legend(fontsize="small")
+    return _save(fig, Path(path))
+
+
+def _group_without_rate(row: dict) -> str:
+    parts = [row["base_profile"], format_bytes(row["size"])]
+    others = [f"{k}={row[k]}" for k in row.get("overrides", "").split(";")
+              if k and not k.startswith("return.rate=")]
+    return ", ".join(parts + others + ([row["cc"]] if row["cc"] != "reno" else []))
+
+
+def sweep_markdown(rows: Sequence[dict], failed: Sequence[dict], out) -> list[str]:
+    """The sweep's section of report.md: its plots (written into ``out``), the results files
+    and the points that failed."""
+    out = Path(out)
+    lines = ["", "## Sweep", "",
+             f"{len(rows)} runs; one row each, keyed by all their parameters, in "
+             "[results.csv](results.csv) and [results.json](results.json)."]
+    if rows:
+        plot_return_bytes(rows, out / "sweep_return_bytes.png")
+        lines += ["", "![return bytes by ACK policy](sweep_return_bytes.png)"]
+        if plot_goodput_vs_return_rate(rows, out / "sweep_goodput_vs_return_rate.png"):
+            lines += ["", "![forward goodput against return rate]"
+                          "(sweep_goodput_vs_return_rate.png)"]
+    if failed:
+        lines += ["", "Failed (a rerun retries them):", ""]
+        lines += [f"* {f['label']}: {f['error']}" + (f" (log: `{f['log']}`)" if f["log"] else "")
+                  for f in failed]
+    return lines

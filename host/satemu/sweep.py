@@ -1,0 +1,529 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Sweeps of QUIC downloads: points as pure functions of their parameters, run in parallel."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+from .profile import ProfileError, load_profile, override_profile, parse_profile
+
+__all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
+           "parse_sets", "record_of", "RECORD", "CCS"]
+
+CCS = ("reno", "cubic")
+RECORD = "point.json"           # in a point's run directory: its key and figures, once done
+ENGINES = ("board", "model")    # as satemu.quic.cosim.ENGINES (not imported: it pulls aioquic)
+# The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
+FIGURES = ("completed", "error", "completion_s", "goodput_mbps", "forward_packets",
+           "forward_bytes", "return_packets", "return_bytes", "return_share_pct",
+           "ack_only_packets", "ack_ratio", "return_pps", "consistent", "virtual_s", "wall_s",
+           "speed")
+
+
+def split_values(text: str) -> list[str]:
+    """``text`` split at the commas outside quotes and brackets: ``a,"b,c",[d, e]``."""
+    out, depth, quote, cur = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    out.append(cur.strip())
+    return out
+
+
+def parse_sets(sets) -> list[tuple[str, list[str]]]:
+    """``--set FIELD=V1,V2`` options as (field, values), in the order given."""
+    out: list[tuple[str, list[str]]] = []
+    for text in sets or ():
+        field, eq, values = text.partition("=")
+        field = field.strip()
+        if not eq or not field:
+            raise ProfileError(f"--set {text!r}: expected FIELD=V1,V2,... such as "
+                               f"return.rate=100kbit/s,1.5Mbit/s")
+        vals = split_values(values)
+        if not all(vals):
+            raise ProfileError(f"--set {text!r}: an empty value")
+        if field in (f for f, _ in out):
+            raise ProfileError(f"--set {field}: given twice; list its values in one --set")
+        out.append((field, vals))
+    return out
+
+
+def _safe(text: str) -> str:
+    """A value as part of a file name: no spaces, '/' as 'p', '%' as 'pct'."""
+    text = text.replace(" ", "").replace("/", "p").replace("%", "pct")
+    return re.sub(r"[^A-Za-z0-9._=-]", "_", text)
+
+
+def derived_name(base: str, overrides) -> str:
+    """The name of profile ``base`` with ``overrides``: ``short-asym+return.rate=100kbitps``."""
+    return base + "".join(f"+{field}={_safe(value)}" for field, value in overrides)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One download of a sweep, everything it depends on; picklable, so it runs anywhere."""
+
+    engine: str
+    base: str                       # the base profile's name
+    overrides: tuple                # ((field, value text), ...), sorted by field
+    name: str                       # the profile's name in the results
+    size: int
+    size_text: str
+    ack: str
+    cc: str
+    seed: int
+    max_ack_delay: float            # ms
+    max_time: float                 # s of link time
+    profile: str                    # a built-in profile's name, or "" when ``toml`` holds it
+    toml: str = ""                  # the profile's TOML text (a file's, or with overrides)
+    sha: str = ""                   # of the profile's text: an edited profile is a new point
+
+    def key(self) -> dict:
+        """What makes the point: equal keys, equal results."""
+        return {"engine": self.engine, "profile": self.base,
+                "overrides": ";".join(f"{f}={v}" for f, v in self.overrides),
+                "size": self.size, "ack": self.ack, "cc": self.cc, "seed": self.seed,
+                "max_ack_delay_ms": self.max_ack_delay, "max_time_s": self.max_time,
+                "profile_sha": self.sha}
+
+    @property
+    def id(self) -> str:
+        return hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def run_rel(self) -> Path:
+        """Its run directory under the sweep's: ``profile/size/policy``, the policy with
+        ``-cc``, ``-seedN``, ``-madMS`` when those differ from reno, 0 and 25 ms."""
+        leaf = self.ack.replace(":", "")
+        if self.cc != "reno":
+            leaf += f"-{self.cc}"
+        if self.seed != 0:
+            leaf += f"-seed{self.seed}"
+        if self.max_ack_delay != 25.0:
+            leaf += f"-mad{self.max_ack_delay:g}"
+        return Path(self.name) / self.size_text / leaf
+
+    def label(self) -> str:
+        return (f"{self.name}, {self.size_text}, ACK {self.ack}, {self.cc}, seed {self.seed}")
+
+
+def _builtin_text(name: str) -> str | None:
+    for entry in resources.files("satemu").joinpath("profiles").iterdir():
+        if entry.name.endswith(".toml"):
+            text = entry.read_text()
+            if entry.name[:-5] == name or parse_profile(text, entry.name[:-5]).name == name:
+                return text
+    return None
+
+
+def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *,
+         max_ack_delay: float = 25.0, max_time: float = 600.0, hardware=None) -> list[Point]:
+    """Every point of the sweep profiles x --set values x sizes x policies x ccs x seeds, each
+    profile parsed and checked against ``hardware`` (the simulated board's) first: a bad
+    engine, field or value raises ProfileError before anything runs. ``sizes`` are (text,
+    bytes) pairs, ``sets`` (field, [values]) pairs."""
+    from .boards import BOARDS, DEFAULT_BOARD
+    if engine not in ENGINES:
+        raise ProfileError(f"--engine {engine!r}: one of {', '.join(ENGINES)}")
+    for cc in ccs:
+        if cc not in CCS:
+            raise ProfileError(f"--cc {cc!r}: one of {', '.join(CCS)}")
+    hw = hardware or BOARDS[DEFAULT_BOARD].hardware
+    links = []          # (base name, overrides, name, builtin name or "", toml)
+    for given in profiles:
+        base = load_profile(given)
+        builtin = given if base.path is None else ""
+        text = _builtin_text(base.name) if builtin else base.path.read_text()
+        fields = [f for f, _ in sets]
+        for combo in itertools.product(*(values for _, values in sets)):
+            overrides = tuple(sorted(zip(fields, combo)))
+            if overrides:
+                name = derived_name(base.name, overrides)
+                try:
+                    toml = override_profile(text, overrides, name)
+                except ProfileError as e:
+                    raise ProfileError(f"--set on {base.name}: {e}") from None
+                link = parse_profile(toml, name)
+            else:
+                name, toml, link = base.name, "" if builtin else text, base
+            try:
+                link.check(hw)
+            except ProfileError as e:
+                raise ProfileError(f"{name}: {e}") from None
+            sha = hashlib.sha256((toml or text).encode()).hexdigest()[:16]
+            links.append((base.name, overrides, name, "" if overrides else builtin, toml, sha))
+    names = [link[2] for link in links]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise ProfileError(f"{dup}: two profiles of the sweep would have that name; give "
+                           f"profiles and --set values that differ in name")
+    return [Point(engine=engine, base=base, overrides=overrides, name=name, size=size,
+                  size_text=size_text, ack=ack, cc=cc, seed=seed, max_ack_delay=max_ack_delay,
+                  max_time=max_time, profile=builtin, toml=toml, sha=sha)
+            for base, overrides, name, builtin, toml, sha in links
+            for size_text, size in sizes for ack in policies for cc in ccs for seed in seeds]
+
+
+# -- a worker's simulated board --------------------------------------------------------------
+
+_board: dict | None = None
+_board_lock = threading.Lock()
+
+
+def release_board() -> bool:
+    """Stop the simulated board this process launched for its points, if any."""
+    global _board
+    with _board_lock:
+        state, _board = _board, None
+    if state is None:
+        return False
+    from sim import board
+    with contextlib.suppress(Exception):
+        board.kill(state)
+    return True
+
+
+def _on_sigterm(signum, frame):
+    release_board()
+    os._exit(128 + signum)
+
+
+def _worker_board() -> dict:
+    """The board this worker process runs its points on: launched on its first point."""
+    global _board
+    from .checkout import use_checkout
+    use_checkout("satemu experiment --engine board")
+    from sim import board
+    with _board_lock:
+        if _board is not None and board.alive(_board["pid"]):
+            return _board
+    release_board()
+    try:
+        state = board.launch()
+    except board.BoardError as e:
+        raise RuntimeError(str(e)) from None
+    with _board_lock:
+        _board = state
+    atexit.register(release_board)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    return state
+
+
+def _worker_init() -> None:
+    """A pool worker: Ctrl-C is the sweep's to handle (it terminates the workers); SIGTERM
+    stops the worker's board first."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _log_of(state: dict | None) -> str | None:
+    if state and state.get("run_dir"):
+        return str(Path(state["run_dir"]) / "sim.log")
+    return None
+
+
+def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
+    """Run ``point`` and return its outcome: ``ok``, the summary and the run directory's
+    files (result.json, packets.csv, plots) as bytes, so that the caller writes them wherever
+    it runs; or ``ok`` False with ``error`` and the board's ``log``. With the board engine,
+    ``board`` is the simulated board to use; without it, this process's own (launched on its
+    first point, relaunched after a failure). ``progress(virtual_s, bytes)`` is called as the
+    transfer runs."""
+    from .quic.cosim import run_transfer
+    from .report.files import write_transfer
+    t0 = time.monotonic()
+    own = point.engine == "board" and board is None
+    state = board
+    try:
+        if own:
+            state = _worker_board()
+        with tempfile.TemporaryDirectory(prefix="satemu-point-") as tmp:
+            profile = point.profile
+            if not profile:
+                profile = str(Path(tmp) / f"{point.name}.toml")
+                Path(profile).write_text(point.toml, encoding="utf-8")
+            t = run_transfer(point.engine, profile, point.size, ack=point.ack, cc=point.cc,
+                             seed=point.seed, max_seconds=point.max_time,
+                             max_ack_delay_ms=point.max_ack_delay, board=state,
+                             progress=progress and (lambda sim: progress(
+                                 sim.time(sim.now_cycle), sim.client.received)))
+            run = Path(tmp) / "run"
+            summary = write_transfer(t, run)
+            files = {p.name: p.read_bytes() for p in sorted(run.iterdir()) if p.is_file()}
+    except Exception as e:                  # the sweep goes on; a rerun retries the point
+        log = _log_of(state)
+        if own:
+            release_board()
+        return {"ok": False, "error": f"{type(e).__name__}: {e}".strip(), "log": log,
+                "pid": os.getpid()}
+    return {"ok": True, "summary": summary, "files": files, "pid": os.getpid(),
+            "point_wall_s": time.monotonic() - t0}
+
+
+# -- records on disk -------------------------------------------------------------------------
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def record_of(point: Point, out: Path) -> dict | None:
+    """The record of ``point`` under ``out`` if it is done (same key), else None."""
+    path = Path(out) / point.run_rel / RECORD
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if record.get("id") != point.id or record.get("key") != point.key():
+        return None
+    if not (path.parent / "result.json").exists():
+        return None
+    return record
+
+
+def row_of(point: Point, summary: dict, link=None) -> dict:
+    """The point's row of results.csv: its parameters, then the summary's figures."""
+    row = {"point": point.id, **{k: v for k, v in point.key().items() if k != "profile_sha"}}
+    row["profile"] = point.name
+    row["base_profile"] = point.base
+    row["size_text"] = point.size_text
+    for field, value in point.overrides:
+        row[field] = value
+    if link is not None:
+        row["forward_rate_bps"] = float(link.forward.rate) if link.forward.rate else None
+        row["return_rate_bps"] = float(link.ret.rate) if link.ret.rate else None
+    for name in FIGURES:
+        row[name] = (summary["consistency"]["consistent"] if name == "consistent"
+                     else summary.get(name))
+    row["run_dir"] = point.run_rel.as_posix()
+    return row
+
+
+def _store(point: Point, out: Path, outcome: dict) -> dict:
+    """Write a finished point's files, then its record (atomically, last: it marks the point
+    done)."""
+    run = Path(out) / point.run_rel
+    run.mkdir(parents=True, exist_ok=True)
+    (run / RECORD).unlink(missing_ok=True)
+    for name, data in outcome["files"].items():
+        _write_atomic(run / name, data)
+    link = parse_profile(point.toml, point.name) if point.toml else load_profile(point.profile)
+    record = {"id": point.id, "key": point.key(), "point": asdict(point) | {"toml": None},
+              "row": row_of(point, outcome["summary"], link), "finished": time.time()}
+    _write_atomic(run / RECORD, (json.dumps(record, indent=2, sort_keys=True, default=str)
+                                 + "\n").encode())
+    return record
+
+
+# -- running ---------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """What a sweep did: every point's record (None: not done), the points it ran this time
+    and those that failed, with (error, log)."""
+
+    points: list
+    records: dict
+    ran: list
+    failed: dict
+
+
+def _serial(points, board, ticker):
+    for p in points:
+        yield p, run_point(p, board, ticker(p))
+
+
+def _terminate(pool) -> None:
+    """Stop a pool now: its workers get SIGTERM (and stop their boards), then SIGKILL."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())   # shutdown() drops them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+
+
+def _pool(points, jobs):
+    """Points on ``jobs`` worker processes. A worker that dies breaks the pool: the points in
+    it then are retried once in a new pool, and reported failed if it breaks again."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+    tries: dict = {}
+    pending = list(points)
+    while pending:
+        pool = ProcessPoolExecutor(min(jobs, len(pending)),
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_worker_init)
+        clean = False
+        try:
+            futures = {pool.submit(run_point, p): p for p in pending}
+            pending = []
+            for f in as_completed(futures):
+                p = futures[f]
+                try:
+                    yield p, f.result()
+                except BrokenProcessPool:
+                    tries[p] = tries.get(p, 0) + 1
+                    if tries[p] < 2:
+                        pending.append(p)
+                    else:
+                        yield p, {"ok": False, "error": "its worker process died", "log": None}
+                except Exception as e:
+                    yield p, {"ok": False, "error": f"{type(e).__name__}: {e}", "log": None}
+            clean = not pending
+            if pending:
+                yield None, {"notice": f"a worker process died; the {len(pending)} points "
+                                       f"that were in its pool run again in a new one"}
+        finally:
+            if clean:
+                pool.shutdown(wait=True)
+            else:
+                _terminate(pool)
+
+
+def _dask(points, address, jobs):
+    """Points on a Dask scheduler (``local``: a LocalCluster of ``jobs`` processes)."""
+    from dask.distributed import Client, LocalCluster, as_completed
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(address, timeout=30)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise ProfileError(f"--dask {address}: no scheduler there ({e})") from None
+    try:
+        futures = {}
+        for p in points:
+            futures[client.submit(run_point, p, key=f"satemu-point-{p.id}", pure=False)] = p
+        for f in as_completed(futures):
+            p = futures[f]
+            try:
+                yield p, f.result()
+            except Exception as e:         # KilledWorker: its worker died (thrice)
+                yield p, {"ok": False, "error": f"{type(e).__name__}: {e}", "log": None}
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures))
+        with contextlib.suppress(Exception):
+            client.run(release_board)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _sigterm_raises():
+    """SIGTERM as Ctrl-C in this (main) thread, so ``finally`` blocks stop what runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def run_sweep(points, out, *, jobs: int = 1, dask: str | None = None, force: bool = False,
+              board: dict | None = None, echo=None) -> Outcome:
+    """Run the points of ``points`` not already done under ``out`` (all with ``force``):
+    serially in this process (``jobs`` 1; ``board``, the simulated board for the board
+    engine), on ``jobs`` worker processes, or on the Dask scheduler ``dask``. Each finished
+    point's files and record are written as it finishes; a failed point is reported and not
+    recorded. A progress bar with an ETA goes to stderr (a line per point when not a TTY)."""
+    from tqdm import tqdm
+    out = Path(out)
+    records = {p: None if force else record_of(p, out) for p in points}
+    todo = [p for p in points if records[p] is None]
+    tty = sys.stderr.isatty()
+    bar = tqdm(total=len(points), initial=len(points) - len(todo), unit="point",
+               file=sys.stderr, disable=not tty, dynamic_ncols=True)
+    say = echo or (lambda line: bar.write(line, file=sys.stderr) if tty
+                   else print(line, file=sys.stderr, flush=True))
+    if len(todo) < len(points):
+        say(f"{len(points) - len(todo)} of {len(points)} points already done under {out} "
+            f"(--force runs them again)")
+    ran, failed = [], {}
+
+    def ticker(p: Point):
+        """Progress within a point run here: on the bar, or a line every 30 s in a log."""
+        last = [time.monotonic()]
+
+        def tick(virtual_s: float, received: int) -> None:
+            now = time.monotonic()
+            if now - last[0] < (1.0 if tty else 30.0):
+                return
+            last[0] = now
+            text = f"{virtual_s:.2f} s of link time, {100 * received / p.size:.0f}%"
+            if tty:
+                bar.set_postfix_str(text)
+            else:
+                say(f"  {p.label()}: {text}")
+        return tick
+
+    if dask:
+        runs = _dask(todo, dask, jobs)
+    elif jobs > 1 and len(todo) > 1:
+        runs = _pool(todo, jobs)
+    else:
+        runs = _serial(todo, board, ticker)
+    old = _sigterm_raises()
+    try:
+        with contextlib.closing(runs):
+            for p, outcome in runs:
+                if p is None:
+                    say(outcome["notice"])
+                    continue
+                done = len(points) - len(todo) + len(ran) + len(failed) + 1
+                if outcome["ok"]:
+                    records[p] = _store(p, out, outcome)
+                    ran.append(p)
+                    r = records[p]["row"]
+                    what = (f"{r['completion_s']:.3f} s, {r['goodput_mbps']:.3f} Mbit/s, "
+                            f"return {r['return_bytes']} B" if r["completed"]
+                            else f"NOT completed ({r['error'] or 'time limit'})")
+                    say(f"[{done}/{len(points)}] {p.label()}: {what} "
+                        f"({outcome.get('point_wall_s', 0):.1f} s wall)")
+                else:
+                    failed[p] = (outcome["error"], outcome.get("log"))
+                    log = f"; log: {outcome['log']}" if outcome.get("log") else ""
+                    say(f"[{done}/{len(points)}] {p.label()}: FAILED: {outcome['error']}{log}")
+                bar.update(1)
+    finally:
+        bar.close()
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+    return Outcome(list(points), records, ran, failed)
