@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The satemu SoC for the simulated board: VexRiscv, UART, LiteDRAM and two link channels.
+"""The satemu SoC for the simulated board: VexRiscv, UART, delay-line memory and two channels.
 
 LiteX (Migen) assembles the SoC around the Amaranth channel, which enters as generated Verilog
 (two modules); the channels, their DRAM ports and the register bridge are ``hw.soc_common``'s,
@@ -10,7 +10,9 @@ the ports never reach the CPU or the bus. In simulation the PHYs' wire is a set 
 satemu_eth module (sim/modules) drives and reads at exact cycles.
 
 ``board`` chooses the board (``satemu.boards``) the SoC stands for: by default the simulated
-board (``"sim"``), which the system tests and the demo run; a real board's name builds a board
+board (``"sim"``), which the system tests and the demo run, its delay lines in a behavioural
+memory (``hw.simmem``) and its MACs' FCS computed through a table (``hw.simcrc``), both for the
+simulation's speed; a real board's name builds a board
 variant, with that board's clock, channels, CPU and memories, its DRAM chip on an SDRAM model
 set up like its PHY (the target's ``dram_phy_settings``; the Versa-5G's 128-bit DDR3 port behind
 the port widener, as on the board), so that the board's firmware runs here, and counters of
@@ -22,6 +24,7 @@ bench/bench_datapath.py measures that limit on.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from migen import Cat, ClockSignal, Instance, Record, Signal
@@ -34,14 +37,13 @@ from litex.soc.integration.soc_core import SoCCore
 from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
+from hw.simcrc import fast_fcs
+from hw.simmem import SimNativeMemory
 from hw.soc_common import add_channels, dram_module, read_firmware, soc_core_kwargs
 from satemu.boards import BOARDS, DEFAULT_BOARD
 
 SIM_THREADS = 1               # Verilator threads: with 2, a busy second core slowed it ~1000x
 PROBE_PERIOD_BITS = 16        # a board variant logs its probe counters every 2^16 cycles
-# The simulated board's memory: an SDRAM model of a 128 MiB chip (its record's ``dram``) with a
-# 64-bit native port, as the channels' own ports, at the timings of this clock.
-SIM_DRAM_CLK = 100e6
 # Verilator's clocker counts whole picoseconds, which a board's period need not be: a board
 # variant's clocker runs at this much simulated time a second, which nothing reads (the
 # registers, the firmware and every cycle the host sees count the timebase's cycles as the
@@ -142,10 +144,16 @@ class SatemuSimSoC(SoCCore):
         SoCCore.__init__(self, platform, clk_freq=board.f_clk, uart_name="sim",
                          **soc_core_kwargs("satemu simulated board", firmware, board.cpu))
 
+        mem_ports = None
         if board.bitstream is None:
-            # Delay-line memory: an SDRAM model whose native port is 64 bits, as the channels'.
-            module = dram_module(board, SIM_DRAM_CLK)
-            self.sdrphy = SDRAMPHYModel(module=module, data_width=64, clk_freq=SIM_DRAM_CLK)
+            # Delay-line memory: a behavioural memory (hw.simmem) with a 64-bit native port for
+            # each channel, holding the DRAM's upper half, where the delay lines are
+            # (Board.delay_line_base). Nothing else uses the DRAM, so there is no main RAM.
+            words = 2 * board.mem_words
+            self.delay_lines = SimNativeMemory(words=words, base=words,
+                                               address_width=(2 * words).bit_length() - 1,
+                                               nports=2)
+            mem_ports = self.delay_lines.ports
         else:
             # A real board's: its DRAM chip at its clock, on a model set up like its PHY (the
             # Versa's DDR3L at 1:2, a 128-bit native port; the Colorlight's SDR SDRAM at 1:1, a
@@ -153,9 +161,10 @@ class SatemuSimSoC(SoCCore):
             module = dram_module(board, float(board.f_clk))
             self.sdrphy = SDRAMPHYModel(module=module, settings=phy_settings(board)[1],
                                         clk_freq=float(board.f_clk))
-        # On the CPU bus too: the firmware runs sdram_init() from it (its own data stays in SRAM).
-        self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=0)
-        self.add_constant("SDRAM_TEST_DISABLE")   # no memtest at boot: it takes minutes in simulation
+            # On the CPU bus too: the firmware runs sdram_init() from it (its own data stays in
+            # SRAM).
+            self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=0)
+            self.add_constant("SDRAM_TEST_DISABLE")   # no memtest at boot: minutes in simulation
 
         eth = platform.request("satemu_eth")
         # Port A is the terminal side, port B the gateway side.
@@ -170,7 +179,10 @@ class SatemuSimSoC(SoCCore):
             self.comb += [getattr(pads, f).eq(getattr(eth, f"{name}_{f}")) for f in (
                 "rx_valid", "rx_data", "rx_last", "rx_last_be")]
             phy = SimEthPHY(pads)
-            port = EthPort(phy)
+            # The simulated board's MACs compute the FCS through a table (hw.simcrc): the same
+            # values as LiteEth's engines at a small part of their simulation cost.
+            with fast_fcs() if board.bitstream is None else contextlib.nullcontext():
+                port = EthPort(phy)
             setattr(self, f"ethphy_{name}", phy)
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
@@ -182,7 +194,7 @@ class SatemuSimSoC(SoCCore):
         # No delay-line throughput limit in the firmware of either: the default board's 64-bit
         # memory keeps up with anything its channels carry, and a board variant is what
         # measures the board's limit (bench/bench_datapath.py offers it more than the limit).
-        now, events = add_channels(self, channel_verilog, ports)
+        now, events = add_channels(self, channel_verilog, ports, mem_ports)
         if board.bitstream is not None:
             self.add_probe(now, self.satemu_mem)
         self.comb += eth.now.eq(now)

@@ -171,12 +171,14 @@ def mem_port_pins(name: str, port, master: bool) -> dict:
     }
 
 
-def add_channels(soc, channel_verilog: list[Path], ports: dict) -> tuple[Signal, dict[str,
-                                                                                 ChannelEvents]]:
-    """Add both channels to ``soc`` (a SoCCore with ``soc.sdram``) between ``ports["a"]`` and
-    ``ports["b"]`` (``hw.ethport.EthPort``s): forward in on B and out on A, return in on A and
-    out on B. Where their delay lines lie, the firmware says (its board header). Returns the
-    shared 64-bit timebase and each channel's events by module suffix."""
+def add_channels(soc, channel_verilog: list[Path], ports: dict,
+                 mem_ports: list | None = None) -> tuple[Signal, dict[str, ChannelEvents]]:
+    """Add both channels to ``soc`` between ``ports["a"]`` and ``ports["b"]``
+    (``hw.ethport.EthPort``s): forward in on B and out on A, return in on A and out on B. Each
+    channel's memory port is its own port of ``soc.sdram``'s crossbar, or, given
+    ``mem_ports`` (64-bit native ports, forward's first), that one. Where their delay lines
+    lie, the firmware says (its board header). Returns the shared 64-bit timebase and each
+    channel's events by module suffix."""
     now = Signal(64, name="now")
     soc.sync += now.eq(now + 1)
     for path in channel_verilog:
@@ -186,9 +188,11 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict) -> tuple[Signal,
     widen = None
     ingress = {CHANNEL_FORWARD: ports["b"], CHANNEL_RETURN: ports["a"]}
     egress = {CHANNEL_FORWARD: ports["a"], CHANNEL_RETURN: ports["b"]}
-    for channel, pre in CHANNEL_MODULES.items():
+    for i, (channel, pre) in enumerate(CHANNEL_MODULES.items()):
         rx, tx = ingress[channel], egress[channel]
-        if soc.sdram.crossbar.controller.data_width != 128:
+        if mem_ports is not None:
+            port = native = mem_ports[i]
+        elif soc.sdram.crossbar.controller.data_width != 128:
             # 64 bits (the simulated board), or narrower (LiteDRAM converts, as on the
             # Colorlight's 32-bit SDRAM port).
             port = native = soc.sdram.crossbar.get_port(data_width=64)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* satemu firmware on the SoC: brings up the DRAM, then serves the host protocol on the UART. */
+/* satemu firmware on the SoC: brings up the DRAM, if any, then serves the host protocol on the UART. */
 #include <stdint.h>
 
 #include <generated/csr.h>
@@ -91,8 +91,8 @@ static uint8_t wire[SATEMU_MAX_ENCODED];
 
 int main(void)
 {
-#ifndef SATEMU_SKIP_SDRAM_INIT
-    sdram_init();
+#if defined(CSR_SDRAM_BASE) && !defined(SATEMU_SKIP_SDRAM_INIT)
+    sdram_init();                              /* a board's DRAM (the simulated board has none) */
 #endif
     satemu_deframer_init(&deframer);
     fold_timer_start();

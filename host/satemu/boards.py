@@ -123,10 +123,11 @@ SIM_F_CLK = 6_250_000
 BOARDS: dict[str, Board] = dict(map(_board, [
     # What `make demo` and the system tests run: the SoC in Verilator, at a nominal clock low
     # enough that a second of link time is few cycles, with 64-bit PHYs whose wire carries a
-    # beat per cycle (400 Mbit/s, above every built-in profile's rate), an SDRAM model of
-    # 128 MiB on a 64-bit native port that keeps up with whatever the channels carry, and a
-    # 4096-beat ingress FIFO that absorbs line-rate bursts of that wire (docs/architecture.md,
-    # "The simulated board").
+    # beat per cycle (400 Mbit/s, above every built-in profile's rate), a behavioural memory
+    # (hw.simmem) holding the upper half of a 128 MiB word space, where the delay lines are,
+    # on a 64-bit native port per channel that keeps up with whatever the channels carry (no
+    # DRAM controller: ``dram`` is not built here), and a 4096-beat ingress FIFO that absorbs
+    # line-rate bursts of that wire (docs/architecture.md, "The simulated board").
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22, mem_wpc=0,
           channel=ChannelParams(ingress_beats=4096, **MAC_PORT), bod_channels=("return",),
