@@ -43,51 +43,54 @@ def main() -> int:
     ap.add_argument("--board", action="store_true",
                     help="also run the transfers on the simulated board and compare (slow)")
     args = ap.parse_args()
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})      # one core
-    results, failed = [], False
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})          # the model engine on one core
+    results, models, failed = [], {}, False
+    for ack in POLICIES:
+        t0 = time.monotonic()
+        t = run_model_transfer(PROFILE, SIZE, ack=ack, seed=SEED)
+        wall = time.monotonic() - t0
+        s = summarize(t)
+        models[ack] = t
+        results.append({"ack": ack, "completed": t.completed, "completion_s": s["completion_s"],
+                        "return_packets": s["return_packets"], "return_bytes": s["return_bytes"],
+                        "virtual_s": round(t.virtual_s, 6), "model_wall_s": round(wall, 2),
+                        "model_cycles_per_wall_s": round(t.virtual_s * t.f_clk / wall)})
+    os.sched_setaffinity(0, cores)
     board_runs, source = {}, None
-    state = None
-    if args.board:
+    if args.board:                     # after the model's runs, so that they had a core each
         from sim import board
         from sim.cosim import run_transfer
-        state = board.launch()
         source = "measured here on the simulated board"
+        state = board.launch()
+        try:
+            for row in results:
+                b = run_transfer(state["url"], state["eth_port"], PROFILE, SIZE,
+                                 ack=row["ack"], seed=SEED)
+                diff = differences(b, models[row["ack"]])
+                failed |= bool(diff)
+                row["equal_to_board"] = not diff
+                board_runs[row["ack"]] = {
+                    "wall_s": b.wall_s,
+                    "cycles_per_wall_s": round(b.virtual_s * b.f_clk / b.wall_s)}
+        finally:
+            board.kill(state)
     else:
         found = board_record()
         if found:
             source, board_runs = found
-    try:
-        for ack in POLICIES:
-            t0 = time.monotonic()
-            t = run_model_transfer(PROFILE, SIZE, ack=ack, seed=SEED)
-            wall = time.monotonic() - t0
-            s = summarize(t)
-            row = {"ack": ack, "completed": t.completed, "completion_s": s["completion_s"],
-                   "return_packets": s["return_packets"], "return_bytes": s["return_bytes"],
-                   "virtual_s": round(t.virtual_s, 6), "model_wall_s": round(wall, 2),
-                   "model_cycles_per_wall_s": round(t.virtual_s * t.f_clk / wall)}
-            if state is not None:
-                b = run_transfer(state["url"], state["eth_port"], PROFILE, SIZE, ack=ack,
-                                 seed=SEED)
-                diff = differences(b, t)
-                failed |= bool(diff)
-                row["equal_to_board"] = not diff
-                board_runs[ack] = {"wall_s": b.wall_s,
-                                   "cycles_per_wall_s": round(b.virtual_s * b.f_clk / b.wall_s)}
-            if ack in board_runs:
-                bw = board_runs[ack]["wall_s"]
-                row["board_wall_s"] = round(bw, 1)
-                row["board_cycles_per_wall_s"] = board_runs[ack]["cycles_per_wall_s"]
-                row["speedup"] = round(bw / wall, 1)
-            results.append(row)
-            print(f"model engine, {PROFILE} 10 MB, ACK {ack}: {wall:.2f} s of wall time for "
-                  f"{t.virtual_s:.3f} s of link time"
-                  + (f", {row['speedup']}x the board's {row['board_wall_s']} s"
-                     if "speedup" in row else ""))
-    finally:
-        if state is not None:
-            from sim import board
-            board.kill(state)
+    for row in results:
+        if row["ack"] in board_runs:
+            bw = board_runs[row["ack"]]["wall_s"]
+            row["board_wall_s"] = round(bw, 1)
+            row["board_cycles_per_wall_s"] = board_runs[row["ack"]]["cycles_per_wall_s"]
+            row["speedup"] = round(bw / row["model_wall_s"], 1)
+        print(f"model engine, {PROFILE} 10 MB, ACK {row['ack']}: {row['model_wall_s']:.2f} s of "
+              f"wall time for {row['virtual_s']:.3f} s of link time"
+              + (f", {row['speedup']}x the board's {row['board_wall_s']} s"
+                 if "speedup" in row else "")
+              + ("" if "equal_to_board" not in row else
+                 ", equal to the board's run" if row["equal_to_board"] else ", NOT EQUAL"))
     out = ROOT / "bench" / "results" / "engines.json"
     out.write_text(json.dumps({
         "benchmark": "model-engine", "date": time.strftime("%Y-%m-%d"), "profile": PROFILE,
