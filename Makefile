@@ -19,7 +19,7 @@ test: bootstrap
 bench: bootstrap
 	$(PY) bench/bench_channel.py
 	$(PY) bench/bench_board.py
-	$(PY) bench/bench_engines.py
+	$(PY) bench/bench_engines.py --board
 	$(PY) bench/bench_datapath.py
 	$(PY) bench/bench_datapath.py --board colorlight-5a-75b
 	$(PY) -m hw.bitstream --board colorlight-5a-75b

@@ -4,10 +4,9 @@
 
 Runs the download with ACK 1:2 and 1:10 on the model engine, pinned to one core, and writes
 bench/results/engines.json with each run's wall time, link time and simulated cycles per wall
-second. The board's figures for the same transfers come from the newest `make demo` record in
-bench/results/cosim/ (the same profile, size, policies and seed), or, with ``--board``, from
-running them on the simulated board here, in which case the two runs are also compared frame
-for frame (satemu.quic.cosim.differences) and the bench fails if they differ.
+second. With ``--board`` (as `make bench` runs it) the same transfers then run on the simulated
+board, for its figures, and each pair is compared frame for frame
+(satemu.quic.cosim.differences): the bench fails if they differ.
 """
 
 import argparse
@@ -25,17 +24,6 @@ from satemu.report.metrics import summarize  # noqa: E402
 
 PROFILE, SIZE, POLICIES, SEED = "geo-testbed", 10_000_000, ("ratio:2", "ratio:10"), 0
 GOAL_S = 15.0
-
-
-def board_record() -> tuple[str, dict] | None:
-    """The newest demo record of the same transfers: (its path, runs by policy)."""
-    for path in sorted((ROOT / "bench" / "results" / "cosim").glob("demo-*.json"), reverse=True):
-        d = json.loads(path.read_text())
-        runs = {r["ack"]: r for r in d.get("runs", []) if r.get("size") == SIZE}
-        if d.get("profile") == PROFILE and all(p in runs for p in POLICIES) and \
-                runs[POLICIES[0]].get("engine", "board") == "board":
-            return str(path.relative_to(ROOT)), runs
-    return None
 
 
 def main() -> int:
@@ -75,10 +63,6 @@ def main() -> int:
                     "cycles_per_wall_s": round(b.virtual_s * b.f_clk / b.wall_s)}
         finally:
             board.kill(state)
-    else:
-        found = board_record()
-        if found:
-            source, board_runs = found
     for row in results:
         if row["ack"] in board_runs:
             bw = board_runs[row["ack"]]["wall_s"]
