@@ -41,8 +41,7 @@ def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
 
 
 def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "default",
-                 cc: str = "reno", seed: int = 0, max_seconds: float = 600.0,
-                 max_ack_delay_ms: float = 25.0, initial_rtt_ms: float = 333.0,
+                 seed: int = 0, max_seconds: float = 600.0, settings=None, stacks="aioquic",
                  progress: Callable[[CoSim], None] | None = None, qlog_dir=None) -> Transfer:
     """Load ``profile`` through the firmware (as ``satemu load`` does), then download ``size``
     bytes from the server (port B) to the client (port A) across the running simulated board."""
@@ -50,6 +49,9 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
     from satemu.device import Device
     from satemu.profile import load_profile
 
+    from satemu.quic.settings import EndpointSettings
+
+    settings = settings or EndpointSettings()
     link = load_profile(profile)
     with Device(url) as dev:             # as `satemu load PROFILE --reseed` does
         info = dev.hello()
@@ -57,8 +59,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
         dev.reset_stats()
     t0 = time.monotonic()
     with EthPorts(eth_port) as eth, \
-            endpoints(size, ack, cc, seed, max_ack_delay_ms, initial_rtt_ms, qlog_dir) as \
-            (client, server, policy):
+            endpoints(size, ack, seed, settings, stacks, qlog_dir) as (client, server, policy):
         sim = CoSim(eth, info["f_clk"], client, server)
         try:
             sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
@@ -70,8 +71,8 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
                 bod = _bod_trace(dev, link, sim.origin)
         finally:
             sim.eth.release()
-    return make_transfer(sim, link, size, policy, cc, seed, info["f_clk"], board, bod,
-                         max_ack_delay_ms, wall, "board")
+    return make_transfer(sim, link, size, policy, settings, seed, info["f_clk"], board, bod,
+                         wall, "board")
 
 
 def _bod_trace(dev, link, origin: int) -> dict | None:

@@ -21,6 +21,8 @@ from .flash import BOARDS as FLASH_BOARDS, FlashError
 from .profile import ProfileError, builtin_profiles, load_profile
 from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
+from .quic.packets import MAX_UDP_PAYLOAD
+from .quic.settings import DEFAULT_INITIAL_RTT_MS
 from .units import format_rate, format_size, format_time
 from .validate import Hardware
 
@@ -236,13 +238,38 @@ def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", q
 
     if label:
         print(label, file=sys.stderr)
-    t = run_transfer(args.engine, profile, size, ack=ack, cc=args.cc, seed=args.seed,
-                     max_seconds=args.max_time, max_ack_delay_ms=args.max_ack_delay,
+    settings, stacks = _endpoint_settings(args)
+    t = run_transfer(args.engine, profile, size, ack=ack, seed=args.seed,
+                     max_seconds=args.max_time, settings=settings, stacks=stacks,
                      progress=progress, qlog_dir=qlog_dir, board=state)
     line.update(t.virtual_s, t.size if t.completed else 0,
                 t.virtual_s * t.f_clk / max(t.wall_s, 1e-9))        # the average, at the end
     line.finish()
     return t
+
+
+def _endpoint_settings(args, **fixed):
+    """(EndpointSettings, (client stack, server stack)) from the command line's endpoint
+    options (``fixed`` replaces some, as a sweep does), each stack checked against them;
+    ProfileError (one line) for anything a stack cannot take."""
+    from .quic.settings import EndpointSettings, parse_setting
+    values = {}
+    try:
+        for name, option in (("max_datagram", "max_datagram"),
+                             ("initial_window", "initial_window"), ("initial_rtt", "initial_rtt"),
+                             ("stream_window", "stream_window"), ("conn_window", "conn_window"),
+                             ("max_ack_delay", "max_ack_delay"), ("cc", "cc"),
+                             ("stack", "stack")):
+            attr, value = parse_setting(name, getattr(args, option))
+            values[attr] = value
+        values.update(fixed)
+        stacks = values.pop("stacks")
+        settings = EndpointSettings(**values)
+        settings.check_stack(stacks[0], server=False)
+        settings.check_stack(stacks[1])
+    except ValueError as e:
+        raise ProfileError(f"{e}") from None
+    return settings, stacks
 
 
 def _size(text: str) -> int:
@@ -282,10 +309,14 @@ def cmd_quic_realtime(args, size: int, ack: str) -> int:
     from .report.files import write_transfer
     if not (args.client_if and args.server_if):
         raise ProfileError("--realtime needs --client-if and --server-if")
+    settings, stacks = _endpoint_settings(args)
+    if stacks != ("aioquic", "aioquic"):
+        raise ProfileError("--realtime runs aioquic's endpoints (or --client-cmd/--server-cmd "
+                           "ones); the quinn stack runs in the co-simulation's virtual time")
     out = Path(args.out or f"satemu-quic-realtime-{args.size}-{ack.replace(':', '')}")
     try:
-        t = run_realtime(args.client_if, args.server_if, size, ack=ack, cc=args.cc,
-                         max_ack_delay_ms=args.max_ack_delay, client_cmd=args.client_cmd,
+        t = run_realtime(args.client_if, args.server_if, size, ack=ack, settings=settings,
+                         client_cmd=args.client_cmd,
                          server_cmd=args.server_cmd, timeout=args.max_time, outdir=out,
                          netem=args.netem)
     except RealtimeError as e:
@@ -310,12 +341,19 @@ def cmd_quic(args) -> int:
         raise ProfileError("--compare runs the transfer on the board, then on the model: "
                            "not with --engine model")
     load_profile(args.profile)                      # a bad profile fails before anything starts
+    settings, stacks = _endpoint_settings(args)     # and bad endpoint settings
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
     with _simulated_board(args) as state:
         t = _transfer(state, args.profile, size, ack, args,
                       qlog_dir=out / "qlog" if args.qlog else None)
     s = write_transfer(t, out)
-    _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {args.cc}, seed {args.seed}", t, s)
+    pair = stacks[0] if stacks[0] == stacks[1] else f"{stacks[0]} client, {stacks[1]} server"
+    _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {settings.cc}, {pair}, "
+                   f"{settings.max_datagram} B datagrams, seed {args.seed}", t, s)
+    lost = s["handshake_losses"]["declared"]
+    if lost:
+        print(f"  note: {lost} packets were declared lost during the handshake (by loss "
+              f"detection or a probe timeout; result.json's handshake_losses)")
     what = "model" if t.engine == "model" else "emulator"
     print(f"  {what} counters {'agree' if s['consistency']['consistent'] else 'DISAGREE'} with "
           f"the endpoints; {t.virtual_s:.3f} s of link time in {t.wall_s:.1f} s on the "
@@ -355,6 +393,12 @@ def _compare_with_model(t, args, out: Path) -> bool:
     return True
 
 
+# `satemu experiment`'s defaults for the options a preset (satemu.sweep.PRESETS) may set.
+EXPERIMENT_DEFAULTS = {"profile": ["geo-testbed"], "sizes": "100KB",
+                       "policies": "default,ratio:2,ratio:10,adaptive,ack-frequency:10",
+                       "cc": "reno", "stack": "aioquic", "engine": "board"}
+
+
 def cmd_experiment(args) -> int:
     """A sweep of QUIC downloads (satemu.sweep): profiles x --set values x sizes x ACK policies
     x congestion controls x seeds, each point run once, in parallel (--jobs, --dask), resumed
@@ -364,7 +408,14 @@ def cmd_experiment(args) -> int:
     from .report.plots import PLOT_NAMES
     from .report.sweep import sweep_markdown, write_results
     from .report.tables import experiment_markdown, format_table
-    from .sweep import parse_sets, plan, record_of, run_sweep, split_values
+    from .sweep import PRESETS, parse_sets, plan, record_of, run_sweep, split_values
+    preset = PRESETS[args.kind]
+    for option, default in EXPERIMENT_DEFAULTS.items():     # what the command line left alone
+        if getattr(args, option) is None:
+            setattr(args, option, preset.get(option, default))
+    given = {text.partition("=")[0].strip() for text in args.set or ()}
+    args.set = [t for t in preset.get("set", ()) if t.partition("=")[0] not in given] + \
+        list(args.set or ())
     sizes = [(text, _size(text)) for text in split_values(args.sizes)]
     policies = [_check_ack(a) for a in split_values(args.policies)]
     try:
@@ -382,8 +433,9 @@ def cmd_experiment(args) -> int:
     jobs = args.jobs or (1 if args.port else os.cpu_count() or 1)
     # Every point, its profile parsed with its --set values and checked against the simulated
     # board's hardware, before anything starts.
+    endpoint, stacks = _endpoint_settings(args, cc="reno")     # --cc's list is an axis
     points = plan(args.engine, args.profile, sizes, policies, split_values(args.cc), seeds,
-                  parse_sets(args.set), max_ack_delay=args.max_ack_delay,
+                  parse_sets(args.set), endpoint=endpoint, stacks=stacks,
                   max_time=args.max_time, hardware=BOARDS["sim"].hardware)
     if args.engine == "board" and not args.dask:     # the workers' checkouts are theirs
         use_checkout("satemu experiment on the simulated board")
@@ -497,11 +549,28 @@ def build_parser() -> argparse.ArgumentParser:
                        help="what carries the link: 'board', the simulated board in Verilator "
                        "(the hardware path), or 'model', the reference models of the same path, "
                        "which equal it frame for frame and run far faster (default %(default)s)")
-        p.add_argument("--cc", choices=["reno", "cubic"], default="reno",
-                       help="the server's congestion control (default %(default)s)")
+        p.add_argument("--cc", default="reno", help="the congestion controller: reno, cubic, "
+                       "or bbr (quinn only) (default %(default)s)")
         p.add_argument("--seed", type=int, default=0, help="randomness of both endpoints")
-        p.add_argument("--max-ack-delay", type=float, default=25.0, metavar="MS",
+        p.add_argument("--max-ack-delay", default="25", metavar="MS",
                        help="max_ack_delay both endpoints advertise (default %(default)s ms)")
+        p.add_argument("--stack", default="aioquic", metavar="S|CLIENT/SERVER",
+                       help="the QUIC stack of both endpoints, or of the client and the server, "
+                       "e.g. quinn or aioquic/quinn: aioquic, quinn (default %(default)s)")
+        p.add_argument("--max-datagram", default=str(MAX_UDP_PAYLOAD), metavar="BYTES",
+                       help="the largest UDP payload an endpoint sends, 1200..1472 (1472 fills "
+                       "a 1518-byte frame; quicly sends 1280, Chromium 1352) "
+                       "(default %(default)s)")
+        p.add_argument("--initial-window", default="default", metavar="PACKETS",
+                       help="the initial congestion window in packets of --max-datagram bytes "
+                       "(default: the stack's, 10 packets in aioquic, 12000 B in quinn)")
+        p.add_argument("--initial-rtt", default=f"{DEFAULT_INITIAL_RTT_MS:g}", metavar="MS",
+                       help="the RTT assumed before the first sample (default %(default)s ms, "
+                       "RFC 9002's; aioquic's own is 100 ms, see docs/architecture.md)")
+        p.add_argument("--stream-window", default="64MiB", metavar="BYTES",
+                       help="flow-control credit per stream (default %(default)s)")
+        p.add_argument("--conn-window", default="64MiB", metavar="BYTES",
+                       help="flow-control credit per connection (default %(default)s)")
         p.add_argument("--max-time", type=float, default=600.0, metavar="S",
                        help="give up after S seconds of link time (default %(default)s)")
         p.add_argument("--out", metavar="DIR", help="where to write results")
@@ -538,32 +607,42 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("experiment", help="a sweep of QUIC downloads, in parallel and "
                          "resumable, with results.csv and a Markdown report",
                          conflict_handler="resolve")
-    exp.add_argument("kind", choices=["ack-policy"])
-    exp.add_argument("--profile", nargs="+", default=["geo-testbed"],
-                     help="one or more profiles (default %(default)s)")
-    exp.add_argument("--sizes", default="100KB", help="comma-separated sizes (default %(default)s)")
-    exp.add_argument("--policies", default="default,ratio:2,ratio:10,adaptive,ack-frequency:10",
-                     help="comma-separated ACK policies (default %(default)s)")
+    exp.add_argument("kind", choices=["ack-policy", "constrained-return"],
+                     help="ack-policy: the sweep the options give; constrained-return: the "
+                     "constrained-return-link study's matrix (docs/profiles.md, \"Presets\"), "
+                     "each of its options replaced by any given here")
+    exp.add_argument("--profile", nargs="+",
+                     help="one or more profiles (default geo-testbed)")
+    exp.add_argument("--sizes", help="comma-separated sizes (default 100KB)")
+    exp.add_argument("--policies", help="comma-separated ACK policies (default "
+                     f"{EXPERIMENT_DEFAULTS['policies']})")
     transfer_args(exp)
     # The sweep's own --engine and --cc (conflict_handler="resolve" replaces transfer_args'):
     # checked by satemu.sweep.plan with a one-line error; --cc takes a list.
-    exp.add_argument("--engine", default="board", help="what carries the link: 'board' (the "
-                     "simulated board in Verilator) or 'model' (the reference models of the same "
-                     "path, far faster) (default %(default)s)")
-    exp.add_argument("--cc", default="reno", metavar="CC[,CC...]",
-                     help="the server's congestion controls: reno, cubic (default %(default)s)")
+    exp.add_argument("--engine", help="what carries the link: 'board' (the simulated board in "
+                     "Verilator) or 'model' (the reference models of the same path, far faster) "
+                     "(default board)")
+    exp.add_argument("--cc", metavar="CC[,CC...]",
+                     help="the congestion controllers: reno, cubic, bbr (quinn only) "
+                     "(default reno)")
     exp.add_argument("--seeds", metavar="S[,S...]",
                      help="seeds to sweep (default: --seed's one)")
     exp.add_argument("--set", action="append", metavar="FIELD=V1[,V2...]",
                      help="sweep a profile field over values, in the profile's units, e.g. "
-                     "return.rate=100kbit/s,1.5Mbit/s or forward.loss=0%%,1%%; repeatable")
+                     "return.rate=100kbit/s,1.5Mbit/s or forward.loss=0%%,1%%, or an endpoint "
+                     "setting: endpoint.max_datagram=1280,1352, endpoint.initial_rtt=100,333, "
+                     "endpoint.initial_window, endpoint.stream_window, endpoint.conn_window, "
+                     "endpoint.max_ack_delay, endpoint.stack=aioquic,quinn,aioquic/quinn; "
+                     "repeatable")
     exp.add_argument("--jobs", type=int, metavar="N", help="points run at once, each on its own "
                      "engine in its own process (default: the machine's cores; 1 with --port)")
     exp.add_argument("--dask", metavar="ADDRESS", help="run the points on a Dask scheduler, e.g. "
                      "tcp://host:8786, or 'local' for a LocalCluster of --jobs processes")
     exp.add_argument("--force", action="store_true",
                      help="run every point again, even those OUT already holds")
-    exp.set_defaults(func=cmd_experiment)
+    # None marks an option the command line left alone: the kind's preset, else
+    # EXPERIMENT_DEFAULTS, fills it in (cmd_experiment).
+    exp.set_defaults(func=cmd_experiment, stack=None)
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])
     sim.add_argument("--port", type=int, help="TCP port for its UART (default: a free one)")

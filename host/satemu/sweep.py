@@ -22,9 +22,9 @@ from pathlib import Path
 from .profile import ProfileError, load_profile, override_profile, parse_profile
 
 __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
-           "parse_sets", "record_of", "RECORD", "CCS"]
+           "parse_sets", "record_of", "RECORD", "CCS", "PRESETS"]
 
-CCS = ("reno", "cubic")
+CCS = ("reno", "cubic", "bbr")    # as satemu.quic.settings.CONTROLLERS
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
 ENGINES = ("board", "model")    # as satemu.quic.cosim.ENGINES (not imported: it pulls aioquic)
 # The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
@@ -32,6 +32,24 @@ FIGURES = ("completed", "error", "completion_s", "goodput_mbps", "forward_packet
            "forward_bytes", "return_packets", "return_bytes", "return_share_pct",
            "ack_only_packets", "ack_ratio", "return_pps", "consistent", "virtual_s", "wall_s",
            "speed")
+
+
+# `satemu experiment KIND`: each kind's options, where the command line leaves them at their
+# defaults. ``constrained-return`` is the constrained-return-link study (docs/profiles.md,
+# "Presets"): the geo-testbed link (8.5 / 1.5 Mbit/s, 600 ms RTT) with its return rate cut from
+# 1.5 Mbit/s to 1% of the forward, 10 MB downloads, ACK 1:2 and 1:10, Reno and BBR, QUIC
+# packets of 1280 B (quicly) and 1352 B (Chromium). The client is aioquic, whose receiver
+# applies the ratio policies; the server is quinn, which has BBR.
+PRESETS = {
+    "ack-policy": {},
+    "constrained-return": {
+        "profile": ["geo-testbed"],
+        "set": ["return.rate=1.5Mbit/s,750kbit/s,375kbit/s,200kbit/s,85kbit/s",
+                "endpoint.max_datagram=1280,1352"],
+        "sizes": "10MB", "policies": "ratio:2,ratio:10", "cc": "reno,bbr",
+        "stack": "aioquic/quinn", "engine": "model",
+    },
+}
 
 
 def split_values(text: str) -> list[str]:
@@ -84,6 +102,11 @@ def derived_name(base: str, overrides) -> str:
     return base + "".join(f"+{field}={_safe(value)}" for field, value in overrides)
 
 
+# Run-directory suffixes of endpoint settings that differ from the defaults.
+_LEAF = {"max_datagram": "dg", "initial_window": "iw", "initial_rtt_ms": "irtt",
+         "stream_window": "sw", "conn_window": "cw", "max_ack_delay_ms": "mad"}
+
+
 @dataclass(frozen=True)
 class Point:
     """One download of a sweep, everything it depends on; picklable, so it runs anywhere."""
@@ -97,19 +120,26 @@ class Point:
     ack: str
     cc: str
     seed: int
-    max_ack_delay: float            # ms
+    endpoint: tuple                 # ((EndpointSettings attribute, value), ...) but cc, sorted
+    stacks: tuple                   # (client stack, server stack)
     max_time: float                 # s of link time
     profile: str                    # a built-in profile's name, or "" when ``toml`` holds it
     toml: str = ""                  # the profile's TOML text (a file's, or with overrides)
     sha: str = ""                   # of the profile's text: an edited profile is a new point
 
+    @property
+    def settings(self):
+        from .quic.settings import EndpointSettings
+        return EndpointSettings(cc=self.cc, **dict(self.endpoint))
+
     def key(self) -> dict:
         """What makes the point: equal keys, equal results."""
+        endpoint = dict(self.endpoint)
         return {"engine": self.engine, "profile": self.base,
                 "overrides": ";".join(f"{f}={v}" for f, v in self.overrides),
                 "size": self.size, "ack": self.ack, "cc": self.cc, "seed": self.seed,
-                "max_ack_delay_ms": self.max_ack_delay, "max_time_s": self.max_time,
-                "profile_sha": self.sha}
+                "stacks": "/".join(self.stacks), **endpoint,
+                "max_time_s": self.max_time, "profile_sha": self.sha}
 
     @property
     def id(self) -> str:
@@ -118,18 +148,32 @@ class Point:
     @property
     def run_rel(self) -> Path:
         """Its run directory under the sweep's: ``profile/size/policy``, the policy with
-        ``-cc``, ``-seedN``, ``-madMS`` when those differ from reno, 0 and 25 ms."""
+        ``-cc``, ``-STACK`` (or ``-CLIENT-SERVER``), ``-seedN`` and each endpoint setting
+        (``-dg1280``, ``-irtt100``, ``-mad10``, ...) when those differ from the defaults."""
+        from .quic.settings import EndpointSettings
         leaf = self.ack.replace(":", "")
         if self.cc != "reno":
             leaf += f"-{self.cc}"
+        if self.stacks != ("aioquic", "aioquic"):
+            leaf += "-" + (self.stacks[0] if self.stacks[0] == self.stacks[1]
+                           else "-".join(self.stacks))
         if self.seed != 0:
             leaf += f"-seed{self.seed}"
-        if self.max_ack_delay != 25.0:
-            leaf += f"-mad{self.max_ack_delay:g}"
+        default = EndpointSettings()
+        for attr, value in self.endpoint:
+            if value != getattr(default, attr):
+                leaf += f"-{_LEAF[attr]}{value:g}" if isinstance(value, float) else \
+                    f"-{_LEAF[attr]}{value}"
         return Path(self.name) / self.size_text / leaf
 
     def label(self) -> str:
-        return (f"{self.name}, {self.size_text}, ACK {self.ack}, {self.cc}, seed {self.seed}")
+        from .quic.settings import EndpointSettings
+        stacks = "" if self.stacks == ("aioquic", "aioquic") else f", {'/'.join(self.stacks)}"
+        default = EndpointSettings()
+        extra = "".join(f", {attr} {value}" for attr, value in self.endpoint
+                        if value != getattr(default, attr))
+        return (f"{self.name}, {self.size_text}, ACK {self.ack}, {self.cc}{stacks}{extra}, "
+                f"seed {self.seed}")
 
 
 def _builtin_text(name: str) -> str | None:
@@ -141,18 +185,53 @@ def _builtin_text(name: str) -> str | None:
     return None
 
 
-def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *,
-         max_ack_delay: float = 25.0, max_time: float = 600.0, hardware=None) -> list[Point]:
-    """Every point of the sweep profiles x --set values x sizes x policies x ccs x seeds, each
-    profile parsed and checked against ``hardware`` (the simulated board's) first: a bad
-    engine, field or value raises ProfileError before anything runs. ``sizes`` are (text,
-    bytes) pairs, ``sets`` (field, [values]) pairs."""
+def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
+    """Every (endpoint items but cc, stacks, cc) of the ``endpoint.*`` --set axes x ccs over
+    ``base`` (EndpointSettings), each checked against its stacks; ProfileError if one fails."""
+    from .quic.settings import parse_setting
+    axes = []
+    for field, values in sets:
+        name = field[len("endpoint."):]
+        try:
+            axes.append([parse_setting(name, v) for v in values])
+        except ValueError as e:
+            raise ProfileError(f"--set {field}: {e}") from None
+    out = []
+    for combo in itertools.product(*axes):
+        changes = dict(combo)
+        pair = tuple(changes.pop("stacks", stacks))
+        for cc in ccs:
+            try:
+                settings = base.but(**changes, cc=cc)
+                settings.check_stack(pair[0], server=False)
+                settings.check_stack(pair[1])
+            except ValueError as e:
+                raise ProfileError(str(e)) from None
+            items = tuple(sorted((k, v) for k, v in settings.to_dict().items() if k != "cc"))
+            out.append((items, pair, cc))
+    return out
+
+
+def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoint=None,
+         stacks=("aioquic", "aioquic"), max_time: float = 600.0,
+         hardware=None) -> list[Point]:
+    """Every point of the sweep profiles x profile --set values x sizes x policies x endpoint
+    --set values (``endpoint.NAME``: satemu.quic.settings.SETTING_NAMES) x ccs x seeds, over
+    the endpoint settings ``endpoint`` (EndpointSettings; its defaults if None) and ``stacks``.
+    Each profile is parsed and checked against ``hardware`` (the simulated board's) first and
+    each endpoint combination against its stacks: a bad engine, field or value raises
+    ProfileError before anything runs. ``sizes`` are (text, bytes) pairs, ``sets`` (field,
+    [values]) pairs."""
     from .boards import BOARDS, DEFAULT_BOARD
+    from .quic.settings import EndpointSettings
     if engine not in ENGINES:
         raise ProfileError(f"--engine {engine!r}: one of {', '.join(ENGINES)}")
     for cc in ccs:
         if cc not in CCS:
             raise ProfileError(f"--cc {cc!r}: one of {', '.join(CCS)}")
+    endpoints = _endpoint_axes(endpoint or EndpointSettings(), tuple(stacks), ccs,
+                               [(f, v) for f, v in sets if f.startswith("endpoint.")])
+    sets = [(f, v) for f, v in sets if not f.startswith("endpoint.")]
     hw = hardware or BOARDS[DEFAULT_BOARD].hardware
     links = []          # (base name, overrides, name, builtin name or "", toml)
     for given in profiles:
@@ -183,10 +262,11 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *,
         raise ProfileError(f"{dup}: two profiles of the sweep would have that name; give "
                            f"profiles and --set values that differ in name")
     return [Point(engine=engine, base=base, overrides=overrides, name=name, size=size,
-                  size_text=size_text, ack=ack, cc=cc, seed=seed, max_ack_delay=max_ack_delay,
+                  size_text=size_text, ack=ack, cc=cc, seed=seed, endpoint=items, stacks=pair,
                   max_time=max_time, profile=builtin, toml=toml, sha=sha)
             for base, overrides, name, builtin, toml, sha in links
-            for size_text, size in sizes for ack in policies for cc in ccs for seed in seeds]
+            for size_text, size in sizes for ack in policies
+            for items, pair, cc in endpoints for seed in seeds]
 
 
 # -- a worker's simulated board --------------------------------------------------------------
@@ -268,9 +348,9 @@ def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
             if not profile:
                 profile = str(Path(tmp) / f"{point.name}.toml")
                 Path(profile).write_text(point.toml, encoding="utf-8")
-            t = run_transfer(point.engine, profile, point.size, ack=point.ack, cc=point.cc,
+            t = run_transfer(point.engine, profile, point.size, ack=point.ack,
                              seed=point.seed, max_seconds=point.max_time,
-                             max_ack_delay_ms=point.max_ack_delay, board=state,
+                             settings=point.settings, stacks=point.stacks, board=state,
                              progress=progress and (lambda sim: progress(
                                  sim.time(sim.now_cycle), sim.client.received)))
             run = Path(tmp) / "run"

@@ -56,3 +56,7 @@ class Transfer:
     origin: int = 0                # the cycle the transfer started at
     # The model engine: where the board could differ from it (satemu.board_model.exactness).
     exactness: dict | None = None
+    # The endpoints: their settings (satemu.quic.settings.EndpointSettings as a dict) and each
+    # side's QUIC stack.
+    settings: dict | None = None
+    stacks: dict | None = None

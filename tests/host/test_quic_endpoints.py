@@ -12,13 +12,12 @@
 #   ack-frequency:10    15   334.9 ms   (server asks for 1:10 after the handshake)
 # The tests assert the orderings with margin, not these exact numbers.
 
-import heapq
 import inspect
 import json
-from dataclasses import dataclass, field
 
 import aioquic
 import pytest
+from ideal_link import IdealLink
 from aioquic.buffer import Buffer
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.logger import QuicLogger, QuicLoggerTrace
@@ -28,90 +27,11 @@ from aioquic.tls import Epoch
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from satemu.ether import WIRE_OVERHEAD
 from satemu.quic.ackpolicy import TP_MIN_ACK_DELAY, AckPolicy, PolicyConnection, tlv_items
 from satemu.quic.bulk import BulkClient, BulkServer, make_configs, payload_bytes
 from satemu.quic.determinism import VirtualTimeTrace, deterministic, server_certificate
-from satemu.quic.packets import build_frame, parse_frame
 
 SIZE = 200_000
-
-
-@dataclass
-class Sent:
-    time: float
-    sender: str
-    index: int            # per-sender datagram number
-    frame: bytes
-    ack_only: bool
-
-
-@dataclass
-class IdealLink:
-    """Two QUIC peers joined by a rate-limited, fixed-delay link, run in virtual time.
-
-    Events live on a heap of (time, seq, event). Each direction serialises frames at ``rate``
-    (frame plus preamble, FCS and gap) and delivers them ``delay`` later. ``hold`` maps
-    (sender, datagram index) to extra delay, to reorder one datagram.
-    """
-
-    client: BulkClient
-    server: BulkServer
-    delay: float = 0.020
-    rate: float = 10e6
-    hold: dict = field(default_factory=dict)
-    sent: list = field(default_factory=list)
-    arrivals: list = field(default_factory=list)    # (time, receiver, sender's index)
-
-    def __post_init__(self):
-        self._heap, self._seq = [], 0
-        self._free = {"client": 0.0, "server": 0.0}
-        self._count = {"client": 0, "server": 0}
-        self._gen = {"client": 0, "server": 0}
-        self._peers = {"client": self.client, "server": self.server}
-
-    def _push(self, t, *event):
-        heapq.heappush(self._heap, (t, self._seq, event))
-        self._seq += 1
-
-    def _send(self, name, now):
-        peer = self._peers[name]
-        other = "server" if name == "client" else "client"
-        for data, info in peer.transmit(now):
-            index = self._count[name]
-            self._count[name] += 1
-            frame = build_frame(peer.local, peer.remote, data, ip_id=index & 0xFFFF)
-            self.sent.append(Sent(now, name, index, frame, info.ack_only))
-            start = max(now, self._free[name])
-            self._free[name] = start + (len(frame) + WIRE_OVERHEAD) * 8 / self.rate
-            arrive = self._free[name] + self.delay + self.hold.get((name, index), 0.0)
-            self._push(arrive, "arrive", other, frame, index)
-        self._gen[name] += 1
-        timer = peer.timer(now)
-        if timer is not None:
-            self._push(timer, "timer", name, self._gen[name])
-
-    def run(self, until: float = 5.0) -> "IdealLink":
-        self.client.start(0.0)
-        self._send("client", 0.0)
-        while self._heap and not self.client.done:
-            t, _, event = heapq.heappop(self._heap)
-            assert t <= until, "transfer did not finish in time"
-            if event[0] == "arrive":
-                _, name, frame, index = event
-                peer = self._peers[name]
-                src, dst, payload = parse_frame(frame)
-                assert (src, dst) == (peer.remote, peer.local)
-                self.arrivals.append((t, name, index))
-                peer.receive(payload, t)
-                self._send(name, t)
-            else:
-                _, name, gen = event
-                if gen == self._gen[name]:
-                    self._peers[name].handle_timer(t)
-                    self._send(name, t)
-        assert self.client.error is None
-        return self
 
 
 def transfer(policy: str, server_policy: str = "default", seed: int = 0, size: int = SIZE,
@@ -265,7 +185,8 @@ def test_cubic_completes():
 
 
 def test_configs():
-    client, server = make_configs(cc="cubic", max_ack_delay_ms=10, flow_window=32 << 20)
+    client, server = make_configs(cc="cubic", max_ack_delay_ms=10, stream_window=32 << 20,
+                                  conn_window=32 << 20)
     bdp = 0.600 * 250e6 / 8
     for config in (client, server):
         assert config.alpn_protocols == ["satemu"]
@@ -274,7 +195,7 @@ def test_configs():
         assert config.max_ack_delay == pytest.approx(0.010)
     assert make_configs()[0].max_data > bdp
     assert client.is_client and not server.is_client and server.private_key is not None
-    with pytest.raises(ValueError, match="congestion control 'bbr'"):
+    with pytest.raises(ValueError, match="congestion controller 'bbr' is not in aioquic"):
         make_configs(cc="bbr")
     with pytest.raises(ValueError, match="max_ack_delay"):
         make_configs(max_ack_delay_ms=0)

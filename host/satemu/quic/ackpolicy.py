@@ -41,6 +41,7 @@ __all__ = ["AckPolicy", "DatagramInfo", "EndpointConfiguration", "EndpointStats"
 TP_MAX_ACK_DELAY = 0x0B                 # RFC 9000 section 18.2, milliseconds
 TP_MIN_ACK_DELAY = 0xFF04DE1B           # draft-ietf-quic-ack-frequency, microseconds
 FRAME_ACK_FREQUENCY = 0xAF              # draft-ietf-quic-ack-frequency
+FRAME_IMMEDIATE_ACK = 0x1F              # draft-ietf-quic-ack-frequency: ACK at once
 ACK_FREQUENCY_CAPACITY = 2 + 4 * UINT_VAR_MAX_SIZE
 TIMER_RESOLUTION = 1e-6                 # a timer never fires at or before the instant it was read
 ADAPTIVE_STARTUP_PACKETS = 100          # "adaptive": ACK 1:2 for this many packets, then 1:10
@@ -98,6 +99,16 @@ class EndpointStats:
     immediate_acks: int = 0             # ACKs made immediate by reordering or a gap
     ack_frequency_sent: int = 0         # ACK_FREQUENCY frames written (with retransmissions)
     ack_frequency_received: int = 0     # ACK_FREQUENCY frames applied
+    immediate_ack_received: int = 0     # IMMEDIATE_ACK frames honoured
+    # Packets declared lost before the handshake was confirmed (RFC 9001 section 4.1.2), by
+    # recovery's two paths: ``handshake_lost_packets`` by loss detection (a congestion event,
+    # RFC 9002 section 6.1), ``handshake_pto_resent`` by a probe timeout that resent their
+    # CRYPTO data (aioquic declares those lost without a congestion event).
+    handshake_lost_packets: int = 0
+    handshake_pto_resent: int = 0
+    handshake_congestion_events: int = 0
+    handshake_ptos: int = 0             # probe timeouts before the handshake was confirmed
+    cwnd_at_confirmation: Optional[int] = None    # bytes, when the handshake was confirmed
 
 
 @dataclass
@@ -107,6 +118,7 @@ class EndpointConfiguration(QuicConfiguration):
     max_ack_delay: float = 0.025        # seconds: advertised (rounded up to whole ms), and the
                                         # bound on how long the ratio policies hold an ACK
     min_ack_delay: float = K_GRANULARITY  # seconds: advertised under the ack-frequency policy
+    initial_window: Optional[int] = None  # packets of max_datagram_size; None: aioquic's 10
 
 
 def tlv_items(data: bytes) -> list[tuple[int, bytes]]:
@@ -177,6 +189,11 @@ class PolicyConnection(QuicConnection):
             handlers = self._QuicConnection__frame_handlers
             handlers[FRAME_ACK_FREQUENCY] = (self._handle_ack_frequency_frame,
                                              frozenset([Epoch.ONE_RTT]))
+            # Once min_ack_delay is advertised, the peer may send IMMEDIATE_ACK (quinn does,
+            # in every 1-RTT probe); aioquic would close on it as an unknown frame.
+            handlers[FRAME_IMMEDIATE_ACK] = (self._handle_immediate_ack_frame,
+                                             frozenset([Epoch.ONE_RTT]))
+        self._immediate_ack = False
         loss_on_packet_sent = self._loss.on_packet_sent
 
         def on_packet_sent(*, packet: QuicSentPacket, space: Any) -> None:
@@ -184,6 +201,55 @@ class PolicyConnection(QuicConnection):
             loss_on_packet_sent(packet=packet, space=space)
 
         self._loss.on_packet_sent = on_packet_sent
+        self._count_handshake_losses()
+        if getattr(configuration, "initial_window", None) is not None:
+            self._set_initial_window(configuration.initial_window
+                                     * configuration.max_datagram_size)
+
+    def _set_initial_window(self, window: int) -> None:
+        """Start the congestion controller at ``window`` bytes, and restart it there (cubic
+        restarts after an idle period at aioquic's K_INITIAL_WINDOW packets)."""
+        cc = self._loss._cc
+        cc.congestion_window = window
+        if hasattr(cc, "_W_max"):
+            cc._W_max = window
+        reset = getattr(cc, "reset", None)
+        if reset is not None:
+            def reset_to_window() -> None:
+                reset()
+                cc.congestion_window = cc._W_max = window
+            cc.reset = reset_to_window
+
+    def _count_handshake_losses(self) -> None:
+        """Count what recovery declares lost until the handshake is confirmed."""
+        loss = self._loss
+        on_packets_lost = loss._on_packets_lost
+        on_timeout = loss.on_loss_detection_timeout
+
+        def counted(*, congestion_event: bool = True, now: float, packets: Any,
+                    persistent_congestion: bool = False, space: Any) -> None:
+            packets = list(packets)
+            if packets and not loss.handshake_confirmed:
+                if congestion_event:
+                    self.stats.handshake_lost_packets += len(packets)
+                    if any(p.in_flight for p in packets):
+                        self.stats.handshake_congestion_events += 1
+                else:
+                    self.stats.handshake_pto_resent += len(packets)
+            on_packets_lost(congestion_event=congestion_event, now=now, packets=packets,
+                            persistent_congestion=persistent_congestion, space=space)
+
+        def timeout(*, now: float) -> None:
+            if not loss.handshake_confirmed and loss._get_loss_space() is None:
+                self.stats.handshake_ptos += 1
+            on_timeout(now=now)
+
+        loss._on_packets_lost = counted
+        loss.on_loss_detection_timeout = timeout
+
+    def _confirm_handshake(self) -> None:
+        super()._confirm_handshake()
+        self.stats.cwnd_at_confirmation = self._loss.congestion_window
 
     # ---- the sans-I/O entry points, with virtual time --------------------------------------
 
@@ -220,6 +286,11 @@ class PolicyConnection(QuicConnection):
         self._rx_packets = []
         if eliciting:
             self._apply_policy(now, eliciting, ack_at_before, largest_before)
+        if self._immediate_ack:
+            self._immediate_ack = False
+            space = self._spaces.get(Epoch.ONE_RTT)
+            if space is not None and not space.discarded:
+                space.ack_at = now
 
     def datagrams_to_send(self, now: float) -> list[tuple[bytes, Any]]:
         self._clock(now)
@@ -398,6 +469,13 @@ class PolicyConnection(QuicConnection):
             self._loss.max_ack_delay = max_ack_delay      # the peer now delays ACKs this long
         else:
             self._af_pending = True
+
+    def _handle_immediate_ack_frame(self, context: Any, frame_type: int, buf: Buffer) -> None:
+        """IMMEDIATE_ACK (no fields): the packet that carries it is acknowledged at once."""
+        if context.quic_logger_frames is not None:
+            context.quic_logger_frames.append({"frame_type": "immediate_ack"})
+        self._immediate_ack = True
+        self.stats.immediate_ack_received += 1
 
     def _handle_ack_frequency_frame(self, context: Any, frame_type: int, buf: Buffer) -> None:
         seq = buf.pull_uint_var()

@@ -35,6 +35,7 @@ from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, Strea
 
 from .ackpolicy import AckPolicy, PolicyConnection
 from .bulk import BulkAnswers, BulkDownload, make_configs
+from .settings import EndpointSettings
 from .capture import SO_RCVBUFFORCE, SO_SNDBUFFORCE
 from .netns import RealtimeError
 
@@ -184,11 +185,11 @@ class BulkClientProtocol(_LoggingProtocol, BulkDownload):
                          f"{reason})")
 
 
-def endpoint_configs(cc: str, max_ack_delay_ms: float, initial_rtt_ms: float) -> tuple:
-    """:func:`make_configs`'s (client, server) configurations; :class:`RealtimeError` if invalid."""
+def endpoint_configs(settings: Optional[EndpointSettings] = None) -> tuple:
+    """:func:`make_configs`'s (client, server) configurations; :class:`RealtimeError` if aioquic
+    cannot take ``settings``."""
     try:
-        return make_configs(cc=cc, max_ack_delay_ms=max_ack_delay_ms,
-                            initial_rtt_ms=initial_rtt_ms)
+        return make_configs(settings)
     except ValueError as e:
         raise RealtimeError(str(e)) from None
 
@@ -202,8 +203,8 @@ def parse_policy(text: "str | AckPolicy") -> AckPolicy:
 
 
 async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default",
-                     cc: str = "reno", max_ack_delay_ms: float = 25.0,
-                     initial_rtt_ms: float = 333.0, stop: Optional[asyncio.Event] = None,
+                     settings: Optional[EndpointSettings] = None,
+                     stop: Optional[asyncio.Event] = None,
                      ready: Optional[Callable[[tuple], None]] = None) -> dict:
     """Serve bulk downloads with aioquic's ``serve()`` until the first connection has terminated
     (or ``stop`` is set); returns the server's record (see :func:`read_endpoint_log`).
@@ -211,7 +212,8 @@ async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default"
     ``ready`` is called with the bound socket address once the server listens.
     """
     policy = parse_policy(ack)
-    _client_cfg, server_cfg = endpoint_configs(cc, max_ack_delay_ms, initial_rtt_ms)
+    settings = settings or EndpointSettings()
+    _client_cfg, server_cfg = endpoint_configs(settings)
     stop = stop if stop is not None else asyncio.Event()
     protocols: list[BulkServerProtocol] = []
 
@@ -236,8 +238,9 @@ async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default"
     used = None
     if first is not None:
         used = first._quic._loss.max_ack_delay * 1000.0
-    return {"role": "server", "policy": str(policy), "cc": cc,
-            "max_ack_delay_ms": max_ack_delay_ms, "connections": len(protocols),
+    return {"role": "server", "policy": str(policy), "cc": settings.cc,
+            "max_ack_delay_ms": settings.max_ack_delay_ms, "settings": settings.to_dict(),
+            "connections": len(protocols),
             "served": {str(k): v for p in protocols for k, v in p.served.items()},
             "max_ack_delay_used_ms": used,
             "stats": first.stats if first is not None else {},
@@ -245,13 +248,13 @@ async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default"
 
 
 async def fetch_bulk(host: str, port: int, size: int, *, ack: "str | AckPolicy" = "default",
-                     cc: str = "reno", max_ack_delay_ms: float = 25.0,
-                     initial_rtt_ms: float = 333.0, local_port: int = 0,
+                     settings: Optional[EndpointSettings] = None, local_port: int = 0,
                      timeout: float = 120.0) -> dict:
     """Download ``size`` bytes with aioquic's ``connect()``, close the connection, and return the
     client's record (see :func:`read_endpoint_log`)."""
     policy = parse_policy(ack)
-    client_cfg, _server_cfg = endpoint_configs(cc, max_ack_delay_ms, initial_rtt_ms)
+    settings = settings or EndpointSettings()
+    client_cfg, _server_cfg = endpoint_configs(settings)
     made: list[BulkClientProtocol] = []
 
     def create_protocol(quic: Any, stream_handler: Any = None) -> BulkClientProtocol:
@@ -287,8 +290,9 @@ async def fetch_bulk(host: str, port: int, size: int, *, ack: "str | AckPolicy" 
         error = None                    # done; a late close problem does not undo it
     elif error is None:
         error = "transfer did not complete"
-    return {"role": "client", "policy": str(policy), "cc": cc,
-            "max_ack_delay_ms": max_ack_delay_ms, "size": size,
+    return {"role": "client", "policy": str(policy), "cc": settings.cc,
+            "max_ack_delay_ms": settings.max_ack_delay_ms, "settings": settings.to_dict(),
+            "size": size,
             "received": p.received if p is not None else 0,
             "completed": completed, "error": error,
             "started_ns": p.started_ns if p is not None else None,

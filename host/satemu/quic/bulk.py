@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any, Optional
 
 from aioquic.buffer import Buffer
@@ -21,42 +22,37 @@ from cryptography.hazmat.primitives import serialization
 
 from .ackpolicy import AckPolicy, DatagramInfo, EndpointConfiguration, PolicyConnection
 from .determinism import SERVER_NAME, VirtualTimeLogger, server_certificate
-from .packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, Endpoint
+from .packets import CLIENT, SERVER, Endpoint
+from .settings import EndpointSettings
 
 __all__ = ["ALPN", "BulkClient", "BulkServer", "make_configs", "payload_bytes"]
 
 ALPN = "satemu"
-MIB = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------
 # configurations
 
-def make_configs(cc: str = "reno", max_ack_delay_ms: float = 25.0, flow_window: int = 64 * MIB,
-                 *, max_datagram_size: int = MAX_UDP_PAYLOAD, initial_rtt_ms: float = 100.0,
-                 qlog: bool = False
-                 ) -> tuple[EndpointConfiguration, EndpointConfiguration]:
-    """(client, server) configurations for one connection across the link.
-
-    ``flow_window`` sets both connection (max_data) and per-stream (max_stream_data) credit; the
-    64 MiB default is over three times a 600 ms x 250 Mbit/s bandwidth-delay product (18.75 MB),
-    so flow control never limits a transfer. ``max_datagram_size`` is the UDP payload size
-    (1472 fills a 1518-byte Ethernet frame). ``initial_rtt_ms`` is aioquic's default (100 ms);
-    RFC 9002 suggests 333 ms, which avoids spurious handshake PTOs on a GEO path. (Since aioquic
-    1.6.1 such a PTO no longer shrinks the congestion window, but with 100 ms on a GEO path a
-    client can keep probing every few hundred ms, its probes never giving it an RTT sample.)
-    """
-    if cc not in ("reno", "cubic"):
-        raise ValueError(f"congestion control {cc!r}: aioquic has 'reno' and 'cubic'")
-    if not 0 < max_ack_delay_ms < 1 << 14:
-        raise ValueError(f"max_ack_delay {max_ack_delay_ms} ms is outside (0, 16384) ms")
-    if flow_window < 1:
-        raise ValueError("flow_window must be positive")
-    common = dict(alpn_protocols=[ALPN], congestion_control_algorithm=cc,
-                  max_data=flow_window, max_stream_data=flow_window,
-                  max_datagram_size=max_datagram_size, initial_rtt=initial_rtt_ms / 1000.0,
-                  max_ack_delay=max_ack_delay_ms / 1000.0,
-                  min_ack_delay=min(K_GRANULARITY, max_ack_delay_ms / 1000.0))
+def make_configs(settings: Optional[EndpointSettings] = None, *, qlog: bool = False,
+                 server: bool = True,
+                 **changes: Any) -> tuple[EndpointConfiguration, EndpointConfiguration]:
+    """(client, server) aioquic configurations for one connection across the link, from
+    ``settings`` (:class:`~satemu.quic.settings.EndpointSettings`; its defaults if None) with
+    ``changes`` (field=value) applied. The defaults' 64 MiB flow-control windows are over three
+    times a 600 ms x 250 Mbit/s bandwidth-delay product (18.75 MB), so flow control never
+    limits a transfer; aioquic's own 1 MiB would. A setting aioquic cannot take as the server
+    (a controller it lacks) raises ValueError, unless ``server`` is False: only the client's
+    configuration is then used, and it runs Reno in place of a controller aioquic lacks."""
+    settings = (settings or EndpointSettings()).but(**changes)
+    settings.check_stack("aioquic", server=server)
+    mad = settings.max_ack_delay_ms / 1000.0
+    common = dict(alpn_protocols=[ALPN],
+                  congestion_control_algorithm=settings.client_cc("aioquic"),
+                  max_data=settings.conn_window, max_stream_data=settings.stream_window,
+                  max_datagram_size=settings.max_datagram,
+                  initial_rtt=settings.initial_rtt_ms / 1000.0,
+                  initial_window=settings.initial_window,
+                  max_ack_delay=mad, min_ack_delay=min(K_GRANULARITY, mad))
     cert, key = server_certificate()
     client = EndpointConfiguration(is_client=True, server_name=SERVER_NAME,
                                    cadata=cert.public_bytes(serialization.Encoding.PEM),
@@ -84,6 +80,7 @@ class _Peer:
 
     conn: Optional[PolicyConnection]
     remote: Endpoint
+    stack = "aioquic"
 
     def transmit(self, now: float) -> list[tuple[bytes, DatagramInfo]]:
         """Datagrams to send now (all to ``remote``), each with its :class:`DatagramInfo`."""
@@ -117,6 +114,14 @@ class _Peer:
     def on_event(self, event: Any, now: float) -> None:
         if isinstance(event, ConnectionTerminated):
             self.terminated = event
+
+    def stats_dict(self) -> dict:
+        """The endpoint's counters (:class:`EndpointStats`), or {} before its connection."""
+        return {"stack": self.stack, **asdict(self.conn.stats)} if self.conn is not None else {}
+
+    def max_ack_delay_used_ms(self) -> Optional[float]:
+        """The peer's max_ack_delay as this endpoint's loss recovery assumes it (ms)."""
+        return self.conn._loss.max_ack_delay * 1000.0 if self.conn is not None else None
 
 
 class BulkAnswers:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 from ..ether import to_wire
@@ -134,52 +134,79 @@ class CoSim:
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
 
+def _stack_pair(stacks) -> tuple[str, str]:
+    """(client stack, server stack) from one name or a pair, each checked."""
+    from .settings import STACKS
+    pair = (stacks, stacks) if isinstance(stacks, str) else tuple(stacks)
+    if len(pair) != 2:
+        raise ValueError("stacks: one name, or (client stack, server stack)")
+    for s in pair:
+        if s not in STACKS:
+            raise ValueError(f"QUIC stack {s!r}: one of {', '.join(STACKS)}")
+    return pair
+
+
 @contextmanager
-def endpoints(size: int, ack: str, cc: str, seed: int, max_ack_delay_ms: float,
-              initial_rtt_ms: float, qlog_dir=None):
-    """The client and server of one download, with every source of randomness seeded; yields
-    (client, server, policy) and writes the qlogs into ``qlog_dir`` (if given) afterwards."""
+def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", qlog_dir=None):
+    """The client and server of one download, each of its stack (``stacks``: one name for both,
+    or (client, server)), with ``settings`` (EndpointSettings) and every source of randomness
+    seeded; yields (client, server, policy) and writes the aioquic endpoints' qlogs into
+    ``qlog_dir`` (if given) afterwards. Settings or a policy a stack cannot take raise
+    ValueError before anything runs."""
     from .ackpolicy import AckPolicy
     from .bulk import BulkClient, BulkServer, make_configs
     from .determinism import deterministic
+    from .settings import EndpointSettings
 
+    settings = settings or EndpointSettings()
+    client_stack, server_stack = _stack_pair(stacks)
+    settings.check_stack(client_stack, server=False)
+    settings.check_stack(server_stack)
     policy = AckPolicy.parse(ack)
     server_policy = policy if policy.kind == "ack-frequency" else "default"
+    if "quinn" in (client_stack, server_stack):
+        from .quinn import QuinnClient, QuinnServer
+    configs = []
     with deterministic(seed):
-        client_cfg, server_cfg = make_configs(cc=cc, max_ack_delay_ms=max_ack_delay_ms,
-                                              initial_rtt_ms=initial_rtt_ms,
-                                              qlog=qlog_dir is not None)
-        client = BulkClient(client_cfg, size, policy=policy)
-        server = BulkServer(server_cfg, policy=server_policy)
+        client_cfg, server_cfg = make_configs(settings, qlog=qlog_dir is not None,
+                                              server=server_stack == "aioquic") \
+            if "aioquic" in (client_stack, server_stack) else (None, None)
+        if client_stack == "aioquic":
+            client = BulkClient(client_cfg, size, policy=policy)
+            configs.append(("client", client_cfg))
+        else:
+            client = QuinnClient(settings, size, policy=policy, seed=seed)
+        if server_stack == "aioquic":
+            server = BulkServer(server_cfg, policy=server_policy)
+            configs.append(("server", server_cfg))
+        else:
+            server = QuinnServer(settings, policy=server_policy, seed=seed)
         yield client, server, policy
     if qlog_dir is not None:
         import json
         from pathlib import Path
         Path(qlog_dir).mkdir(parents=True, exist_ok=True)
-        for name, cfg in (("client", client_cfg), ("server", server_cfg)):
+        for name, cfg in configs:
             (Path(qlog_dir) / f"{name}.qlog").write_text(json.dumps(cfg.quic_logger.to_dict()))
 
 
-def make_transfer(sim: CoSim, link, size: int, policy, cc: str, seed: int, f_clk: int,
-                  board: dict, bod: dict | None, max_ack_delay_ms: float, wall_s: float,
-                  engine: str) -> Transfer:
+def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_clk: int,
+                  board: dict, bod: dict | None, wall_s: float, engine: str) -> Transfer:
     """The Transfer record of a finished co-simulation."""
     client, server = sim.client, sim.server
-    used = None
-    if server.conn is not None:
-        used = server.conn._loss.max_ack_delay * 1000.0      # what the sender's recovery assumes
     return Transfer(
-        profile=link.name, size=size, ack=str(policy), cc=cc, seed=seed, f_clk=f_clk,
+        profile=link.name, size=size, ack=str(policy), cc=settings.cc, seed=seed, f_clk=f_clk,
         completed=client.done,
         completion_s=(client.completed_at - client.started_at) if client.done else None,
         handshake_s=(client.handshake_at - client.started_at) if client.handshake_at else None,
         sent=sim.sent, delivered=sim.delivered,
-        client_stats=asdict(client.conn.stats),
-        server_stats=asdict(server.conn.stats) if server.conn else {},
+        client_stats=client.stats_dict(), server_stats=server.stats_dict(),
         board_stats=board, undecodable=sim.undecodable,
-        max_ack_delay_advertised_ms=max_ack_delay_ms, max_ack_delay_used_ms=used,
+        max_ack_delay_advertised_ms=settings.max_ack_delay_ms,
+        max_ack_delay_used_ms=server.max_ack_delay_used_ms(),
         wall_s=wall_s, virtual_s=sim.time(sim.now_cycle), error=client.error, bod=bod,
-        engine=engine, origin=sim.origin)
+        engine=engine, origin=sim.origin, settings=settings.to_dict(),
+        stacks={"client": client.stack, "server": server.stack})
 
 
 def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
@@ -192,9 +219,8 @@ def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
             "lost": list(lost)}
 
 
-def run_model_transfer(profile, size: int, ack: str = "default", cc: str = "reno",
-                       seed: int = 0, max_seconds: float = 600.0, max_ack_delay_ms: float = 25.0,
-                       initial_rtt_ms: float = 333.0,
+def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
+                       max_seconds: float = 600.0, settings=None, stacks="aioquic",
                        progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
                        bod_phase: int = 0, bod_superframes: int = 0) -> Transfer:
     """The ``model`` engine: download ``size`` bytes from the server (port B) to the client
@@ -215,8 +241,9 @@ def run_model_transfer(profile, size: int, ack: str = "default", cc: str = "reno
     regs = {FORWARD: regs["forward"], RETURN: regs["return"]}
     t0 = time.monotonic()
     model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board)
-    with endpoints(size, ack, cc, seed, max_ack_delay_ms, initial_rtt_ms, qlog_dir) as \
-            (client, server, policy):
+    from .settings import EndpointSettings
+    settings = settings or EndpointSettings()
+    with endpoints(size, ack, seed, settings, stacks, qlog_dir) as (client, server, policy):
         sim = CoSim(model, board.f_clk, client, server)
         sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
         wall = time.monotonic() - t0
@@ -226,22 +253,21 @@ def run_model_transfer(profile, size: int, ack: str = "default", cc: str = "reno
     bod = None
     if regs[RETURN].bod:
         bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod)
-    t = make_transfer(sim, link, size, policy, cc, seed, board.f_clk, stats, bod,
-                      max_ack_delay_ms, wall, "model")
+    t = make_transfer(sim, link, size, policy, settings, seed, board.f_clk, stats, bod, wall,
+                      "model")
     t.exactness = model.exactness()
     return t
 
 
-def run_transfer(engine: str, profile, size: int, *, ack: str = "default", cc: str = "reno",
-                 seed: int = 0, max_seconds: float = 600.0, max_ack_delay_ms: float = 25.0,
-                 initial_rtt_ms: float = 333.0, progress: Callable[[CoSim], None] | None = None,
-                 qlog_dir=None, board: dict | None = None) -> Transfer:
+def run_transfer(engine: str, profile, size: int, *, ack: str = "default", seed: int = 0,
+                 max_seconds: float = 600.0, settings=None, stacks="aioquic",
+                 progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
+                 board: dict | None = None) -> Transfer:
     """One download on ``engine``: ``model`` (no board needed), or ``board``, the running
     simulated board whose UART URL and Ethernet module's port ``board`` holds (``url``,
     ``eth_port``; needs a checkout)."""
-    common = dict(ack=ack, cc=cc, seed=seed, max_seconds=max_seconds,
-                  max_ack_delay_ms=max_ack_delay_ms, initial_rtt_ms=initial_rtt_ms,
-                  progress=progress, qlog_dir=qlog_dir)
+    common = dict(ack=ack, seed=seed, max_seconds=max_seconds, settings=settings,
+                  stacks=stacks, progress=progress, qlog_dir=qlog_dir)
     if engine == "model":
         return run_model_transfer(profile, size, **common)
     if engine == "board":
@@ -288,14 +314,13 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
     return out
 
 
-def model_twin(t: Transfer, profile, max_seconds: float = 600.0,
-               initial_rtt_ms: float = 333.0) -> Transfer:
-    """The model engine's run of board transfer ``t`` (the same profile, size, policy, congestion
-    control, seed and max_ack_delay, and the board's BoD phase), for :func:`differences`."""
+def model_twin(t: Transfer, profile, max_seconds: float = 600.0) -> Transfer:
+    """The model engine's run of board transfer ``t`` (the same profile, size, policy, seed,
+    endpoint settings and stacks, and the board's BoD phase), for :func:`differences`."""
+    from .settings import EndpointSettings
     phase = t.bod["phase"] if t.bod else 0
     superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
-    return run_model_transfer(profile, t.size, ack=t.ack, cc=t.cc, seed=t.seed,
-                              max_seconds=max_seconds,
-                              max_ack_delay_ms=t.max_ack_delay_advertised_ms,
-                              initial_rtt_ms=initial_rtt_ms, bod_phase=phase,
-                              bod_superframes=superframes)
+    return run_model_transfer(profile, t.size, ack=t.ack, seed=t.seed, max_seconds=max_seconds,
+                              settings=EndpointSettings.from_dict(t.settings),
+                              stacks=(t.stacks["client"], t.stacks["server"]),
+                              bod_phase=phase, bod_superframes=superframes)

@@ -65,6 +65,7 @@ from .aio import endpoint_configs, fetch_bulk, parse_policy, read_endpoint_log, 
 from .capture import align_log, capture, read_capture
 from .netns import Namespaces, RealtimeError
 from .packets import CLIENT, SERVER
+from .settings import EndpointSettings
 
 __all__ = ["build_transfer", "run_realtime", "main", "F_CLK", "TEMPLATE_FIELDS"]
 
@@ -85,7 +86,8 @@ def build_transfer(*, size: int, ack: str, cc: str, client_capture: "str | Path"
                    server_log: Optional[dict] = None, client_exit: Optional[int] = None,
                    max_ack_delay_ms: float = 25.0, wall_s: float = 0.0,
                    error: Optional[str] = None, client_ip: str = CLIENT.ipv4,
-                   server_ip: str = SERVER.ipv4) -> tuple[Transfer, dict]:
+                   server_ip: str = SERVER.ipv4, settings: Optional[dict] = None,
+                   stacks: Optional[dict] = None) -> tuple[Transfer, dict]:
     """A :class:`Transfer` (cycle = monotonic ns, f_clk = 1e9) from the two captures and, for
     our own endpoints, their logs; and a dict of diagnostics (per-direction counts).
 
@@ -155,7 +157,8 @@ def build_transfer(*, size: int, ack: str, cc: str, client_capture: "str | Path"
         board_stats={},
         undecodable=meta_c["undecodable_in"] + meta_s["undecodable_in"],
         max_ack_delay_advertised_ms=max_ack_delay_ms, max_ack_delay_used_ms=used,
-        wall_s=wall_s, virtual_s=wall_s, error=error, engine="realtime")
+        wall_s=wall_s, virtual_s=wall_s, error=error, engine="realtime", settings=settings,
+        stacks=stacks)
     return transfer, info
 
 
@@ -271,11 +274,10 @@ def _child_env() -> dict:
 
 
 def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default",
-                 cc: str = "reno", max_ack_delay_ms: float = 25.0,
+                 settings: Optional[EndpointSettings] = None,
                  client_cmd: Optional[str] = None, server_cmd: Optional[str] = None,
                  timeout: float = 120.0, outdir: "str | Path | None" = None, *,
-                 netem: Optional[str] = None, initial_rtt_ms: float = 333.0,
-                 server_port: int = SERVER.port) -> Transfer:
+                 netem: Optional[str] = None, server_port: int = SERVER.port) -> Transfer:
     """Download ``size`` bytes from a server in one namespace (behind ``server_if``) to a client
     in another (behind ``client_if``), in real time, and return a ``satemu.transfer.Transfer``
     built from captures on both interfaces (see :func:`build_transfer`).
@@ -297,7 +299,9 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
         raise RealtimeError("size must be at least 1 byte")
     policy = parse_policy(ack)
     server_policy = policy if policy.kind == "ack-frequency" else AckPolicy("default")
-    endpoint_configs(cc, max_ack_delay_ms, initial_rtt_ms)      # validate before any set-up
+    settings = settings or EndpointSettings()
+    endpoint_configs(settings)                  # validate before any set-up
+    cc, max_ack_delay_ms = settings.cc, settings.max_ack_delay_ms
     tmp = tempfile.TemporaryDirectory(prefix="satemu-realtime-") if outdir is None else None
     out = Path(tmp.name if tmp is not None else outdir).resolve()
     try:
@@ -312,8 +316,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                      "client.ready", "server.ready"):
             (out / name).unlink(missing_ok=True)
         py = [sys.executable, "-m", MODULE]
-        common = ["--cc", cc, "--max-ack-delay", repr(max_ack_delay_ms),
-                  "--initial-rtt", repr(initial_rtt_ms)]
+        common = ["--settings", json.dumps(settings.to_dict())]
         error = None
         client_exit = None
         with Namespaces(client_if, server_if) as ns, _Processes(_child_env()) as procs:
@@ -397,7 +400,9 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
             client_log=logs.get("client") if client_sh is None else None,
             server_log=logs.get("server") if server_sh is None else None,
             client_exit=client_exit, max_ack_delay_ms=max_ack_delay_ms, wall_s=wall,
-            error=error)
+            error=error, settings=settings.to_dict(),
+            stacks={"client": "aioquic" if client_sh is None else "external",
+                    "server": "aioquic" if server_sh is None else "external"})
         info.update(client_if=client_if, server_if=server_if, namespaces=[ns.client, ns.server],
                     netem=netem, client_cmd=client_sh, server_cmd=server_sh,
                     client_exit=client_exit, server_policy=str(server_policy),
@@ -420,6 +425,14 @@ def _write_json(path: str, record: dict) -> None:
     tmp.replace(path)
 
 
+def _settings(args: argparse.Namespace) -> EndpointSettings:
+    try:
+        return EndpointSettings.from_dict(json.loads(args.settings)) if args.settings \
+            else EndpointSettings()
+    except (ValueError, TypeError) as e:
+        raise RealtimeError(f"--settings: {e}") from None
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     async def run() -> dict:
         stop = asyncio.Event()
@@ -427,9 +440,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         ready = (lambda _addr: Path(args.ready).touch()) if args.ready else None
-        return await serve_bulk(args.bind, args.port, ack=args.ack, cc=args.cc,
-                                max_ack_delay_ms=args.max_ack_delay,
-                                initial_rtt_ms=args.initial_rtt, stop=stop, ready=ready)
+        return await serve_bulk(args.bind, args.port, ack=args.ack,
+                                settings=_settings(args), stop=stop, ready=ready)
 
     record = asyncio.run(run())
     if args.stats:
@@ -438,9 +450,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    record = asyncio.run(fetch_bulk(args.connect, args.port, args.size, ack=args.ack, cc=args.cc,
-                                    max_ack_delay_ms=args.max_ack_delay,
-                                    initial_rtt_ms=args.initial_rtt, local_port=args.local_port,
+    record = asyncio.run(fetch_bulk(args.connect, args.port, args.size, ack=args.ack,
+                                    settings=_settings(args), local_port=args.local_port,
                                     timeout=args.timeout))
     if args.result:
         _write_json(args.result, record)
@@ -466,9 +477,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--port", type=int, default=SERVER.port, help="server UDP port")
         p.add_argument("--ack", default="default", help="ACK policy: default, ratio:N, "
                        "adaptive or ack-frequency:N")
-        p.add_argument("--cc", choices=["reno", "cubic"], default="reno")
-        p.add_argument("--max-ack-delay", type=float, default=25.0, metavar="MS")
-        p.add_argument("--initial-rtt", type=float, default=333.0, metavar="MS")
+        p.add_argument("--settings", metavar="JSON", help="the endpoint settings "
+                       "(satemu.quic.settings.EndpointSettings as a JSON object; default: its "
+                       "defaults)")
 
     serve = sub.add_parser("serve", help="serve one bulk download, then exit")
     serve.add_argument("--bind", default=SERVER.ipv4)

@@ -141,6 +141,10 @@ def summarize(t) -> dict:
     * ``speed``: virtual_s / wall_s.
     * ``engine``: what carried the transfer (``board``, ``model`` or ``realtime``); for the model,
       ``exactness`` says where the board could have differed (``BoardModel.exactness``).
+    * ``settings``/``stacks``: the endpoint settings (EndpointSettings) and each side's stack.
+    * ``handshake_losses``: per side, what its loss recovery declared lost before the handshake
+      was confirmed (``handshake_*`` counters, see ``EndpointStats``), and ``declared``, the
+      packets both sides declared lost then: a run dominated by them shows here.
     * ``consistency``: see :func:`_consistency`.
     """
     sent_n = {d: 0 for d in DIRECTIONS}
@@ -194,7 +198,24 @@ def summarize(t) -> dict:
         "wall_s": t.wall_s, "virtual_s": t.virtual_s,
         "speed": _ratio(t.virtual_s, t.wall_s),
         "bod": bod_summary(t),
+        "settings": getattr(t, "settings", None), "stacks": getattr(t, "stacks", None),
+        "handshake_losses": handshake_losses(t),
     }
+
+
+def handshake_losses(t) -> dict:
+    """Each side's ``handshake_*`` counters and ``cwnd_at_confirmation``, and ``declared``: the
+    packets the two sides declared lost (by loss detection or a probe timeout's resend) before
+    their handshakes were confirmed."""
+    out: dict = {}
+    declared = 0
+    for side, stats in (("client", t.client_stats), ("server", t.server_stats)):
+        mine = {k: v for k, v in dict(stats).items()
+                if k.startswith("handshake_") or k == "cwnd_at_confirmation"}
+        out[side] = mine
+        declared += mine.get("handshake_lost_packets", 0) + mine.get("handshake_pto_resent", 0)
+    out["declared"] = declared
+    return out
 
 
 def bod_summary(t) -> dict | None:
