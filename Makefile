@@ -1,9 +1,10 @@
 # satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite;
 # `make bitstream BOARD=versa-ecp5` builds a board's bitstream with its report.
-# All bootstrap first (Debian packages only if missing, the locked Python packages in .venv/).
+# All bootstrap first (Debian packages only if missing, the locked Python packages in .venv/,
+# then satemu_quinn, the quinn-proto extension, built and installed once per content).
 # SPDX-License-Identifier: BSD-2-Clause
 
-.PHONY: demo test bench bitstream bootstrap lock clean
+.PHONY: demo test bench bitstream bootstrap quinn lock clean
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,6 +21,8 @@ bench: bootstrap
 	$(PY) bench/bench_channel.py
 	$(PY) bench/bench_board.py
 	$(PY) bench/bench_engines.py --board
+	$(PY) bench/bench_initial_rtt.py
+	$(PY) bench/bench_preset.py
 	$(PY) bench/bench_datapath.py
 	$(PY) bench/bench_datapath.py --board colorlight-5a-75b
 	$(PY) -m hw.bitstream --board colorlight-5a-75b
@@ -27,11 +30,15 @@ bench: bootstrap
 bitstream: bootstrap
 	$(PY) -m hw.bitstream --board $(BOARD)
 
-bootstrap: $(STAMP)
+bootstrap: $(STAMP) quinn
 
 $(STAMP): pyproject.toml requirements.lock scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
 	touch $@
+
+# satemu_quinn (host/quinn/) into .venv/: the script does nothing when its content is installed.
+quinn: $(STAMP)
+	bash scripts/build_quinn.sh
 
 # requirements.lock anew: the newest releases pyproject.toml's ranges allow, every one pinned.
 lock:

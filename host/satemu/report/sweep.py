@@ -14,7 +14,7 @@ from .plots import _figure, _headroom, _save
 from .tables import format_bytes
 
 __all__ = ["write_results", "plot_return_bytes", "plot_goodput_vs_return_rate",
-           "sweep_markdown"]
+           "plot_return_pps_vs_return_rate", "plot_vs_return_rate", "sweep_markdown"]
 
 
 def write_results(rows: Sequence[dict], out, failed: Sequence[dict] = ()) -> tuple[Path, Path]:
@@ -40,6 +40,10 @@ def _group(row: dict) -> str:
     parts = [row["profile"], format_bytes(row["size"])]
     if row["cc"] != "reno":
         parts.append(row["cc"])
+    if row.get("stacks", "aioquic/aioquic") != "aioquic/aioquic":
+        parts.append(row["stacks"])
+    if row.get("max_datagram", 1472) != 1472:
+        parts.append(f"{row['max_datagram']} B")
     return ", ".join(parts)
 
 
@@ -70,17 +74,37 @@ def plot_return_bytes(rows: Sequence[dict], path) -> Path:
     return _save(fig, Path(path))
 
 
-def plot_goodput_vs_return_rate(rows: Sequence[dict], path) -> Path | None:
-    """Forward goodput against the return link's rate, a line per ACK policy (and per other
-    group when there are several); None when the return rate takes fewer than two values."""
-    rated = [r for r in rows if r.get("return_rate_bps") and r.get("goodput_mbps") is not None]
+# The parameters a sweep's row is keyed by, apart from the return rate and the seed, as they
+# name a line of a plot against the return rate (only those that vary among the rows do).
+_LINE_KEYS = (("ack", "ACK {}"), ("cc", "{}"), ("stacks", "{}"), ("max_datagram", "{} B"),
+              ("initial_window", "IW {}"), ("initial_rtt_ms", "initial RTT {} ms"),
+              ("max_ack_delay_ms", "max_ack_delay {} ms"), ("stream_window", "stream window {}"),
+              ("conn_window", "connection window {}"))
+
+
+def _line_label(row: dict, varying: Sequence[str]) -> str:
+    parts = [fmt.format(row.get(k)) for k, fmt in _LINE_KEYS if k in varying]
+    others = [o for o in row.get("overrides", "").split(";")
+              if o and not o.startswith("return.rate=")]
+    if "base" in varying:
+        parts.append(", ".join([row["base_profile"], format_bytes(row["size"])] + others))
+    return ", ".join(parts)
+
+
+def plot_vs_return_rate(rows: Sequence[dict], path, figure: str, ylabel: str,
+                        title: str) -> Path | None:
+    """``figure`` (a results.csv column) against the return link's rate, a line per
+    combination of the other parameters that vary (ACK policy, controller, stacks, datagram
+    size, ...), the mean over seeds; None when the return rate takes fewer than two values."""
+    rated = [r for r in rows if r.get("return_rate_bps") and r.get(figure) is not None]
     if len({r["return_rate_bps"] for r in rated}) < 2:
         return None
-    groups = list(dict.fromkeys(_group_without_rate(r) for r in rated))
+    varying = [k for k, _ in _LINE_KEYS if len({str(r.get(k)) for r in rated}) > 1]
+    if len({_line_label(r, ["base"]) for r in rated}) > 1:
+        varying.append("base")
     lines = defaultdict(lambda: defaultdict(list))
     for r in rated:
-        label = r["ack"] if len(groups) == 1 else f"{r['ack']} ({_group_without_rate(r)})"
-        lines[label][r["return_rate_bps"]].append(r["goodput_mbps"])
+        lines[_line_label(r, varying) or r["ack"]][r["return_rate_bps"]].append(r[figure])
     fig, ax = _figure()
     top = 0.0
     for label, points in lines.items():
@@ -93,18 +117,23 @@ def plot_goodput_vs_return_rate(rows: Sequence[dict], path) -> Path | None:
     ax.set_xticks(rates, [f"{x:g}" for x in rates])
     ax.minorticks_off()
     ax.set_xlabel("return link rate (Mbit/s)")
-    ax.set_ylabel("forward goodput (Mbit/s)")
-    ax.set_title("Forward goodput against return rate")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     _headroom(ax, top)
     ax.legend(fontsize="small")
     return _save(fig, Path(path))
 
 
-def _group_without_rate(row: dict) -> str:
-    parts = [row["base_profile"], format_bytes(row["size"])]
-    others = [f"{k}={row[k]}" for k in row.get("overrides", "").split(";")
-              if k and not k.startswith("return.rate=")]
-    return ", ".join(parts + others + ([row["cc"]] if row["cc"] != "reno" else []))
+def plot_goodput_vs_return_rate(rows: Sequence[dict], path) -> Path | None:
+    """Forward goodput against the return link's rate (:func:`plot_vs_return_rate`)."""
+    return plot_vs_return_rate(rows, path, "goodput_mbps", "forward goodput (Mbit/s)",
+                               "Forward goodput against return rate")
+
+
+def plot_return_pps_vs_return_rate(rows: Sequence[dict], path) -> Path | None:
+    """Return packets per second against the return link's rate (:func:`plot_vs_return_rate`)."""
+    return plot_vs_return_rate(rows, path, "return_pps", "return packets per second",
+                               "Return packet rate against return rate")
 
 
 def sweep_markdown(rows: Sequence[dict], failed: Sequence[dict], out) -> list[str]:
@@ -120,6 +149,9 @@ def sweep_markdown(rows: Sequence[dict], failed: Sequence[dict], out) -> list[st
         if plot_goodput_vs_return_rate(rows, out / "sweep_goodput_vs_return_rate.png"):
             lines += ["", "![forward goodput against return rate]"
                           "(sweep_goodput_vs_return_rate.png)"]
+        if plot_return_pps_vs_return_rate(rows, out / "sweep_return_pps_vs_return_rate.png"):
+            lines += ["", "![return packets per second against return rate]"
+                          "(sweep_return_pps_vs_return_rate.png)"]
     if failed:
         lines += ["", "Failed (a rerun retries them):", ""]
         lines += [f"* {f['label']}: {f['error']}" + (f" (log: `{f['log']}`)" if f["log"] else "")

@@ -47,9 +47,24 @@ BOD_COLUMNS = [
 ]
 
 
+def _endpoints(s: dict) -> str:
+    """The controller, stacks (client/server) and datagram size of a transfer's endpoints."""
+    stacks = s.get("stacks") or {}
+    settings = s.get("settings") or {}
+    pair = "/".join(dict.fromkeys((stacks.get("client", "?"), stacks.get("server", "?"))))
+    return f"{s['cc']}, {pair}, {settings.get('max_datagram', '?')} B"
+
+
+ENDPOINT_COLUMN = ("endpoints", "l", _endpoints)
+
+
 def _columns(summaries) -> list:
-    """The table's columns: the BoD ones too when some transfer ran over a BoD return link."""
-    return COLUMNS + (BOD_COLUMNS if any(s.get("bod") for s in summaries) else [])
+    """The table's columns: the endpoints' when the transfers' differ, the BoD ones too when
+    some transfer ran over a BoD return link."""
+    cols = list(COLUMNS)
+    if len({_endpoints(s) for s in summaries}) > 1:
+        cols.insert(3, ENDPOINT_COLUMN)
+    return cols + (BOD_COLUMNS if any(s.get("bod") for s in summaries) else [])
 
 
 def _summaries(rows) -> list[dict]:
