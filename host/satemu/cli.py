@@ -272,6 +272,16 @@ def _endpoint_settings(args, **fixed):
     return settings, stacks
 
 
+def _check_receiver(stack: str, ack: str) -> None:
+    """ProfileError (one line) if a client of ``stack`` cannot apply the ACK policy ``ack``."""
+    if stack == "quinn":
+        from .quic.quinn import quinn_policy
+        try:
+            quinn_policy(ack)
+        except ValueError as e:
+            raise ProfileError(f"--ack: {e}") from None
+
+
 def _size(text: str) -> int:
     from .units import UnitError, parse_size
     try:
@@ -342,6 +352,10 @@ def cmd_quic(args) -> int:
                            "not with --engine model")
     load_profile(args.profile)                      # a bad profile fails before anything starts
     settings, stacks = _endpoint_settings(args)     # and bad endpoint settings
+    _check_receiver(stacks[0], ack)
+    if args.qlog and stacks == ("quinn", "quinn"):
+        raise ProfileError("--qlog: quinn's endpoints write no qlog here; with --stack "
+                           "aioquic/quinn or quinn/aioquic the aioquic side writes its own")
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
     with _simulated_board(args) as state:
         t = _transfer(state, args.profile, size, ack, args,
@@ -591,7 +605,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="after the transfer on the board, run it on the model engine and "
                       "compare the two frame for frame (OUT/compare.json)")
     quic.add_argument("--qlog", action="store_true",
-                      help="also write both endpoints' qlog (virtual timestamps) under OUT/qlog")
+                      help="also write the aioquic endpoints' qlog (virtual timestamps) under "
+                      "OUT/qlog (quinn's endpoints write none)")
     rt = quic.add_argument_group("real time (a board, or anything between two interfaces)")
     rt.add_argument("--realtime", action="store_true",
                     help="run the endpoints in real time in two network namespaces (needs root)")

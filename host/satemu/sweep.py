@@ -256,6 +256,13 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
                 raise ProfileError(f"{name}: {e}") from None
             sha = hashlib.sha256((toml or text).encode()).hexdigest()[:16]
             links.append((base.name, overrides, name, "" if overrides else builtin, toml, sha))
+    for ack in policies:                # a quinn client applies only some receiver policies
+        if any(pair[0] == "quinn" for _, pair, _ in endpoints):
+            from .quic.quinn import quinn_policy
+            try:
+                quinn_policy(ack)
+            except ValueError as e:
+                raise ProfileError(f"--policies with a quinn client: {e}") from None
     names = [link[2] for link in links]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)

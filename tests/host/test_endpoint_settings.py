@@ -120,6 +120,11 @@ def test_sweep_axes_over_endpoint_settings():
     (["--stream-window", "10"], "stream window 10 B is outside"),
     (["--conn-window", "lots"], "connection window 'lots'"),
     (["--max-ack-delay", "-1"], "max_ack_delay -1.0 ms is outside"),
+    (["--stack", "quinn", "--max-ack-delay", "40"], "quinn always advertises 25 ms"),
+    (["--stack", "quinn", "--qlog"], "quinn's endpoints write no qlog"),
+    (["--stack", "quinn", "--ack", "ratio:10"], "quinn"),
+    (["--stack", "aioquic/quinn", "--realtime", "--client-if", "a0", "--server-if", "b0"],
+     "--realtime runs aioquic's endpoints"),
 ])
 def test_bad_settings_are_one_line(tmp_path, capsys, extra, message):
     assert main(["quic", "--engine", "model", "--profile", "short-asym", "--size", "10KB",

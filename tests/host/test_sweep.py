@@ -116,6 +116,8 @@ def test_a_point_without_its_record_is_run_again(serial, tmp_path, capsys):
     (["--set", "endpoint.initial_rtt=fast"], "--set endpoint.initial_rtt: initial RTT 'fast'"),
     (["--set", "endpoint.colour=red"], "endpoint setting 'colour': one of max_datagram"),
     (["--set", "endpoint.stack=aioquic,msquic"], "stack 'msquic': one of aioquic, quinn"),
+    (["--set", "endpoint.stack=quinn", "--policies", "ratio:2,adaptive"],
+     "--policies with a quinn client: ACK policy adaptive"),
     (["--max-datagram", "1500"], "max datagram 1500 B is outside 1200..1472"),
     (["--seeds", "0,x"], "--seeds '0,x': whole numbers"),
     (["--policies", "ratio:2,sometimes"], "--ack"),
