@@ -19,8 +19,10 @@ import pytest
 from satemu.quic import aio, capture, netns
 from satemu.quic import realtime as rt
 from satemu.quic.packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, build_frame
+from satemu.quic.settings import EndpointSettings
 
 SIZE = 1_000_000
+SETTINGS = EndpointSettings(max_datagram=1280, initial_window=4, cc="cubic")
 PID = os.getpid()
 
 
@@ -109,6 +111,8 @@ def runs(veth, netem, tmp_path_factory):
             out = tmp_path_factory.mktemp(name.replace(":", ""))
             client_if, server_if = veth()
             kwargs = templates if name == "external" else {"ack": name}
+            if name == "settings":          # endpoint settings reach the real-time endpoints
+                kwargs = {"ack": "ratio:2", "settings": SETTINGS}
             try:
                 t = rt.run_realtime(client_if, server_if, SIZE, outdir=out, timeout=60,
                                     netem=netem, **kwargs)
@@ -254,6 +258,16 @@ def test_ratio_10_sends_fewer_ack_only_datagrams_than_ratio_2(runs):
     r2, r10 = runs("ratio:2")[0], runs("ratio:10")[0]
     assert ack_only(r10) * 2 < ack_only(r2)
     assert ack_only(r2) == r2.client_stats["ack_only_sent"]
+
+
+def test_endpoint_settings_take_effect_in_real_time(runs):
+    t, out = runs("settings")
+    assert t.completed, t.error
+    assert max(r.udp_size for r in t.sent) == 1280             # captured on the wire
+    assert t.settings == SETTINGS.to_dict()
+    for role in ("client", "server"):
+        log = json.loads((out / f"{role}.json").read_text())
+        assert log["settings"] == SETTINGS.to_dict() and log["cc"] == "cubic"
 
 
 def test_external_endpoints_complete_with_capture_metrics(runs):
