@@ -252,21 +252,13 @@ def _endpoint_settings(args, **fixed):
     """(EndpointSettings, (client stack, server stack)) from the command line's endpoint
     options (``fixed`` replaces some, as a sweep does), each stack checked against them;
     ProfileError (one line) for anything a stack cannot take."""
-    from .quic.settings import EndpointSettings, parse_setting
-    values = {}
+    from .quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
     try:
-        for name, option in (("max_datagram", "max_datagram"),
-                             ("initial_window", "initial_window"), ("initial_rtt", "initial_rtt"),
-                             ("stream_window", "stream_window"), ("conn_window", "conn_window"),
-                             ("max_ack_delay", "max_ack_delay"), ("cc", "cc"),
-                             ("stack", "stack")):
-            attr, value = parse_setting(name, getattr(args, option))
-            values[attr] = value
+        values = dict(parse_setting(name, getattr(args, name)) for name in SETTING_NAMES)
         values.update(fixed)
         stacks = values.pop("stacks")
         settings = EndpointSettings(**values)
-        settings.check_stack(stacks[0], server=False)
-        settings.check_stack(stacks[1])
+        settings.check_stacks(stacks)
     except ValueError as e:
         raise ProfileError(f"{e}") from None
     return settings, stacks

@@ -20,11 +20,12 @@ from importlib import resources
 from pathlib import Path
 
 from .profile import ProfileError, load_profile, override_profile, parse_profile
+from .quic.settings import CONTROLLERS
 
 __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
            "parse_sets", "record_of", "RECORD", "CCS", "PRESETS"]
 
-CCS = ("reno", "cubic", "bbr")    # as satemu.quic.settings.CONTROLLERS
+CCS = CONTROLLERS
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
 ENGINES = ("board", "model")    # as satemu.quic.cosim.ENGINES (not imported: it pulls aioquic)
 # The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
@@ -203,8 +204,7 @@ def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
         for cc in ccs:
             try:
                 settings = base.but(**changes, cc=cc)
-                settings.check_stack(pair[0], server=False)
-                settings.check_stack(pair[1])
+                settings.check_stacks(pair)
             except ValueError as e:
                 raise ProfileError(str(e)) from None
             items = tuple(sorted((k, v) for k, v in settings.to_dict().items() if k != "cc"))

@@ -25,7 +25,8 @@ from .determinism import SERVER_NAME, VirtualTimeLogger, server_certificate
 from .packets import CLIENT, SERVER, Endpoint
 from .settings import EndpointSettings
 
-__all__ = ["ALPN", "BulkClient", "BulkServer", "make_configs", "payload_bytes"]
+__all__ = ["ALPN", "BulkClient", "BulkServer", "TimedDownload", "make_configs",
+           "payload_bytes"]
 
 ALPN = "satemu"
 
@@ -184,6 +185,27 @@ class BulkDownload:
         return False
 
 
+class TimedDownload(BulkDownload):
+    """:class:`BulkDownload` on a virtual clock: when the client started, finished its handshake,
+    got the first byte and the last; whichever stack carries it."""
+
+    started_at: Optional[float] = None
+    handshake_at: Optional[float] = None
+    first_byte_at: Optional[float] = None
+    completed_at: Optional[float] = None
+
+    @property
+    def done(self) -> bool:
+        return self.completed_at is not None
+
+    def arrived(self, event: StreamDataReceived, now: float) -> None:
+        """Data on our stream at ``now``: stamp the first byte, and completion when it ends."""
+        if event.data and self.first_byte_at is None:
+            self.first_byte_at = now
+        if self.take(event):
+            self.completed_at = now
+
+
 class BulkServer(_Peer, BulkAnswers):
     """The gateway: answers ``GET <size>\\n`` on a client stream with ``size`` bytes and FIN."""
 
@@ -216,7 +238,7 @@ class BulkServer(_Peer, BulkAnswers):
             self.answer(self.conn, event)
 
 
-class BulkClient(_Peer, BulkDownload):
+class BulkClient(_Peer, TimedDownload):
     """The terminal: asks for ``size`` bytes on stream 0 and times their arrival."""
 
     def __init__(self, configuration: QuicConfiguration, size: int,
@@ -227,20 +249,12 @@ class BulkClient(_Peer, BulkDownload):
         self.verify = verify
         self.conn = PolicyConnection(configuration, policy=policy)
         self.terminated: Optional[ConnectionTerminated] = None
-        self.started_at: Optional[float] = None
-        self.handshake_at: Optional[float] = None
-        self.first_byte_at: Optional[float] = None
-        self.completed_at: Optional[float] = None
 
     def start(self, now: float) -> None:
         """Begin the handshake and queue the request (it leaves with the first 1-RTT packet)."""
         self.started_at = now
         self.conn.connect(self.remote.addr, now)
         self.ask(self.conn, self.size)
-
-    @property
-    def done(self) -> bool:
-        return self.completed_at is not None
 
     def on_event(self, event: Any, now: float) -> None:
         super().on_event(event, now)
@@ -249,7 +263,4 @@ class BulkClient(_Peer, BulkDownload):
         elif isinstance(event, StreamReset) and event.stream_id == self.stream_id:
             self.error = "server reset the stream"
         elif isinstance(event, StreamDataReceived) and event.stream_id == self.stream_id:
-            if event.data and self.first_byte_at is None:
-                self.first_byte_at = now
-            if self.take(event):
-                self.completed_at = now
+            self.arrived(event, now)

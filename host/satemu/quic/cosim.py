@@ -134,18 +134,6 @@ class CoSim:
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
 
-def _stack_pair(stacks) -> tuple[str, str]:
-    """(client stack, server stack) from one name or a pair, each checked."""
-    from .settings import STACKS
-    pair = (stacks, stacks) if isinstance(stacks, str) else tuple(stacks)
-    if len(pair) != 2:
-        raise ValueError("stacks: one name, or (client stack, server stack)")
-    for s in pair:
-        if s not in STACKS:
-            raise ValueError(f"QUIC stack {s!r}: one of {', '.join(STACKS)}")
-    return pair
-
-
 @contextmanager
 def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", qlog_dir=None):
     """The client and server of one download, each of its stack (``stacks``: one name for both,
@@ -159,9 +147,11 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
     from .settings import EndpointSettings
 
     settings = settings or EndpointSettings()
-    client_stack, server_stack = _stack_pair(stacks)
-    settings.check_stack(client_stack, server=False)
-    settings.check_stack(server_stack)
+    pair = (stacks, stacks) if isinstance(stacks, str) else tuple(stacks)
+    if len(pair) != 2:
+        raise ValueError("stacks: one name, or (client stack, server stack)")
+    settings.check_stacks(pair)             # each name too
+    client_stack, server_stack = pair
     policy = AckPolicy.parse(ack)
     server_policy = policy if policy.kind == "ack-frequency" else "default"
     if "quinn" in (client_stack, server_stack):

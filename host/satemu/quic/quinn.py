@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .ackpolicy import TIMER_RESOLUTION, AckPolicy
-from .bulk import ALPN, BulkAnswers, BulkDownload
+from .bulk import ALPN, BulkAnswers, TimedDownload
 from .determinism import SERVER_NAME, server_certificate
 from .packets import CLIENT, SERVER, Endpoint
 from .settings import EndpointSettings
@@ -213,7 +213,7 @@ class QuinnServer(_QuinnPeer, BulkAnswers):
             self.answer(self._streams, _StreamData(event[1], event[2], event[3]))
 
 
-class QuinnClient(_QuinnPeer, BulkDownload):
+class QuinnClient(_QuinnPeer, TimedDownload):
     """The terminal on quinn: asks for ``size`` bytes on its first bidirectional stream and times
     their arrival."""
 
@@ -227,13 +227,6 @@ class QuinnClient(_QuinnPeer, BulkDownload):
         self.conn: Any = self.endpoint
         self.size = size
         self.verify = verify
-        self.stream_id: Optional[int] = None
-        self.received = 0
-        self.error: Optional[str] = None
-        self.started_at: Optional[float] = None
-        self.handshake_at: Optional[float] = None
-        self.first_byte_at: Optional[float] = None
-        self.completed_at: Optional[float] = None
 
     def start(self, now: float) -> None:
         """Begin the handshake and queue the request (it leaves as soon as quinn may open a
@@ -242,10 +235,6 @@ class QuinnClient(_QuinnPeer, BulkDownload):
         self.endpoint.connect(_ns(now))
         self.endpoint.open_bidi(f"GET {self.size}\n".encode(), True)
         self._events(now)
-
-    @property
-    def done(self) -> bool:
-        return self.completed_at is not None
 
     def on_event(self, event: tuple, now: float) -> None:
         super().on_event(event, now)
@@ -258,8 +247,4 @@ class QuinnClient(_QuinnPeer, BulkDownload):
         elif kind == "reset" and event[1] == self.stream_id:
             self.error = "server reset the stream"
         elif kind == "data" and event[1] == self.stream_id:
-            _kind, stream_id, data, fin = event
-            if data and self.first_byte_at is None:
-                self.first_byte_at = now
-            if self.take(_StreamData(stream_id, data, fin)):
-                self.completed_at = now
+            self.arrived(_StreamData(*event[1:]), now)

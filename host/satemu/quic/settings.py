@@ -97,6 +97,11 @@ class EndpointSettings:
                              f"advertises {QUINN_MAX_ACK_DELAY_MS:g} ms (its 0.11 transport "
                              f"configuration has no setting for it)")
 
+    def check_stacks(self, stacks: tuple[str, str]) -> None:
+        """:meth:`check_stack` for a (client stack, server stack) pair."""
+        self.check_stack(stacks[0], server=False)
+        self.check_stack(stacks[1])
+
     def client_cc(self, stack: str) -> str:
         """The controller a client of ``stack`` runs: ``cc`` if its stack has it, else Reno."""
         return self.cc if self.cc in STACK_CONTROLLERS[stack] else "reno"
