@@ -7,12 +7,17 @@ without it (as on the development VM) there is no added delay. These tests do no
 simulated board (they must not request ``board_state``)."""
 
 import asyncio
+import functools
 import itertools
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +29,7 @@ from satemu.quic.settings import EndpointSettings
 SIZE = 1_000_000
 SETTINGS = EndpointSettings(max_datagram=1280, initial_window=4, cc="cubic")
 PID = os.getpid()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _ip():
@@ -46,18 +52,10 @@ def _our_namespaces():
 
 
 @pytest.fixture(scope="module")
-def ip():
-    """The ip binary, once root and network namespaces are known to work; else skip."""
-    if os.geteuid() != 0:
-        pytest.skip("real-time mode needs root (it creates network namespaces)")
-    ip = _ip()
-    if ip is None:
-        pytest.skip("iproute2's 'ip' command is not installed")
-    probe = f"satemu-probe{PID}"
-    if _run(ip, "netns", "add", probe).returncode != 0:
-        pytest.skip("'ip netns add' does not work here")
-    _run(ip, "netns", "del", probe)
-    return ip
+def ip(realtime_ip):
+    """The ip binary, once root and network namespaces are known to work; else a real-time skip
+    (tests/system/conftest.py: under CI=true it fails the run unless SATEMU_ALLOW_SKIP=1)."""
+    return realtime_ip
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +107,8 @@ def runs(veth, netem, tmp_path_factory):
     def run(name):
         if name not in done:
             out = tmp_path_factory.mktemp(name.replace(":", ""))
+            if name == "external":      # unquoted, {outdir} would run "touch OUT/injected"
+                out = out / f"o d; touch {out}/injected; :"
             client_if, server_if = veth()
             kwargs = templates if name == "external" else {"ack": name}
             if name == "settings":          # endpoint settings reach the real-time endpoints
@@ -275,6 +275,8 @@ def test_external_endpoints_complete_with_capture_metrics(runs):
     client command's exit status, every metric comes from the captures, ACK-only is unknown."""
     t, out = runs("external")
     assert t.completed and t.error is None, t.error
+    # its --out has a space, ';' and a command in it: quoted, the templates got it as one word
+    assert " " in str(out) and not Path(str(out).split("/o d; touch ")[0], "injected").exists()
     assert t.ack == "external" and t.client_stats == {} and t.server_stats == {}
     assert t.completion_s is not None and 0 < t.completion_s < 30 and t.handshake_s is None
     forward = [r for r in t.sent if r.direction == "forward"]
@@ -301,3 +303,163 @@ def test_write_transfer_accepts_a_realtime_transfer(runs, tmp_path):
     assert s["board"] == {}
     # No board counters in real time: the cross-check does not apply.
     assert s["consistency"]["applicable"] is False and s["consistency"]["consistent"] is None
+
+
+# ---------------------------------------------------------------------------------------------
+# cleaning up: quoted templates, signals, leftovers of dead runs
+
+def test_template_values_cannot_inject_commands(tmp_path):
+    """Every value substituted into a --client-cmd/--server-cmd template is shell-quoted: what
+    would end a command or start another (;, $(), backquotes, quotes, spaces) stays in one word,
+    and format specs still apply to the value."""
+    for n, outdir in enumerate(["/tmp/a; touch x", "$(touch x)", "`touch x`", "it's; touch x",
+                                "a b\nc && touch x"]):
+        values = {k: "" for k in rt.TEMPLATE_FIELDS}
+        values.update(outdir=outdir, size=1000, max_ack_delay_ms=25.0)
+        cmd = rt._template("printf '%s|' {outdir} {size:d} {max_ack_delay_ms:g} > args", values,
+                           "client")
+        done = subprocess.run(["sh", "-c", cmd], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "args").read_text() == f"{outdir}|1000|25|", n
+        assert not (tmp_path / "x").exists(), outdir
+    with pytest.raises(netns.RealtimeError, match="bad placeholder"):
+        rt._template("{outdir.real}", {"outdir": "x"}, "server")
+
+
+def _alive(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _pids_mentioning(text):
+    """Live processes whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if text in cmdline and _alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_leaves_no_namespace_interface_or_process(ip, veth, tmp_path, sig):
+    """`satemu quic --realtime` stopped by SIGTERM (or SIGINT) once all its children run removes
+    its two namespaces, with the veth ends in them, and every process it started (captures, our
+    server, a --client-cmd shell and the child that shell started), then exits with 128 + the
+    signal's number and says so on one line."""
+    a, b = veth()
+    out = tmp_path / "run"
+    client = "{python} -c 'import time; time.sleep(60)' {outdir}; exit 1"   # a shell + a child
+    run = subprocess.Popen([sys.executable, "-m", "satemu.cli", "quic", "--realtime",
+                            "--client-if", a, "--server-if", b, "--size", "10KB",
+                            "--client-cmd", client, "--max-time", "60", "--out", str(out)],
+                           cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    mine = (f"satemu-c{run.pid}-0", f"satemu-s{run.pid}-0")
+    try:
+        deadline = time.monotonic() + 30
+        children = []
+        while len(children) < 5:            # two captures, the server, the shell, its child
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, f"the run did not start its children: {children}"
+            time.sleep(0.05)
+            children = [int(p) for ns in mine
+                        for p in _run(ip, "netns", "pids", ns).stdout.split()]
+        run.send_signal(sig)
+        _stdout, stderr = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 128 + sig, stderr
+    said = [line for line in stderr.splitlines() if "stopped by" in line]
+    assert len(said) == 1 and said[0].startswith(f"satemu: stopped by {sig.name}: stopped 4 ") \
+        and all(ns in said[0] for ns in mine), stderr
+    names = _run(ip, "netns", "list").stdout
+    assert not any(ns in names for ns in mine)
+    for ifname in (a, b):                   # the veth went with its namespace
+        assert _run(ip, "link", "show", "dev", ifname).returncode != 0
+    assert not [p for p in children if _alive(p)]
+    assert not _pids_mentioning(str(out))   # nothing else it started either
+
+
+def test_a_run_sweeps_what_dead_runs_left_and_only_that(ip, veth, tmp_path, monkeypatch):
+    """At start a run removes the namespaces named as ours whose owner PID is dead (with the
+    process and the interface left in them) and says how many; a live owner's stay. A private
+    prefix keeps this test's leftovers away from other runs' sweeps."""
+    prefix = f"sattest{PID % 10000}"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    owner = subprocess.Popen(["sleep", "60"])
+    leftover, live = f"{prefix}-c{dead.pid}-0", f"{prefix}-s{owner.pid}-0"
+    stray_if, stray_peer = veth()
+    lingering = None
+    try:
+        for ns in (leftover, live):
+            assert _run(ip, "netns", "add", ns).returncode == 0
+        assert _run(ip, "link", "set", "dev", stray_if, "netns", leftover).returncode == 0
+        lingering = subprocess.Popen([ip, "netns", "exec", leftover, "sleep", "60"],
+                                     start_new_session=True)
+        while str(lingering.pid) not in _run(ip, "netns", "pids", leftover).stdout.split():
+            assert lingering.poll() is None
+            time.sleep(0.02)
+
+        said = []
+        monkeypatch.setattr(rt, "Namespaces", functools.partial(netns.Namespaces, prefix=prefix))
+        client_if, server_if = veth()
+        t = rt.run_realtime(client_if, server_if, 20_000, outdir=tmp_path, timeout=30,
+                            say=said.append)
+        assert t.completed, t.error
+        assert said == [f"swept 1 namespace(s) left by runs no longer running: {leftover}"]
+        assert json.loads((tmp_path / "realtime.json").read_text())["swept"] == [leftover]
+        names = _run(ip, "netns", "list").stdout.split()
+        assert leftover not in names and live in names
+        assert lingering.wait(timeout=5) == -signal.SIGKILL
+        deadline = time.monotonic() + 5                  # the veth dies with its namespace
+        while _run(ip, "link", "show", "dev", stray_peer).returncode == 0:
+            assert time.monotonic() < deadline, "the leftover's interface is still there"
+            time.sleep(0.05)
+        assert netns.sweep_leftovers(prefix, ip) == []   # the live owner's stays
+    finally:
+        owner.kill()
+        owner.wait()
+        if lingering is not None and lingering.poll() is None:
+            lingering.kill()
+            lingering.wait()
+        for ns in (leftover, live):
+            _run(ip, "netns", "del", ns)
+
+
+# ---------------------------------------------------------------------------------------------
+# the CI rule for skips (tests/system/conftest.py)
+
+def test_ci_fails_a_skipped_realtime_test_unless_skips_are_allowed():
+    """Under CI=true, a real-time test that skips for want of a privilege (here the veth one and
+    the TAP one) fails the run, naming the privilege and SATEMU_ALLOW_SKIP; with
+    SATEMU_ALLOW_SKIP=1 it is a skip again. SATEMU_TEST_AS_UNPRIVILEGED=1 makes the fixtures act
+    as if this were not root."""
+    here = Path(__file__).relative_to(ROOT)
+    veth_test = f"{here}::test_missing_interface_is_a_clear_error_and_leaves_nothing"
+    tap_test = str(here.with_name("test_tap.py"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_") and k != "SATEMU_ALLOW_SKIP"}
+    env.update(CI="true", SATEMU_TEST_AS_UNPRIVILEGED="1")
+
+    def pytest_run(*nodes, **extra):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               *nodes], cwd=ROOT, env={**env, **extra}, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True)
+        return done.returncode, done.stdout, done.stdout.splitlines()[-1]
+
+    status, out, summary = pytest_run(veth_test, tap_test)
+    assert status == 1 and "2 errors" in summary, out
+    assert "real-time test needs root" in out and "TAP test needs root" in out, out
+    assert "set SATEMU_ALLOW_SKIP=1 to let it skip" in out, out
+    status, out, summary = pytest_run(tap_test, SATEMU_ALLOW_SKIP="1")    # the quicker of two
+    assert status == 0 and "1 skipped" in summary, out

@@ -1,18 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The TAP bridge into the simulated board: QUIC endpoints in real time, in two network
-namespaces, through the full RTL."""
-
-import os
-import shutil
-
-import pytest
-
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None
-                                or not os.path.exists("/dev/net/tun"),
-                                reason="needs root, iproute2 and /dev/net/tun")
+namespaces, through the full RTL. Needs root with CAP_NET_ADMIN, iproute2 and /dev/net/tun
+(``tap_ready``, which comes before ``board_state`` so that it skips before a board starts)."""
 
 
-def test_realtime_quic_through_the_simulated_board(board_state, tmp_path):
+def test_realtime_quic_through_the_simulated_board(tap_ready, board_state, tmp_path):
     from satemu.device import Device
     from satemu.profile import load_profile
     from satemu.quic.realtime import run_realtime

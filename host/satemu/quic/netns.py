@@ -1,21 +1,34 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Two network namespaces joined by a link for the real-time mode, and the ``ip`` helpers."""
+"""Two network namespaces joined by a link for the real-time mode, and the ``ip`` helpers.
+
+Every namespace this module creates is named ``{prefix}-c{pid}-{n}`` (client) or
+``{prefix}-s{pid}-{n}`` (server): ``prefix`` is ``satemu`` unless a caller chooses another, ``pid``
+the process that owns it, ``n`` a serial within that process. The name is the only record of a
+run: :func:`sweep_leftovers` reads it to remove what a run that died without cleaning up (SIGKILL,
+a crash, a power cut of the process) left behind, and never touches a namespace whose owner still
+runs."""
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
+import signal
 import subprocess
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from .packets import CLIENT, SERVER
 
-__all__ = ["RealtimeError", "Namespaces"]
+__all__ = ["RealtimeError", "Namespaces", "NS_PREFIX", "namespace_owner", "sweep_leftovers",
+           "remove_namespace"]
 
 PREFIX_LEN = 24
 IP_SEARCH = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
+NS_PREFIX = "satemu"
+RETURN_WAIT_S = 2.0         # for an interface a swept namespace gives back to this one
 
 
 class RealtimeError(Exception):
@@ -47,52 +60,130 @@ def _run(argv: list[str], what: str) -> str:
     return done.stdout
 
 
+def _list_namespaces(ip: str) -> list[str]:
+    """The names ``ip netns list`` shows (each line is ``NAME`` or ``NAME (id: N)``)."""
+    done = subprocess.run([ip, "netns", "list"], stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True)
+    return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+
+
+def namespace_owner(name: str, prefix: str = NS_PREFIX) -> Optional[int]:
+    """The PID in ``name`` if it is one of ours (``{prefix}-c{pid}-{n}`` or
+    ``{prefix}-s{pid}-{n}``), else None."""
+    m = re.fullmatch(rf"{re.escape(prefix)}-[cs]([0-9]+)-[0-9]+", name)
+    return int(m.group(1)) if m else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (a zombie runs nothing and holds no
+    namespace). When /proc cannot tell, it counts as alive: a sweep then leaves it alone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[:1] not in (["Z"], ["X"])
+
+
+def remove_namespace(ip: str, name: str) -> Optional[str]:
+    """Delete namespace ``name`` after SIGKILLing every process still in it (a process keeps a
+    namespace, and the interfaces in it, alive past ``ip netns del``). Returns None when it is
+    gone (also when it was not there), else what went wrong."""
+    pids = subprocess.run([ip, "netns", "pids", name], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    for word in pids.stdout.split() if pids.returncode == 0 else ():
+        if word.isdigit() and int(word) != os.getpid():
+            try:
+                os.kill(int(word), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    done = subprocess.run([ip, "netns", "del", name], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    if done.returncode == 0 or name not in _list_namespaces(ip):
+        return None
+    return f"deleting namespace {name}: {(done.stderr or done.stdout).strip()}"
+
+
+def sweep_leftovers(prefix: str = NS_PREFIX, ip: Optional[str] = None) -> list[str]:
+    """Remove the namespaces named as this module names them (``{prefix}-c{pid}-{n}``,
+    ``{prefix}-s{pid}-{n}``) whose owner ``pid`` is no longer alive (gone, or a zombie), with
+    the processes still in them; the interfaces inside go with them (a veth is destroyed, a NIC
+    returns to this namespace). Returns the names this call removed.
+
+    A namespace whose owner is alive is never touched, whatever it is doing; nor is one this
+    process owns, nor one whose name does not parse. Needs root; two runs sweeping at once do
+    not conflict (each reports only what it removed). PIDs are this PID namespace's: a reused
+    PID keeps a leftover until that process ends, which errs on the side of keeping."""
+    ip = ip or _ip_binary()
+    removed = []
+    for name in _list_namespaces(ip):
+        owner = namespace_owner(name, prefix)
+        if owner is None or owner == os.getpid() or _alive(owner):
+            continue
+        if remove_namespace(ip, name) is None:
+            removed.append(name)
+    return removed
+
+
 class Namespaces:
     """Two network namespaces joined by a link: ``client_if`` and ``server_if`` moved into them.
 
-    On entry: creates namespaces ``{prefix}-c{pid}-{n}`` (client) and ``{prefix}-s{pid}-{n}``
-    (server), moves each interface into its namespace, brings it and ``lo`` up, assigns
-    10.0.0.2/24 (client) and 10.0.0.1/24 (server), and waits up to ``link_timeout`` seconds for
-    carrier on both. On exit (and on any failure during entry) it deletes the namespaces.
+    On entry: first sweeps what dead runs left (:func:`sweep_leftovers` with the same
+    ``prefix``; the names removed are in ``swept``), then creates namespaces
+    ``{prefix}-c{pid}-{n}`` (client) and ``{prefix}-s{pid}-{n}`` (server), moves each interface
+    into its namespace, brings it and ``lo`` up, assigns 10.0.0.2/24 (client) and 10.0.0.1/24
+    (server), and waits up to ``link_timeout`` seconds for carrier on both, calling ``check``
+    meanwhile (it may raise to give up). On exit (and on any failure during entry) it deletes
+    the namespaces: :meth:`close`.
 
     What happens to the interfaces then: a physical NIC returns to the root namespace, down and
     without addresses; a veth (or other virtual) interface is destroyed along with its namespace,
     and with it its peer. Processes still running in a namespace keep it alive past
-    ``ip netns del``: stop them first (run_realtime() does).
+    ``ip netns del``: stop them gracefully first (run_realtime() does); whatever is still in a
+    namespace when it is deleted gets SIGKILL.
 
     Raises :class:`RealtimeError` when not root, when ``ip`` is missing, when an interface does
     not exist, or when any ``ip`` step fails; it never leaves a namespace behind.
     """
 
-    def __init__(self, client_if: str, server_if: str, prefix: str = "satemu", *,
+    def __init__(self, client_if: str, server_if: str, prefix: str = NS_PREFIX, *,
                  client_ip: str = CLIENT.ipv4, server_ip: str = SERVER.ipv4,
-                 link_timeout: float = 10.0) -> None:
+                 link_timeout: float = 10.0, check: Callable[[], None] = lambda: None) -> None:
         if client_if == server_if:
             raise RealtimeError(f"client and server interface are both {client_if!r}: they must "
                                 "be the two ends of the link")
         self.client_if, self.server_if = client_if, server_if
         self.client_ip, self.server_ip = client_ip, server_ip
         serial = f"{os.getpid()}-{next(_ns_serial)}"
+        self.prefix = prefix
         self.client = f"{prefix}-c{serial}"
         self.server = f"{prefix}-s{serial}"
         self.link_timeout = link_timeout
+        self.check = check
         self.ip = ""
+        self.swept: list[str] = []
+        self.deleted: list[str] = []            # by close(), in order
         self._created: list[str] = []
 
     def __enter__(self) -> "Namespaces":
         _require_root()
         self.ip = _ip_binary()
+        self.swept = sweep_leftovers(self.prefix, self.ip)
+        # an interface a swept namespace held comes back (a NIC) a moment after the sweep
+        deadline = time.monotonic() + (RETURN_WAIT_S if self.swept else 0.0)
         for ifname in (self.client_if, self.server_if):
-            done = subprocess.run([self.ip, "-o", "link", "show", "dev", ifname],
-                                  stdin=subprocess.DEVNULL, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RealtimeError(f"network interface {ifname!r} does not exist (in this "
-                                    "namespace)")
+            while subprocess.run([self.ip, "-o", "link", "show", "dev", ifname],
+                                 stdin=subprocess.DEVNULL, capture_output=True).returncode != 0:
+                if time.monotonic() >= deadline:
+                    raise RealtimeError(f"network interface {ifname!r} does not exist (in this "
+                                        "namespace)")
+                time.sleep(0.05)
         try:
             for ns, ifname, addr in ((self.client, self.client_if, self.client_ip),
                                      (self.server, self.server_if, self.server_ip)):
+                self._created.append(ns)        # first: an exception mid-way still deletes it
                 _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
-                self._created.append(ns)
                 _run([self.ip, "link", "set", "dev", ifname, "netns", ns],
                      f"moving {ifname} into namespace {ns}")
                 _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
@@ -108,9 +199,16 @@ class Namespaces:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        problems = self._delete()
+        problems = self.close()
         if problems and exc[0] is None:
             raise RealtimeError("; ".join(problems))
+
+    def close(self) -> list[str]:
+        """Delete the namespaces created so far (:func:`remove_namespace`), newest first, adding
+        their names to ``deleted``; returns what could not be deleted. Idempotent: a namespace
+        leaves the list only once it is gone (or could not be deleted), so a second call only
+        finishes what an exception cut short."""
+        return self._delete()
 
     def _wait_carrier(self) -> None:
         deadline = time.monotonic() + self.link_timeout
@@ -120,6 +218,7 @@ class Namespaces:
                              f"{ns}: {ifname} state")
                 if "LOWER_UP" in flags:
                     break
+                self.check()
                 if time.monotonic() > deadline:
                     raise RealtimeError(f"{ifname} has no carrier after {self.link_timeout:g} s "
                                         "(is the link cabled and the peer interface up?)")
@@ -128,11 +227,12 @@ class Namespaces:
     def _delete(self) -> list[str]:
         problems = []
         while self._created:
+            problem = remove_namespace(self.ip, self._created[-1])
             ns = self._created.pop()
-            done = subprocess.run([self.ip, "netns", "del", ns], stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                problems.append(f"deleting namespace {ns}: {done.stderr.strip()}")
+            if problem:
+                problems.append(problem)
+            else:
+                self.deleted.append(ns)
         return problems
 
     def exec_argv(self, ns: str, argv: list[str]) -> list[str]:

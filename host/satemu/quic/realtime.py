@@ -20,6 +20,14 @@
 #     the client starts once the server's namespace has a UDP socket on the server port
 #     (read from /proc/PID/net/udp{,6}, which shows that process's namespace);
 #   * the client: ``... fetch`` (see aio.fetch_bulk()) or ``sh -c TEMPLATE``.
+# Every value substituted into a template is shell-quoted (shlex.quote) after formatting, so a
+# value (an --out directory with a ';' in it, say) is one word and never a command.
+#
+# Cleaning up: the namespaces carry the owner's PID in their names (satemu.quic.netns), so a run
+# first sweeps those of dead runs. During the run SIGTERM and SIGINT unwind it through the same
+# clean-up as a normal end (children's process groups stopped, namespaces and with them their
+# interfaces deleted, each once; a second signal does not cut that short), then it says so on
+# one line and exits with status 128 + the signal's number.
 #
 # Time: every process stamps with CLOCK_MONOTONIC in nanoseconds. Network namespaces do not
 # virtualise clocks, so the stamps of all processes on one host are comparable; the Transfer
@@ -51,13 +59,15 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..transfer import Delivery, PacketRecord, Transfer
 from .ackpolicy import AckPolicy
@@ -167,10 +177,14 @@ def build_transfer(*, size: int, ack: str, cc: str, client_capture: "str | Path"
 
 class _Processes:
     """Child processes, each in a session of its own; signalled by process group only while
-    their leader is unreaped (so the group id is still theirs), reaped on exit."""
+    their leader is unreaped (so the group id is still theirs), reaped on exit. :meth:`wait`
+    calls ``check`` while it waits (it may raise: a signal, _Run.check); :meth:`stop` and
+    :meth:`close` do not, so nothing cuts them short."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: dict, check: Callable[[], None] = lambda: None) -> None:
         self.env = env
+        self.check = check
+        self.stopped = 0                        # process groups close() had to stop
         self.procs: list[subprocess.Popen] = []
         self._files: list[Any] = []
 
@@ -178,8 +192,15 @@ class _Processes:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every child still running (newest first), counting them in ``stopped``, and
+        close the logs. Idempotent: a reaped child is skipped, so a second call does nothing."""
         for p in reversed(self.procs):
-            self.stop(p, grace=2.0)
+            if p.returncode is None:
+                self.stop(p, grace=2.0)
+                self.stopped += 1
         for f in self._files:
             f.close()
 
@@ -201,10 +222,12 @@ class _Processes:
         except ChildProcessError:
             return True
 
-    def wait(self, p: subprocess.Popen, timeout: float) -> bool:
+    def wait(self, p: subprocess.Popen, timeout: float, check: bool = True) -> bool:
         """Wait up to ``timeout`` s for ``p`` to exit (not reaping it); True if it did."""
         deadline = time.monotonic() + timeout
         while not self.exited(p):
+            if check:
+                self.check()
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)
@@ -221,7 +244,7 @@ class _Processes:
         if p.returncode is not None:
             return p.returncode
         self.signal(p, signal.SIGTERM)
-        if not self.wait(p, grace):
+        if not self.wait(p, grace, check=False):
             self.signal(p, signal.SIGKILL)
         return p.wait()
 
@@ -256,13 +279,39 @@ def _udp_bound(pid: int, port: int) -> bool:
     return False
 
 
+class _Quoted:
+    """A template value: formatted as the value itself would be (``{size:d}``, ``{outdir!s}``),
+    then shell-quoted, so that it reaches ``sh -c`` as exactly one word."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        return shlex.quote(format(self.value, spec))
+
+    def __str__(self) -> str:
+        return shlex.quote(str(self.value))
+
+    def __repr__(self) -> str:
+        return shlex.quote(repr(self.value))
+
+
 def _template(text: str, values: dict, which: str) -> str:
+    """``text`` with its placeholders filled from ``values``, each value shell-quoted
+    (:class:`_Quoted`): a value never ends a command or starts another. A placeholder goes
+    bare into the template (``--out {outdir}/x``), not inside quotes of its own."""
     try:
-        return text.format(**values)
-    except (KeyError, IndexError, ValueError) as e:
+        return text.format(**{k: _Quoted(v) for k, v in values.items()})
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as e:
         raise RealtimeError(f"--{which}-cmd {text!r}: bad placeholder ({e}); the placeholders "
                             f"are {', '.join('{' + k + '}' for k in TEMPLATE_FIELDS)} (write a "
                             "literal brace as {{ or }})") from None
+
+
+def _say(message: str) -> None:
+    print(f"satemu: {message}", file=sys.stderr, flush=True)
 
 
 def _child_env() -> dict:
@@ -273,27 +322,117 @@ def _child_env() -> dict:
     return env
 
 
+class _Stop(BaseException):
+    """Raised once by :meth:`_Run.check` after SIGTERM or SIGINT: unwinds the run."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Run:
+    """What a real-time run holds (``ns``, ``procs``, a temporary directory ``tmp``), set by the
+    run as soon as each exists and released when the ``with`` is left, however it is left.
+
+    In the main thread SIGTERM and SIGINT are caught meanwhile. The handler only notes the first
+    one (``signum``); the run's waits call :meth:`check`, which raises :class:`_Stop` once, so
+    the run unwinds from a known point and nothing ever interrupts a release half-way. On exit
+    the children's process groups are stopped, the namespaces deleted (their interfaces with
+    them) and ``tmp`` removed, each once (:meth:`release` is idempotent); then, if a signal came
+    (also during a normal end), one line goes to ``say`` and the run leaves with
+    SystemExit(128 + signum), or KeyboardInterrupt for SIGINT (status 130 at the CLI). The
+    previous handlers come back on exit. Outside the main thread (where Python runs no signal
+    handler) the signals keep their handlers."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self, say: Callable[[str], None] = _say) -> None:
+        self.say = say
+        self.ns: Optional[Namespaces] = None
+        self.procs: Optional[_Processes] = None
+        self.tmp: Optional[tempfile.TemporaryDirectory] = None
+        self.signum: Optional[int] = None
+        self._unwinding = False
+        self._old: dict = {}
+
+    def __enter__(self) -> "_Run":
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                self._old[sig] = signal.signal(sig, self._note)
+        return self
+
+    def _note(self, signum: int, _frame: Any) -> None:
+        if self.signum is None:
+            self.signum = signum
+
+    def check(self) -> None:
+        """Raise :class:`_Stop` if a signal came, the first time only (the unwinding and the
+        release it leads to call waits that check too)."""
+        if self.signum is not None and not self._unwinding:
+            self._unwinding = True
+            raise _Stop(self.signum)
+
+    def release(self) -> None:
+        """Stop the children, delete the namespaces, remove ``tmp``; each only once."""
+        self._unwinding = True
+        if self.procs is not None:
+            self.procs.close()
+        if self.ns is not None:
+            self.ns.close()
+        if self.tmp is not None:
+            self.tmp.cleanup()
+            self.tmp = None
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        try:
+            self.release()
+        finally:
+            for sig, old in self._old.items():
+                signal.signal(sig, old if old is not None else signal.SIG_DFL)
+            self._old.clear()
+        if self.signum is None:
+            return
+        stopped = self.procs.stopped if self.procs is not None else 0
+        deleted = self.ns.deleted if self.ns is not None else []
+        removed = (f"deleted namespaces {' and '.join(deleted)} with their interfaces"
+                   if deleted else "no namespace was created yet")
+        self.say(f"stopped by {signal.Signals(self.signum).name}: stopped {stopped} child "
+                 f"process group(s), {removed}; exit status {128 + self.signum}")
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + self.signum)
+
+
 def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default",
                  settings: Optional[EndpointSettings] = None,
                  client_cmd: Optional[str] = None, server_cmd: Optional[str] = None,
                  timeout: float = 120.0, outdir: "str | Path | None" = None, *,
-                 netem: Optional[str] = None, server_port: int = SERVER.port) -> Transfer:
+                 netem: Optional[str] = None, server_port: int = SERVER.port,
+                 say: Callable[[str], None] = _say) -> Transfer:
     """Download ``size`` bytes from a server in one namespace (behind ``server_if``) to a client
     in another (behind ``client_if``), in real time, and return a ``satemu.transfer.Transfer``
     built from captures on both interfaces (see :func:`build_transfer`).
 
     Our endpoints (aioquic's asyncio API with PolicyConnection) run unless ``client_cmd`` /
     ``server_cmd`` give shell templates for external ones; placeholders: {server_ip}
-    {server_port} {client_ip} {size} {outdir}, and {python} {ack} {cc} {max_ack_delay_ms}. An
-    external client has completed when it exits with status 0. The client's ACK policy is
-    ``ack``; the server keeps aioquic's default unless ``ack`` is ack-frequency:N (as in
-    satemu.quic.cosim). ``netem`` (e.g. "delay 10ms") adds a netem qdisc on both interfaces.
+    {server_port} {client_ip} {size} {outdir}, and {python} {ack} {cc} {max_ack_delay_ms}, each
+    replaced by its value shell-quoted (so written bare, not inside quotes). An external client
+    has completed when it exits with status 0. The client's ACK policy is ``ack``; the server
+    keeps aioquic's default unless ``ack`` is ack-frequency:N (as in satemu.quic.cosim).
+    ``netem`` (e.g. "delay 10ms") adds a netem qdisc on both interfaces.
 
     ``outdir`` receives the captures (client.capture, server.capture), the endpoints' records
     (client.json, server.json), their output (*.log) and realtime.json (per-direction counts:
-    logged, captured out/in, matched); None uses a temporary directory removed afterwards.
-    Raises :class:`RealtimeError` for set-up problems; a transfer that fails returns with
-    ``completed`` False and ``error`` set.
+    logged, captured out/in, matched; ``swept``); None uses a temporary directory removed
+    afterwards. Raises :class:`RealtimeError` for set-up problems; a transfer that fails returns
+    with ``completed`` False and ``error`` set.
+
+    Clean-up: the set-up first removes the namespaces of dead runs (netns.Namespaces) and
+    ``say``s how many when there were any. In the main thread, SIGTERM or SIGINT during the run
+    stops the children (their process groups), deletes the namespaces (and with them their
+    interfaces) and a temporary ``outdir``, ``say``s so in one line, then raises
+    SystemExit(128 + signum) for SIGTERM and KeyboardInterrupt for SIGINT (the CLI's status for
+    it is 130); see :class:`_Run`.
     """
     if size < 1:
         raise RealtimeError("size must be at least 1 byte")
@@ -302,9 +441,10 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
     settings = settings or EndpointSettings()
     endpoint_configs(settings)                  # validate before any set-up
     cc, max_ack_delay_ms = settings.cc, settings.max_ack_delay_ms
-    tmp = tempfile.TemporaryDirectory(prefix="satemu-realtime-") if outdir is None else None
-    out = Path(tmp.name if tmp is not None else outdir).resolve()
-    try:
+    with _Run(say) as res:
+        if outdir is None:
+            res.tmp = tempfile.TemporaryDirectory(prefix="satemu-realtime-")
+        out = Path(res.tmp.name if res.tmp is not None else outdir).resolve()
         out.mkdir(parents=True, exist_ok=True)
         values = {"server_ip": SERVER.ipv4, "server_port": server_port,
                   "client_ip": CLIENT.ipv4, "size": size, "outdir": str(out),
@@ -319,7 +459,12 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
         common = ["--settings", json.dumps(settings.to_dict())]
         error = None
         client_exit = None
-        with Namespaces(client_if, server_if) as ns, _Processes(_child_env()) as procs:
+        res.ns = Namespaces(client_if, server_if, check=res.check)
+        res.procs = _Processes(_child_env(), check=res.check)
+        with res.ns as ns, res.procs as procs:
+            if ns.swept:
+                say(f"swept {len(ns.swept)} namespace(s) left by runs no longer running: "
+                    f"{', '.join(ns.swept)}")
             if netem:
                 ns.netem(netem)
             captures = {}
@@ -331,6 +476,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
             for role, p in captures.items():
                 while not (out / f"{role}.ready").exists():
+                    res.check()
                     if procs.exited(p) or time.monotonic() > deadline:
                         raise RealtimeError(f"the {role} capture did not start: "
                                             f"{_tail(out / f'{role}-capture.log') or 'timeout'}")
@@ -344,6 +490,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                 server_argv = ["sh", "-c", server_sh]
             server = procs.start(ns.exec_argv(ns.server, server_argv), out / "server.log")
             while not _udp_bound(server.pid, server_port):
+                res.check()
                 if procs.exited(server):
                     status = procs.stop(server)
                     raise RealtimeError(f"the server exited (status {status}) before listening "
@@ -379,6 +526,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                     time.sleep(SETTLE_S)        # an external one is stopped after a grace time
             procs.stop(server)
             time.sleep(SETTLE_S)                      # frames in flight reach the captures
+            res.check()
             for p in captures.values():
                 procs.stop(p, grace=10.0)
 
@@ -404,16 +552,13 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
             stacks={"client": "aioquic" if client_sh is None else "external",
                     "server": "aioquic" if server_sh is None else "external"})
         info.update(client_if=client_if, server_if=server_if, namespaces=[ns.client, ns.server],
-                    netem=netem, client_cmd=client_sh, server_cmd=server_sh,
+                    swept=ns.swept, netem=netem, client_cmd=client_sh, server_cmd=server_sh,
                     client_exit=client_exit, server_policy=str(server_policy),
                     completed=transfer.completed, completion_s=transfer.completion_s,
                     error=transfer.error)
         (out / "realtime.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n",
                                            encoding="utf-8")
         return transfer
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 # ---------------------------------------------------------------------------------------------
