@@ -11,7 +11,8 @@ from satemu_gw.timebase import Timebase
 
 
 class ChannelTop(wiring.Component):
-    """The channel's ports, except that ``now`` comes from the top's own timebase."""
+    """The channel's ports, except that ``now`` comes from the top's own timebase, which starts
+    at ``params.now_init``."""
 
     def __init__(self, params: ChannelParams):
         self.params = params
@@ -19,7 +20,7 @@ class ChannelTop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.timebase = tb = Timebase()
+        m.submodules.timebase = tb = Timebase(self.params.now_init)
         m.submodules.channel = ch = Channel(self.params)
         wiring.connect(m, wiring.flipped(self.sink), ch.sink)
         wiring.connect(m, ch.source, wiring.flipped(self.source))

@@ -71,7 +71,9 @@ class Admission(wiring.Component):
             "sched_done": In(64),
             "horizon": Out(64),
         }
-        ports.update({name: Out(64) for name in ENGINE_COUNTERS + ENGINE_GAUGES})
+        # The counters start at ``counter_init`` (0 but in the wrap test), the gauges at 0.
+        ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
+        ports.update({name: Out(64) for name in ENGINE_GAUGES})
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -91,7 +93,7 @@ class Admission(wiring.Component):
         vi = Signal(64)
         vf = Signal(32)
         egress_free = Signal(64)
-        admitted = Signal(32)       # words admitted to memory, mod 2^32
+        admitted = Signal(32, init=p.word_init)   # words admitted to memory, mod 2^32
         wr_off = Signal(32)
         q_frames = Signal(range(p.queue_depth + 1))
         q_bytes = Signal(33)

@@ -23,9 +23,9 @@ class Egress(wiring.Component):
             "data": In(stream.Signature(64)),
             "source": Out(stream.Signature(Beat)),
             "now": In(64),
-            "freed": Out(32),
+            "freed": Out(32, init=params.word_init),     # words freed, mod 2^32
             "clear": In(1),
-            **{name: Out(64) for name in EGRESS_COUNTERS},
+            **{name: Out(64, init=params.counter_init) for name in EGRESS_COUNTERS},
         })
 
     def elaborate(self, platform):

@@ -34,7 +34,7 @@ class Ingress(wiring.Component):
             "freed": In(32),
             "arrived": Out(1),
             "overrun": Out(1),
-            "drop_overrun": Out(64),
+            "drop_overrun": Out(64, init=params.counter_init),
             "clear": In(1),
         })
 

@@ -40,7 +40,7 @@ class Reader(wiring.Component):
         wiring.connect(m, wiring.flipped(self.desc), pdesc.r_stream)
 
         # ---- issue: one word per cycle while memory holds unread words and the FIFOs have room.
-        issued = Signal(32)          # words read so far, mod 2^32
+        issued = Signal(32, init=p.word_init)    # words read so far, mod 2^32
         off = Signal(32)             # next word's offset within the region
         outstanding = Signal(range(max(p.playout_beats, desc_depth) + 1))
         nxt = Signal(33)

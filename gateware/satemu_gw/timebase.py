@@ -7,9 +7,12 @@ from amaranth.lib.wiring import Out
 
 
 class Timebase(wiring.Component):
-    """``now`` counts system clock cycles from reset; 64 bits never wrap in practice."""
+    """``now`` counts system clock cycles from reset; 64 bits never wrap in practice. ``init``
+    is its reset value (0; a test starts it short of 2^48, where the channel's 48-bit egress and
+    departure cycles wrap)."""
 
-    now: Out(64)
+    def __init__(self, init: int = 0):
+        super().__init__({"now": Out(64, init=init)})
 
     def elaborate(self, platform):
         m = Module()

@@ -31,7 +31,7 @@ class Writer(wiring.Component):
             "cmd": Out(stream.Signature(params.addr_width)),
             "wdata": Out(stream.Signature(WData)),
             "cfg": In(Config),
-            "written": Out(32),
+            "written": Out(32, init=params.word_init),
         })
 
     def elaborate(self, platform):

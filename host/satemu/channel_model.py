@@ -135,7 +135,7 @@ class Channel:
         self.queue: deque[tuple[int, int]] = deque()      # (departure, length) of frames queued
         self.inflight: deque[tuple[int, int]] = deque()   # (egress start, words) in memory
         self.q_frames = self.q_bytes = self.mem_words = 0
-        self.cnt = dict.fromkeys(COUNTERS, 0)
+        self.cnt = dict.fromkeys(COUNTERS, params.counter_init)   # 0 but in the wrap test
         self.gauges = dict.fromkeys(["queue_frames_hwm", "queue_bytes_hwm", "mem_words_hwm"], 0)
         self.egress_free = 0
         self.last_arrival = -1
@@ -191,6 +191,28 @@ class Channel:
         g["queue_bytes_hwm"] = max(g["queue_bytes_hwm"], self.q_bytes)
         g["mem_words_hwm"] = max(g["mem_words_hwm"], self.mem_words)
 
+    def _settle(self, cycle: int) -> None:
+        """Take out of the queue the frames that departed before ``cycle``, and out of memory
+        those whose egress started before it (items 5 and 6 of the timing semantics)."""
+        while self.queue and self.queue[0][0] < cycle:
+            self.q_frames -= 1
+            self.q_bytes -= self.queue.popleft()[1]
+        while self.released and self.released[0][0] < cycle:
+            self.q_frames -= 1
+            self.q_bytes -= self.released.popleft()[1]
+        while self.inflight and self.inflight[0][0] < cycle:
+            self.mem_words -= self.inflight.popleft()[1]
+
+    def levels(self, cycle: int) -> dict[str, int]:
+        """The queue and memory gauges (``queue_frames_now``, ``queue_bytes_now``,
+        ``mem_words_now``) as a frame arriving in ``cycle`` would find them; ``cycle`` is later
+        than every arrival so far. Once every frame has departed and started egress they are 0."""
+        if cycle <= self.last_arrival:
+            raise ValueError("levels are asked for after the last arrival")
+        self._settle(cycle)
+        return {"queue_frames_now": self.q_frames, "queue_bytes_now": self.q_bytes,
+                "mem_words_now": self.mem_words}
+
     def arrive(self, arrival: int, length: int, err: bool) -> FrameResult:
         """A frame whose last beat is accepted in cycle ``arrival``: its fate, and (unless BoD
         holds it for its slots) its departure and egress cycles."""
@@ -203,14 +225,7 @@ class Channel:
         length = min(length, 0xFFFF)              # the length counter saturates at 16 bits
         cnt["rx_frames"] += 1
         cnt["rx_bytes"] += length
-        while self.queue and self.queue[0][0] < arrival:
-            self.q_frames -= 1
-            self.q_bytes -= self.queue.popleft()[1]
-        while self.released and self.released[0][0] < arrival:
-            self.q_frames -= 1
-            self.q_bytes -= self.released.popleft()[1]
-        while self.inflight and self.inflight[0][0] < arrival:
-            self.mem_words -= self.inflight.popleft()[1]
+        self._settle(arrival)
 
         if length < regs.min_len:
             fate = Fate.RUNT

@@ -66,6 +66,16 @@ class ChannelParams:
     # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
     # in full.
     counter_bits: int = 64
+    # Test only (0 on every board): the reset values of the delay line's 32-bit word counts
+    # (words admitted, written, read and freed, each mod 2**32) and of every statistics counter,
+    # so that a short run crosses their wrap (tests/gateware/test_channel.py,
+    # test_soak_prefix_crosses_the_wraps). The model starts its counters at ``counter_init``
+    # too; STATS.CLEAR still zeroes them. ``now_init`` is where the simulation top's timebase
+    # starts (sim/channel_top.py; a board's timebase is its SoC's, from 0); the model needs no
+    # preset for it, since it takes the arrival cycles as they come.
+    word_init: int = 0
+    counter_init: int = 0
+    now_init: int = 0
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -74,6 +84,10 @@ class ChannelParams:
             raise ValueError("playout FIFO must hold the longest frame")
         if not 32 <= self.counter_bits <= 64:
             raise ValueError("statistics counters must be 32 to 64 bits wide")
+        if not 0 <= self.word_init < 1 << 32 or not 0 <= self.counter_init < 1 << self.counter_bits:
+            raise ValueError("word_init and counter_init must fit their counters")
+        if not 0 <= self.now_init < 1 << 63:
+            raise ValueError("now_init must leave the 64-bit timebase room")
 
     @property
     def max_beats(self) -> int:
