@@ -6,8 +6,9 @@ The build is ``hw.pipeline.build_soc``'s, cached under ``build/board/<board>-<ke
 toolchain.
 
 A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySerial client
-reaches it as ``socket://127.0.0.1:PORT`` (``sim/modules/satemu_uart``). The newest client is the
-one attached; one that leaves, or is replaced, costs the board nothing. A client cannot outrun
+reaches it as ``socket://127.0.0.1:PORT`` (``sim/modules/satemu_uart``). It serves one client
+at a time: one that connects while another is attached is told so in a line and closed
+(``satemu.device`` reports it), and a client that leaves costs the board nothing. A client cannot outrun
 the firmware: when the module's 64 KB buffer is full it stops reading the socket, and TCP holds
 the client back.
 

@@ -35,6 +35,9 @@ struct satemu_hw {
     /* Width of the gateware's statistics counters (SATEMU_COUNTER_BITS; 0 means 64). Narrower
      * counters wrap; satemu_fold_counters keeps the 64-bit counts the host sees. */
     uint32_t counter_bits;
+    /* The UART deframer's discards by cause (enum satemu_deframe_error), for LINK_STATS
+     * (NULL: none kept). */
+    const uint32_t *link_errors;
 };
 
 /* A register of `width` bits at `word` of a channel: one word, or two, least significant first. */

@@ -39,6 +39,8 @@ static uint32_t port_count(void *ctx, int ch, unsigned counter)
 /* The board's facts come from its generated header (satemu.boards): its limits, each
  * channel's delay line (the upper half of the DRAM, which the CPU never uses), the channels
  * with the BoD block and the statistics counters' width. */
+static struct satemu_deframer deframer;
+
 static const struct satemu_hw hw = {
     .read = reg_read, .write = reg_write, .commit = commit, .stats = stats,
     .port_count = port_count,
@@ -47,6 +49,7 @@ static const struct satemu_hw hw = {
     .bod_mask = SATEMU_BOD_CHANNELS,
     .bod_ring = SATEMU_BOD_RING,
     .counter_bits = SATEMU_COUNTER_BITS,
+    .link_errors = deframer.errors,
 };
 
 /* Folds the statistics counters into their 64-bit counts once a second (timer0 reloads every
@@ -85,7 +88,6 @@ static void uart_put(uint8_t c)
     uart_rxtx_write(c);
 }
 
-static struct satemu_deframer deframer;
 static uint8_t response[SATEMU_MAX_PAYLOAD];
 static uint8_t wire[SATEMU_MAX_ENCODED];
 
@@ -95,10 +97,12 @@ int main(void)
     sdram_init();                              /* a board's DRAM (the simulated board has none) */
 #endif
     satemu_deframer_init(&deframer);
+    satemu_requests_init(&hw);
     fold_timer_start();
     for (;;) {
         struct satemu_frame req;
         fold_when_due();
+        satemu_requests_poll(&hw);
         int c = uart_get();
         if (c < 0 || !satemu_deframe_byte(&deframer, (uint8_t)c, &req))
             continue;

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Request handling: each request's length and channel, then the profile checks (validate.c),
- * the statistics (stats.c) or the registers; message sizes come from the generated header. */
+ * the commit rules, the statistics (stats.c) or the registers; message sizes come from the
+ * generated header. */
 #include "requests.h"
 #include "stats.h"
 #include "validate.h"
 
-/* The layouts below against satemu.protocol's: a profile is a u64 a field, a statistic a u64;
+/* The layouts below against satemu.protocol's: a profile is a u64 a field (SET_PROFILE's after
+ * the channel and a u32 generation), a statistic a u64;
  * HELLO's answer is the version (u16), the capabilities (u32), then the limits; BOD_TRACE's
  * head is bod_count u32, bod_start u64, the first superframe u32 and the records' count u8. */
-_Static_assert(SATEMU_SET_PROFILE_REQUEST_BYTES == 1 + SATEMU_PROFILE_BYTES
+_Static_assert(SATEMU_SET_PROFILE_REQUEST_BYTES == 1 + 4 + SATEMU_PROFILE_BYTES
                && SATEMU_PROFILE_BYTES == 8 * SATEMU_PROFILE_FIELDS, "profile messages");
 _Static_assert(SATEMU_STATS_BYTES == 8 * SATEMU_STATS_FIELDS, "GET_STATS' answer");
 _Static_assert(SATEMU_HELLO_RESPONSE_BYTES == 2 + 4 + SATEMU_LIMITS_BYTES, "HELLO's answer");
@@ -20,8 +22,40 @@ _Static_assert(SATEMU_BOD_TRACE_REQUEST_BYTES == 1 + 4 + 1
 _Static_assert(1 + SATEMU_BOD_TRACE_HEAD_BYTES + SATEMU_BOD_TRACE_MAX * SATEMU_BOD_RECORD_BYTES
                <= SATEMU_MAX_PAYLOAD, "BOD_TRACE's answer fits a frame");
 
-/* Each profile field's register, by field (enum satemu_field). */
+_Static_assert(SATEMU_LINK_STATS_FIELDS == 1 + SATEMU_ERR_COUNT
+               && SATEMU_LINK_STATS_BYTES == 4 * SATEMU_LINK_STATS_FIELDS, "LINK_STATS");
+_Static_assert(SATEMU_COMMIT_REQUEST_BYTES == 1 + 4 && SATEMU_INCOMPLETE_DETAIL_BYTES == 2 * 4
+               && SATEMU_CHANNEL_MASK_DETAIL_BYTES == 1 && SATEMU_COMMIT_RESULT_BYTES == 1
+               && SATEMU_GET_PROFILE_REQUEST_BYTES == 2, "COMMIT and GET_PROFILE");
+
+/* Each profile field's register, by field (enum satemu_field), and whether it is a layout field. */
 static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_REGS;
+static const uint8_t profile_layout[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_LAYOUT;
+
+/* STATUS (satemu.regmap): a commit the channel has not taken yet; the last layout commit kept
+ * the old layout; the delay line holds no frame. */
+#define STATUS_PENDING 1u
+#define STATUS_LAYOUT_KEPT 2u
+#define STATUS_EMPTY 4u
+/* STATUS reads a commit may take before its answer: far more than the gateware needs (a few
+ * cycles, or a backlog of the ingress FIFO); a commit not taken by then is answered PENDING and
+ * finished by satemu_requests_poll. */
+#define APPLY_WAIT_READS 4096u
+#define BOTH_CHANNELS ((1u << SATEMU_CHANNELS) - 1)
+
+/* The commit rules (docs/architecture.md, "Commits and sessions"). A load stages both channels
+ * under one generation; COMMIT applies only a load staged whole, and says so again when asked
+ * twice; the profile in force is kept here, field by field, as the gateware took it. */
+static struct {
+    uint32_t staged[SATEMU_CHANNELS];   /* the generation each channel's shadow holds (0: none) */
+    uint32_t in_force;                  /* the generation of the last commit (0: boot values) */
+    uint32_t applying;                  /* a commit the gateware has not taken yet (0: none) */
+    uint32_t changes;                   /* ... and the channels whose layout it changes */
+    uint32_t waiting;                   /* channels whose layout part waits for the drain */
+    uint32_t layout_set;                /* channels whose layout (the region first) is in force */
+    uint32_t requests;                  /* requests answered, for LINK_STATS */
+    uint64_t profile[SATEMU_CHANNELS][SATEMU_PROFILE_FIELDS];   /* the profile in force */
+} st;
 
 static uint64_t get_le(const uint8_t *p, int n)
 {
@@ -44,9 +78,152 @@ static size_t status_only(uint8_t *out, uint8_t status)
     return 1;
 }
 
+static uint32_t status_reg(const struct satemu_hw *hw, int ch)
+{
+    return hw->read(hw->ctx, ch, SATEMU_REG_STATUS);
+}
+
 static int pending(const struct satemu_hw *hw)
 {
-    return (hw->read(hw->ctx, 0, SATEMU_REG_STATUS) | hw->read(hw->ctx, 1, SATEMU_REG_STATUS)) & 1;
+    return ((status_reg(hw, 0) | status_reg(hw, 1)) & STATUS_PENDING) != 0;
+}
+
+static uint64_t shadow(const struct satemu_hw *hw, int ch, int i)
+{
+    return satemu_read_reg(hw, ch, profile_regs[i], satemu_profile_widths[i]);
+}
+
+void satemu_requests_init(const struct satemu_hw *hw)
+{
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        st.staged[ch] = 0;
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            st.profile[ch][i] = shadow(hw, ch, i);
+    }
+    st.in_force = st.applying = st.changes = st.waiting = st.layout_set = st.requests = 0;
+}
+
+/* The channels whose staged layout differs from the one in force (a region never committed
+ * differs). */
+static uint32_t layout_changes(const struct satemu_hw *hw)
+{
+    uint32_t mask = 0;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        if (!((st.layout_set >> ch) & 1)) {
+            mask |= 1u << ch;
+            continue;
+        }
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            if (profile_layout[i] && shadow(hw, ch, i) != st.profile[ch][i]) {
+                mask |= 1u << ch;
+                break;
+            }
+    }
+    return mask;
+}
+
+/* The gateware took the commit being applied: the shadow (unchanged since, SET_PROFILE waits)
+ * is in force, less the layout of each channel that kept its old one, which waits. */
+static void settle(const struct satemu_hw *hw)
+{
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        int changed = (st.changes >> ch) & 1;
+        int kept = changed && (status_reg(hw, ch) & STATUS_LAYOUT_KEPT);
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            if (!profile_layout[i] || !kept)
+                st.profile[ch][i] = shadow(hw, ch, i);
+        if (kept)
+            st.waiting |= 1u << ch;
+        else if (changed)
+            st.layout_set |= 1u << ch;
+    }
+    st.in_force = st.applying;
+    st.applying = st.changes = 0;
+}
+
+static void start_commit(const struct satemu_hw *hw, uint32_t gen, uint32_t changes, unsigned flags)
+{
+    hw->commit(hw->ctx, SATEMU_COMMIT_APPLY | (changes ? SATEMU_COMMIT_LAYOUT : 0u) | flags);
+    st.applying = gen;
+    st.changes = changes;
+    st.waiting = 0;
+}
+
+void satemu_requests_poll(const struct satemu_hw *hw)
+{
+    if (st.applying) {
+        if (!pending(hw))
+            settle(hw);
+        return;
+    }
+    /* A waiting layout is committed again once its delay lines are empty, unless a new load
+     * has been staged since (its own commit then decides). */
+    if (!st.waiting || st.staged[0] || st.staged[1] || pending(hw))
+        return;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        if (((st.waiting >> ch) & 1) && !(status_reg(hw, ch) & STATUS_EMPTY))
+            return;
+    start_commit(hw, st.in_force, st.waiting, 0);
+}
+
+static size_t with_mask(uint8_t *out, uint8_t status, uint32_t mask)
+{
+    out[0] = status;
+    out[1] = (uint8_t)mask;
+    return 2;
+}
+
+/* COMMIT: flags u8, generation u32. */
+static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
+{
+    uint32_t gen = (uint32_t)get_le(p + 1, 4);
+    if (st.applying && !pending(hw))
+        settle(hw);
+    if (gen && gen == st.applying)
+        return with_mask(out, SATEMU_STATUS_PENDING, BOTH_CHANNELS);
+    if (gen && gen == st.in_force) {                 /* a retry: say again what became of it */
+        if (st.waiting)
+            return with_mask(out, SATEMU_STATUS_PENDING, st.waiting);
+        out[0] = SATEMU_STATUS_OK;
+        out[1] = SATEMU_COMMIT_ALREADY;
+        return 2;
+    }
+    if (!gen || st.staged[0] != gen || st.staged[1] != gen) {
+        out[0] = SATEMU_STATUS_INCOMPLETE;
+        uint8_t *o = put_le(out + 1, st.staged[0], 4);
+        o = put_le(o, st.staged[1], 4);
+        return (size_t)(o - out);
+    }
+    if (st.applying || pending(hw))
+        return status_only(out, SATEMU_STATUS_BUSY);
+    uint32_t changes = layout_changes(hw), busy = 0;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        if (((changes >> ch) & 1) && !(status_reg(hw, ch) & STATUS_EMPTY))
+            busy |= 1u << ch;
+    if (busy)                                         /* nothing applied; the load stays staged */
+        return with_mask(out, SATEMU_STATUS_LAYOUT_BUSY, busy);
+    start_commit(hw, gen, changes, p[0] & SATEMU_COMMIT_RESEED);
+    st.staged[0] = st.staged[1] = 0;
+    for (unsigned n = 0; n < APPLY_WAIT_READS && pending(hw); n++)
+        ;
+    if (pending(hw))
+        return with_mask(out, SATEMU_STATUS_PENDING, BOTH_CHANNELS);
+    settle(hw);
+    if (st.waiting)
+        return with_mask(out, SATEMU_STATUS_PENDING, st.waiting);
+    out[0] = SATEMU_STATUS_OK;
+    out[1] = SATEMU_COMMIT_APPLIED;
+    return 2;
+}
+
+static size_t link_stats(const struct satemu_hw *hw, uint8_t *out)
+{
+    uint8_t *o = out;
+    *o++ = SATEMU_STATUS_OK;
+    o = put_le(o, st.requests, 4);
+    for (int i = 0; i < SATEMU_ERR_COUNT; i++)
+        o = put_le(o, hw->link_errors ? hw->link_errors[i] : 0, 4);
+    return (size_t)(o - out);
 }
 
 static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
@@ -61,14 +238,19 @@ static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     return (size_t)(o - out);
 }
 
+/* SET_PROFILE: channel u8, generation u32, the fields. A refused profile unstages the channel. */
 static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
     int ch = p[0];
+    if (st.applying)               /* the shadow must stay as committed until the channel takes it */
+        return status_only(out, SATEMU_STATUS_BUSY);
+    uint32_t gen = (uint32_t)get_le(p + 1, 4);
     uint64_t f[SATEMU_PROFILE_FIELDS];
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-        f[i] = get_le(p + 1 + 8 * i, 8);
+        f[i] = get_le(p + 5 + 8 * i, 8);
     struct satemu_verdict v;
     satemu_validate(hw, ch, f, &v);
+    st.staged[ch] = v.status == SATEMU_STATUS_OK ? gen : 0;
     out[0] = v.status;
     if (v.status == SATEMU_STATUS_BAD_FIELD) {
         uint8_t *o = out + 1;
@@ -93,12 +275,16 @@ static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t 
     return 1;
 }
 
-static size_t get_profile(const struct satemu_hw *hw, int ch, uint8_t *out)
+/* GET_PROFILE: channel u8, which u8 (SATEMU_PROFILE_STAGED or SATEMU_PROFILE_IN_FORCE). */
+static size_t get_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
+    int ch = p[0];
+    if (p[1] != SATEMU_PROFILE_STAGED && p[1] != SATEMU_PROFILE_IN_FORCE)
+        return status_only(out, SATEMU_STATUS_BAD_OPCODE);
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-        o = put_le(o, satemu_read_reg(hw, ch, profile_regs[i], satemu_profile_widths[i]), 8);
+        o = put_le(o, p[1] == SATEMU_PROFILE_IN_FORCE ? st.profile[ch][i] : shadow(hw, ch, i), 8);
     return (size_t)(o - out);
 }
 
@@ -164,6 +350,7 @@ static const struct {
 size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req, uint8_t *out)
 {
     const uint8_t *p = req->payload;
+    st.requests++;
     if (req->op >= sizeof(forms) / sizeof(forms[0]) || !forms[req->op].known)
         return status_only(out, SATEMU_STATUS_BAD_OPCODE);
     if (req->length != forms[req->op].length)
@@ -176,15 +363,11 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
     case SATEMU_OP_SET_PROFILE:
         return set_profile(hw, p, out);
     case SATEMU_OP_GET_PROFILE:
-        return get_profile(hw, p[0], out);
+        return get_profile(hw, p, out);
     case SATEMU_OP_COMMIT:
-        if (pending(hw))
-            return status_only(out, SATEMU_STATUS_BUSY);
-        /* The region of a channel never changes, so LAYOUT is always safe to ask for: while
-         * frames are stored the gateware keeps the (same) region and applies the rest. */
-        hw->commit(hw->ctx,
-                   SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT | (p[0] & SATEMU_COMMIT_RESEED));
-        return status_only(out, SATEMU_STATUS_OK);
+        return commit(hw, p, out);
+    case SATEMU_OP_LINK_STATS:
+        return link_stats(hw, out);
     case SATEMU_OP_GET_STATS:
         return get_stats(hw, p[0], out);
     case SATEMU_OP_RESET_STATS:

@@ -34,6 +34,10 @@ struct bank {
     uint32_t ring[BOD_VEC_RING][SATEMU_BOD_RECORD_WORDS];   /* the return channel's BoD ring */
     int restart;                /* the next read of bod_count restarts the block: count 0 ... */
     uint64_t restart_start;     /* ... from this bod_start on */
+    /* The commit as the gateware takes it: STATUS shows it pending for `hold` more reads (`slow`
+     * after each commit); a layout commit is kept out (STATUS bit 1) on channels not empty
+     * (bit 2) or in `keep`. */
+    unsigned hold, slow, keep, kept;
 };
 
 static void set_bod(struct bank *b, uint32_t count, uint64_t start)
@@ -56,6 +60,12 @@ static uint32_t rd(void *ctx, int ch, unsigned word)
         set_bod(b, 0, b->restart_start);
         return v;
     }
+    if (word == SATEMU_REG_STATUS) {
+        uint32_t v = b->regs[ch][word] | ((b->kept >> ch) & 1u) << 1 | (b->hold ? 1u : 0u);
+        if (b->hold)
+            b->hold--;
+        return v;
+    }
     return b->regs[ch][word];
 }
 static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
@@ -64,6 +74,12 @@ static void commit(void *ctx, unsigned flags)
     struct bank *b = ctx;
     b->commits++;
     b->last_commit = flags;
+    b->hold = b->slow;
+    b->kept = 0;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        if ((flags & SATEMU_COMMIT_LAYOUT)
+            && (((b->keep >> ch) & 1) || !(b->regs[ch][SATEMU_REG_STATUS] & 4u)))
+            b->kept |= 1u << ch;
 }
 static void stats(void *ctx, unsigned flags) { ((struct bank *)ctx)->stats |= flags; }
 static uint32_t port_count(void *ctx, int ch, unsigned counter)
@@ -86,13 +102,74 @@ static uint64_t get_u64(const uint8_t *p)
     return v;
 }
 
-/* A SET_PROFILE request for channel ch: the channel, then each field as a u64. */
-static void profile_request(uint8_t *req, int ch, const uint64_t *fields)
+#define GEN 0x5a7e0001u            /* the generation of the loads below, unless they say */
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (8 * k));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)get_u64((const uint8_t[8]){ p[0], p[1], p[2], p[3] });
+}
+
+/* A SET_PROFILE request for channel ch: the channel, the generation, then each field as a u64. */
+static void profile_request_gen(uint8_t *req, int ch, uint32_t gen, const uint64_t *fields)
 {
     req[0] = (uint8_t)ch;
+    put_u32(req + 1, gen);
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
         for (int k = 0; k < 8; k++)
-            req[1 + 8 * i + k] = (uint8_t)(fields[i] >> (8 * k));
+            req[5 + 8 * i + k] = (uint8_t)(fields[i] >> (8 * k));
+}
+
+static void profile_request(uint8_t *req, int ch, const uint64_t *fields)
+{
+    profile_request_gen(req, ch, GEN, fields);
+}
+
+/* GET_PROFILE of a channel's staged profile or the one in force, into resp. */
+static size_t get_profile(const struct satemu_hw *hw, int ch, int which, uint8_t *resp)
+{
+    uint8_t p[2] = { (uint8_t)ch, (uint8_t)which };
+    return request(hw, SATEMU_OP_GET_PROFILE, p, 2, resp);
+}
+
+/* COMMIT of generation gen; the answer's status, and its second byte in *detail. */
+static int commit_gen(const struct satemu_hw *hw, uint32_t gen, uint8_t flags, uint8_t *resp,
+                      size_t *n)
+{
+    uint8_t p[5] = { flags };
+    put_u32(p + 1, gen);
+    resp[0] = 0xEE;
+    *n = request(hw, SATEMU_OP_COMMIT, p, 5, resp);
+    return resp[0];
+}
+
+/* Both channels staged with `fields` under gen: 1 if both were accepted. */
+static int stage(const struct satemu_hw *hw, uint32_t gen, const uint64_t *fwd, const uint64_t *ret)
+{
+    uint8_t req[SATEMU_MAX_PAYLOAD], resp[SATEMU_MAX_PAYLOAD];
+    profile_request_gen(req, 0, gen, fwd);
+    int ok = request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+             && resp[0] == SATEMU_STATUS_OK;
+    profile_request_gen(req, 1, gen, ret);
+    return ok && request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp)
+                 == 1 && resp[0] == SATEMU_STATUS_OK;
+}
+
+/* The profile of `ch` that GET_PROFILE reports (which) equals `fields`. */
+static int profile_is(const struct satemu_hw *hw, int ch, int which, const uint64_t *fields)
+{
+    uint8_t resp[SATEMU_MAX_PAYLOAD];
+    if (get_profile(hw, ch, which, resp) != 1 + SATEMU_PROFILE_BYTES || resp[0] != SATEMU_STATUS_OK)
+        return 0;
+    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+        if (get_u64(resp + 1 + 8 * i) != fields[i])
+            return 0;
+    return 1;
 }
 
 /* The box of the tests below (the profile vectors bring their own). */
@@ -100,6 +177,143 @@ static const struct satemu_limits limits = {
     .f_clk = 75000000u, .queue_depth = 1024, .max_frame = 2048, .latency_floor = 2048,
     .mem_words = 6u << 20, .port_bps = 1000000000u, .mem_wpc = 0,
 };
+
+/* The commit rules: only a load staged whole under one generation applies; a retried COMMIT
+ * applies nothing and says again what became of the load; a layout change (a BoD setting) is
+ * refused while its delay line holds frames, and waits, reported PENDING, when the channel
+ * kept the old layout anyway; GET_PROFILE reads the staged profile and the one in force. */
+static void commit_rules(struct satemu_hw *hw, struct bank *bank, const uint64_t *base)
+{
+    uint8_t resp[SATEMU_MAX_PAYLOAD];
+    size_t n;
+    uint64_t boot[SATEMU_PROFILE_FIELDS] = { 0 }, a[SATEMU_PROFILE_FIELDS],
+             b[SATEMU_PROFILE_FIELDS], c[SATEMU_PROFILE_FIELDS];
+    memset(bank->regs, 0, sizeof(bank->regs));
+    bank->regs[0][SATEMU_REG_STATUS] = bank->regs[1][SATEMU_REG_STATUS] = 4;     /* empty */
+    bank->commits = bank->hold = bank->slow = bank->keep = bank->kept = 0;
+    satemu_requests_init(hw);
+    memcpy(a, base, sizeof(a));
+    memcpy(b, base, sizeof(b));
+    b[SATEMU_F_DELAY] += 1000;                       /* another load, same layout */
+    memcpy(c, b, sizeof(c));
+    c[SATEMU_F_BOD_BG0] ^= 0x00010001u;              /* another layout (BoD is off: any value) */
+
+    expect(commit_gen(hw, 7, 0, resp, &n) == SATEMU_STATUS_INCOMPLETE
+           && n == 1 + SATEMU_INCOMPLETE_DETAIL_BYTES && get_u32(resp + 1) == 0
+           && get_u32(resp + 5) == 0 && bank->commits == 0, "commit, nothing staged", 0);
+    uint8_t req[SATEMU_MAX_PAYLOAD];
+    profile_request_gen(req, 0, 7, a);
+    expect(request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "stage forward", 7);
+    expect(commit_gen(hw, 7, 0, resp, &n) == SATEMU_STATUS_INCOMPLETE && get_u32(resp + 1) == 7
+           && get_u32(resp + 5) == 0 && bank->commits == 0, "commit, forward only", 0);
+    profile_request_gen(req, 1, 8, a);
+    request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
+    expect(commit_gen(hw, 7, 0, resp, &n) == SATEMU_STATUS_INCOMPLETE && get_u32(resp + 1) == 7
+           && get_u32(resp + 5) == 8 && bank->commits == 0, "commit, two loads", 0);
+    expect(profile_is(hw, 0, SATEMU_PROFILE_IN_FORCE, boot)
+           && profile_is(hw, 0, SATEMU_PROFILE_STAGED, a), "staged is not in force", 0);
+
+    /* The first commit also sets the regions: a layout commit. */
+    expect(stage(hw, 7, a, a), "stage both", 7);
+    expect(commit_gen(hw, 7, SATEMU_COMMIT_RESEED, resp, &n) == SATEMU_STATUS_OK && n == 2
+           && resp[1] == SATEMU_COMMIT_APPLIED && bank->commits == 1
+           && bank->last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT
+                                    | SATEMU_COMMIT_RESEED), "commit", 7);
+    expect(commit_gen(hw, 7, SATEMU_COMMIT_RESEED, resp, &n) == SATEMU_STATUS_OK && n == 2
+           && resp[1] == SATEMU_COMMIT_ALREADY && bank->commits == 1, "commit retried", 7);
+    expect(profile_is(hw, 0, SATEMU_PROFILE_IN_FORCE, a)
+           && profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, a), "in force", 7);
+
+    /* Same layout: no layout commit, taken under traffic. */
+    bank->regs[0][SATEMU_REG_STATUS] = bank->regs[1][SATEMU_REG_STATUS] = 0;     /* frames stored */
+    expect(stage(hw, 9, b, b), "stage both", 9);
+    expect(commit_gen(hw, 9, 0, resp, &n) == SATEMU_STATUS_OK && resp[1] == SATEMU_COMMIT_APPLIED
+           && bank->commits == 2 && bank->last_commit == SATEMU_COMMIT_APPLY, "commit", 9);
+    expect(profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, b), "in force", 9);
+
+    /* A refused SET_PROFILE unstages its channel. */
+    expect(stage(hw, 10, a, a), "stage both", 10);
+    uint64_t bad[SATEMU_PROFILE_FIELDS];
+    memcpy(bad, a, sizeof(bad));
+    bad[SATEMU_F_LOSS_MODE] = 3;
+    profile_request_gen(req, 1, 10, bad);
+    request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
+    expect(resp[0] == SATEMU_STATUS_BAD_FIELD, "refused", 10);
+    expect(commit_gen(hw, 10, 0, resp, &n) == SATEMU_STATUS_INCOMPLETE && get_u32(resp + 1) == 10
+           && get_u32(resp + 5) == 0 && bank->commits == 2, "commit after a refusal", 10);
+
+    /* A layout change while the return channel holds frames: refused, nothing applied, the
+     * load still staged; applied once it is empty. */
+    expect(stage(hw, 11, b, c), "stage both", 11);
+    bank->regs[0][SATEMU_REG_STATUS] = 4;
+    expect(commit_gen(hw, 11, 0, resp, &n) == SATEMU_STATUS_LAYOUT_BUSY && n == 2 && resp[1] == 2
+           && bank->commits == 2 && profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, b),
+           "layout busy", 11);
+    bank->regs[1][SATEMU_REG_STATUS] = 4;
+    expect(commit_gen(hw, 11, 0, resp, &n) == SATEMU_STATUS_OK && resp[1] == SATEMU_COMMIT_APPLIED
+           && bank->last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT)
+           && profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, c), "layout once empty", 11);
+
+    /* The channel keeps its old layout anyway (frames came in between): the rest is in force,
+     * the layout waits and COMMIT says PENDING until it is taken. */
+    expect(stage(hw, 12, b, b), "stage both", 12);
+    bank->keep = 2;
+    expect(commit_gen(hw, 12, 0, resp, &n) == SATEMU_STATUS_PENDING && n == 2 && resp[1] == 2,
+           "layout kept", 12);
+    uint64_t mixed[SATEMU_PROFILE_FIELDS];
+    memcpy(mixed, b, sizeof(mixed));
+    mixed[SATEMU_F_BOD_BG0] = c[SATEMU_F_BOD_BG0];
+    expect(profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, mixed), "in force: the old layout", 12);
+    expect(commit_gen(hw, 12, 0, resp, &n) == SATEMU_STATUS_PENDING && resp[1] == 2,
+           "still pending", 12);
+    unsigned before = bank->commits;
+    bank->regs[1][SATEMU_REG_STATUS] = 0;
+    satemu_requests_poll(hw);
+    expect(bank->commits == before, "no retry while frames are stored", 12);
+    bank->regs[1][SATEMU_REG_STATUS] = 4;
+    bank->keep = 0;
+    satemu_requests_poll(hw);
+    satemu_requests_poll(hw);
+    expect(bank->commits == before + 1
+           && bank->last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT)
+           && profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, b), "retried once drained", 12);
+    expect(commit_gen(hw, 12, 0, resp, &n) == SATEMU_STATUS_OK && resp[1] == SATEMU_COMMIT_ALREADY,
+           "now in force", 12);
+
+    /* A commit the gateware takes late: PENDING on both, SET_PROFILE waits, then in force. */
+    expect(stage(hw, 13, a, a), "stage both", 13);
+    bank->slow = 100000;
+    expect(commit_gen(hw, 13, 0, resp, &n) == SATEMU_STATUS_PENDING && resp[1] == 3, "slow", 13);
+    profile_request_gen(req, 0, 14, b);
+    expect(request(hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_BUSY, "set while applying", 13);
+    bank->hold = bank->slow = 0;
+    satemu_requests_poll(hw);
+    expect(commit_gen(hw, 13, 0, resp, &n) == SATEMU_STATUS_OK && resp[1] == SATEMU_COMMIT_ALREADY
+           && profile_is(hw, 0, SATEMU_PROFILE_IN_FORCE, a), "taken late", 13);
+
+    /* Never while the gateware is still taking another commit. */
+    expect(stage(hw, 15, b, b), "stage both", 15);
+    bank->regs[1][SATEMU_REG_STATUS] = 4 | 1;
+    before = bank->commits;
+    expect(commit_gen(hw, 15, 0, resp, &n) == SATEMU_STATUS_BUSY && bank->commits == before,
+           "busy", 15);
+    bank->regs[1][SATEMU_REG_STATUS] = 4;
+    expect(get_profile(hw, 0, 2, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_OPCODE,
+           "no third profile", 0);
+
+    /* LINK_STATS: the requests answered, then the deframer's discards by cause. */
+    static const uint32_t errors[SATEMU_ERR_COUNT] = { 1, 2, 3, 0x01020304u, 5 };
+    hw->link_errors = errors;
+    satemu_requests_init(hw);
+    n = request(hw, SATEMU_OP_LINK_STATS, resp, 0, resp);
+    expect(n == 1 + SATEMU_LINK_STATS_BYTES && resp[0] == SATEMU_STATUS_OK
+           && get_u32(resp + 1) == 1 && get_u32(resp + 5) == 1
+           && get_u32(resp + 17) == 0x01020304u && get_u32(resp + 21) == 5, "link stats", 0);
+    hw->link_errors = NULL;
+    memset(bank->regs, 0, sizeof(bank->regs));
+}
 
 int main(void)
 {
@@ -139,9 +353,9 @@ int main(void)
     expect(bank.regs[1][SATEMU_REG_MEM_BASE] == (6u << 20)
            && bank.regs[1][SATEMU_REG_MEM_SIZE] == (6u << 20), "region written", 0);
     uint8_t ch = 1;
-    size_t n = request(&hw, SATEMU_OP_GET_PROFILE, &ch, 1, resp);
+    size_t n = get_profile(&hw, 1, SATEMU_PROFILE_STAGED, resp);
     expect(n == 1 + SATEMU_PROFILE_BYTES && resp[0] == SATEMU_STATUS_OK
-           && !memcmp(resp + 1, req + 1, SATEMU_PROFILE_BYTES), "get profile", 0);
+           && !memcmp(resp + 1, req + 5, SATEMU_PROFILE_BYTES), "get profile", 0);
 
     /* Each field goes to its own register (satemu.regmap), and nothing else is written: the
      * register image the Python declarations give for a profile whose fields all differ. */
@@ -159,9 +373,8 @@ int main(void)
     uint32_t zero[SATEMU_REG_WORDS] = { 0 };
     expect(!memcmp(bank.regs[WRITE_CHANNEL], write_image, sizeof(write_image))
            && !memcmp(bank.regs[1 - WRITE_CHANNEL], zero, sizeof(zero)), "register image", 0);
-    ch = WRITE_CHANNEL;
-    n = request(&hw, SATEMU_OP_GET_PROFILE, &ch, 1, resp);
-    expect(n == 1 + SATEMU_PROFILE_BYTES && !memcmp(resp + 1, req + 1, SATEMU_PROFILE_BYTES),
+    n = get_profile(&hw, WRITE_CHANNEL, SATEMU_PROFILE_STAGED, resp);
+    expect(n == 1 + SATEMU_PROFILE_BYTES && !memcmp(resp + 1, req + 5, SATEMU_PROFILE_BYTES),
            "get profile, distinct fields", 0);
     hw.delay_line[WRITE_CHANNEL].base = WRITE_CHANNEL ? 6u << 20 : 0;
     hw.delay_line[WRITE_CHANNEL].words = 6u << 20;
@@ -187,7 +400,7 @@ int main(void)
     /* A rejected profile touches nothing and says why. */
     profile_request(req, 1, ok->fields);
     req[0] = 0;
-    req[1 + 8 * SATEMU_F_LOSS_MODE] = 3;                  /* loss_mode 3 */
+    req[5 + 8 * SATEMU_F_LOSS_MODE] = 3;                  /* loss_mode 3 */
     n = request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
     expect(n == 1 + SATEMU_BAD_FIELD_DETAIL_BYTES && resp[0] == SATEMU_STATUS_BAD_FIELD
            && resp[1] == SATEMU_F_LOSS_MODE && resp[2] == 3, "bad field answer", 0);
@@ -195,7 +408,7 @@ int main(void)
 
     /* Too fast for the board's delay-line throughput: THROUGHPUT with the words per 65536 cycles
      * the profile may need and those guaranteed, and nothing written. */
-    req[1 + 8 * SATEMU_F_LOSS_MODE] = (uint8_t)ok->fields[SATEMU_F_LOSS_MODE];
+    req[5 + 8 * SATEMU_F_LOSS_MODE] = (uint8_t)ok->fields[SATEMU_F_LOSS_MODE];
     hw.limits.mem_wpc = 1;
     uint64_t wpc = satemu_traffic_wpc(&hw, ok->fields);
     n = request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
@@ -268,15 +481,7 @@ int main(void)
                                          0, 0, 0, 0, 0 };
     expect(n == sizeof(restarted) && !memcmp(resp, restarted, n), "bod trace across a restart", 0);
 
-    /* COMMIT reaches both channels at once, never while one is pending. */
-    uint8_t flags = SATEMU_COMMIT_RESEED;
-    resp[0] = 0xEE;                                      /* the status byte must be written */
-    expect(request(&hw, SATEMU_OP_COMMIT, &flags, 1, resp) == 1 && resp[0] == SATEMU_STATUS_OK
-           && bank.commits == 1 && bank.last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_LAYOUT | SATEMU_COMMIT_RESEED),
-           "commit", 0);
-    bank.regs[1][SATEMU_REG_STATUS] = 1;
-    expect(request(&hw, SATEMU_OP_COMMIT, &flags, 1, resp) == 1 && resp[0] == SATEMU_STATUS_BUSY
-           && bank.commits == 1, "busy", 0);
+    commit_rules(&hw, &bank, ok->fields);
 
     /* RESET_STATS clears both channels at once, the MAC's counts by a baseline. */
     bank.port[0] = 0xfffffffeu;

@@ -11,13 +11,11 @@ from amaranth.lib.wiring import In, Out
 
 from satemu.params import ChannelRegs
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
-                           STATS_SNAPSHOT, STATS_CLEAR, BOD_FIELDS, BOD_RECORD_WORDS)
+                           STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS)
 
 from .layouts import Config, RegBusSignature
 
 STAT_INPUTS = COUNTERS + [g for g in GAUGES if g != "snapshot_cycle"]
-# Fields taken only by a layout commit, while the delay line is empty.
-LAYOUT_FIELDS = {"mem_base", "mem_size"} | {f.name for f in BOD_FIELDS}
 
 
 class Regs(wiring.Component):

@@ -93,7 +93,7 @@ def cmd_load(args) -> int:
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
         dev.load(p, reseed=args.reseed)
-    print(f"loaded {p.name} into {args.port} and committed both channels")
+    print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
     for name, ch in p.channels():
         print(f"  {name:<8} {ch.describe()}")
     return 0
@@ -109,6 +109,14 @@ STAT_ROWS = [("rx_frames", "frames in"), ("rx_bytes", "bytes in"), ("tx_frames",
              ("queue_bytes_hwm", "queue bytes, max"), ("mem_words_hwm", "delay-line words, max")]
 
 
+def _discards(errors: dict) -> str:
+    """A deframer's discards (protocol.LINK_STATS_FIELDS after ``requests``), in words."""
+    names = {"cobs": "bad COBS", "short": "short", "length": "bad length", "crc": "bad CRC",
+             "overlong": "overlong"}
+    counts = [f"{errors[key]} {label}" for key, label in names.items() if errors[key]]
+    return ", ".join(counts) if counts else "none"
+
+
 def cmd_stats(args) -> int:
     with Device(args.port, timeout=args.timeout) as dev:
         info = dev.hello()
@@ -119,6 +127,9 @@ def cmd_stats(args) -> int:
             print(f"  {'':<24}{'forward':>16}{'return':>16}")
             for key, label in STAT_ROWS:
                 print(f"  {label:<24}{fwd[key]:>16}{ret[key]:>16}")
+            link = dev.link_stats()
+            print(f"  control link: {link['requests']} requests answered; discarded by the "
+                  f"box: {_discards(link)}; by this host: {_discards(dev.deframer.errors)}")
             if not args.watch:
                 return 0
             time.sleep(args.watch)

@@ -8,6 +8,7 @@ module the typed API; ``satemu.cli`` a thin command line over it.
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import dataclass, field
 
@@ -18,11 +19,32 @@ from .bod_model import BodRecord
 from .params import ChannelRegs
 from .validate import Hardware, Verdict, profile_fields
 
-__all__ = ["Device", "DeviceError", "BodTrace"]
+__all__ = ["Device", "DeviceError", "CommitPending", "BodTrace"]
+
+
+def _channels(mask: int) -> str:
+    names = [name for i, name in enumerate(P.CHANNEL_NAMES) if mask >> i & 1]
+    return " and ".join(names) + (" channels'" if len(names) > 1 else " channel's")
 
 
 class DeviceError(RuntimeError):
     """The box did not answer, or answered that a request was wrong; the message says which."""
+
+
+class CommitPending(DeviceError):
+    """COMMIT answered PENDING: the load is committed, but part of it is not in force yet."""
+
+    def __init__(self, message: str, channels: int):
+        super().__init__(message)
+        self.channels = channels          # a bit per channel whose part waits
+
+
+# What the simulated board's UART (sim/modules/satemu_uart) sends a client it turns away
+# before it closes the connection: another client holds the port.
+PORT_BUSY_MARK = b"satemu-uart: busy"
+# Sequence numbers and load generations: from the system's entropy, never from a seeded
+# generator that two sessions could share.
+_RNG = random.SystemRandom()
 
 
 @dataclass
@@ -48,13 +70,36 @@ class Device:
         self.timeout = timeout
         self.retries = retries
         try:
-            self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.05)
+            # exclusive: a local serial port is locked (flock) for as long as it is open, so a
+            # second satemu on it fails here instead of stealing half the answers.
+            self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.05,
+                                              exclusive=True)
         except (serial.SerialException, ValueError, OSError) as e:
+            if "exclusively lock" in str(e):
+                raise DeviceError(f"{url} is in use by another program (another satemu, or a "
+                                  f"terminal); close it first") from None
             hint = " (for the simulated board: satemu sim start)" if url.startswith("socket://") else ""
             raise DeviceError(f"cannot open {url}: {e}{hint}") from None
         self.deframer = P.Deframer()
-        self.seq = 0
+        # Sequence numbers start at random, so that an answer to an earlier session's request
+        # that arrives late is not taken for this one's.
+        self.seq = _RNG.randrange(256)
         self.info: dict | None = None
+        self.stray = bytearray()           # the last bytes read that were not in a frame
+        self._flush()
+
+    def _flush(self):
+        """Drops whatever the port holds from before this session: a stale answer, line noise."""
+        try:
+            if not self.url.startswith("socket://"):   # a socket's would discard what it read
+                self.port.reset_input_buffer()
+            for _ in range(4096):          # a box answers requests only: it soon falls silent
+                data = self._read()
+                if not data:
+                    break
+                self.stray = (self.stray + data)[-256:]
+        except (serial.SerialException, OSError) as e:
+            self._dropped(e)
 
     def close(self):
         self.port.close()
@@ -75,13 +120,15 @@ class Device:
             try:
                 self.port.write(b"\0" + P.encode_frame(self.seq, op, payload))
             except (serial.SerialException, OSError) as e:
-                raise DeviceError(f"{self.url}: the link dropped: {e}") from None
+                self._dropped(e)
             deadline = time.monotonic() + self.timeout
             while time.monotonic() < deadline:
                 try:
-                    data = self.port.read(4096)
+                    data = self._read()
                 except (serial.SerialException, OSError) as e:
-                    raise DeviceError(f"{self.url}: the link dropped: {e}") from None
+                    self._dropped(e)
+                if data and not data.endswith(b"\0"):
+                    self.stray = (self.stray + data)[-256:]
                 for seq, rop, body in self.deframer.feed(data):
                     if seq == self.seq and rop == op | P.RESPONSE_BIT:
                         if not body:
@@ -91,6 +138,18 @@ class Device:
         raise DeviceError(f"no answer from {self.url} to {opname} after "
                           f"{(self.retries + 1) * self.timeout:.0f} s: is the box running and "
                           f"is this its port? (for the simulated board: satemu sim start)")
+
+    def _read(self) -> bytes:
+        """What the port holds, or what arrives within its timeout. Never more than it holds:
+        a read that asks for more loses what it got when the peer closes meanwhile (PySerial's
+        socket), and that may be the line saying why."""
+        return self.port.read(max(1, self.port.in_waiting))
+
+    def _dropped(self, e: Exception):
+        if PORT_BUSY_MARK in self.stray:
+            raise DeviceError(f"{self.url}: another client holds the simulated board's UART; "
+                              f"it serves one at a time") from None
+        raise DeviceError(f"{self.url}: the link dropped: {e}") from None
 
     def _check(self, opname: str, status: int, rest: bytes):
         status = P.Status(status) if status in P.Status._value2member_map_ else status
@@ -112,6 +171,19 @@ class Device:
             raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
         if status == P.Status.BUSY:
             raise DeviceError("the box is still applying the previous commit; try again")
+        if status == P.Status.INCOMPLETE:
+            fwd, ret = P.INCOMPLETE_DETAIL.unpack(rest[:P.INCOMPLETE_DETAIL.size])
+            raise DeviceError(f"the box refused the commit: the load is not staged on both "
+                              f"channels (forward holds load {fwd:#x}, return {ret:#x}; 0: none); "
+                              f"nothing was applied")
+        if status == P.Status.LAYOUT_BUSY:
+            raise DeviceError(f"the box refused the commit: the {_channels(rest[0])} BoD "
+                              f"settings change only while its delay line is empty, and it holds "
+                              f"frames; nothing was applied (stop the traffic, then load again)")
+        if status == P.Status.PENDING:
+            raise CommitPending(f"the box applied the profile except the {_channels(rest[0])} "
+                                f"BoD settings, which wait for the delay line to drain",
+                                rest[0])
         if status == P.Status.BAD_VERSION:
             raise DeviceError(f"the box speaks protocol version "
                               f"{int.from_bytes(rest[:2], 'little')}, this tool "
@@ -131,27 +203,53 @@ class Device:
         bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
         return Hardware.from_limits(info, bod)
 
-    def set_profile(self, channel: int, regs: ChannelRegs) -> None:
+    def set_profile(self, channel: int, regs: ChannelRegs, generation: int = 0) -> None:
+        """Stages ``regs`` on ``channel`` as part of load ``generation`` (see ``load``); with
+        generation 0 the box checks and writes them, but no COMMIT will apply them."""
         values = profile_fields(regs).values()
-        self.call(P.Op.SET_PROFILE, P.SET_PROFILE_REQUEST.pack(channel, *values))
+        self.call(P.Op.SET_PROFILE, P.SET_PROFILE_REQUEST.pack(channel, generation, *values))
 
-    def get_profile(self, channel: int) -> dict[str, int]:
-        rest = self.call(P.Op.GET_PROFILE, P.CHANNEL_REQUEST.pack(channel))
+    def get_profile(self, channel: int, in_force: bool = True) -> dict[str, int]:
+        """A channel's profile in force (the last commit's, as the channel took it), or the
+        staged one (``in_force=False``: the shadow registers, as the last SET_PROFILE left them)."""
+        which = P.PROFILE_IN_FORCE if in_force else P.PROFILE_STAGED
+        rest = self.call(P.Op.GET_PROFILE, P.GET_PROFILE_REQUEST.pack(channel, which))
         return dict(zip((f.name for f in P.PROFILE_FIELDS), P.PROFILE.unpack(rest)))
 
-    def commit(self, reseed: bool = False) -> None:
+    def commit(self, generation: int, reseed: bool = False, settle: float = 2.0) -> bool:
+        """Commits load ``generation``: True if this request applied it, False if it was in force
+        already (a retry). A part that waits for a delay line to drain is asked after again for
+        ``settle`` seconds, then raises CommitPending."""
         from .regmap import COMMIT_RESEED
-        self.call(P.Op.COMMIT, P.COMMIT_REQUEST.pack(COMMIT_RESEED if reseed else 0))
+        request = P.COMMIT_REQUEST.pack(COMMIT_RESEED if reseed else 0, generation)
+        deadline = time.monotonic() + settle
+        while True:
+            try:
+                rest = self.call(P.Op.COMMIT, request)
+                return P.COMMIT_RESULT.unpack(rest[:1])[0] == P.COMMIT_APPLIED
+            except CommitPending:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
 
-    def load(self, profile, reseed: bool = False) -> dict[str, ChannelRegs]:
-        """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, set
-        it into both channels and commit it; returns the register values per direction."""
+    def load(self, profile, reseed: bool = False, settle: float = 2.0) -> dict[str, ChannelRegs]:
+        """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, stage
+        it on both channels under a fresh generation and commit it; returns the register values
+        per direction. It returns only once the whole profile is in force: a part that is not
+        raises DeviceError (CommitPending) saying which."""
         self.hello()
         regs = profile.check(self.hardware())
-        self.set_profile(P.CHANNEL_FORWARD, regs["forward"])
-        self.set_profile(P.CHANNEL_RETURN, regs["return"])
-        self.commit(reseed=reseed)
+        generation = _RNG.randrange(1, 1 << 32)
+        self.set_profile(P.CHANNEL_FORWARD, regs["forward"], generation)
+        self.set_profile(P.CHANNEL_RETURN, regs["return"], generation)
+        self.commit(generation, reseed=reseed, settle=settle)
         return regs
+
+    def link_stats(self) -> dict[str, int]:
+        """The control link as the box counts it (LINK_STATS): requests answered, and what its
+        deframer discarded, by cause."""
+        rest = self.call(P.Op.LINK_STATS)
+        return dict(zip(P.LINK_STATS_FIELDS, P.LINK_STATS.unpack(rest[:P.LINK_STATS.size])))
 
     def get_stats(self, channel: int) -> dict[str, int]:
         rest = self.call(P.Op.GET_STATS, P.CHANNEL_REQUEST.pack(channel))

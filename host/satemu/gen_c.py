@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 
 from . import protocol as P
 from .params import ChannelParams
-from .regmap import (REGMAP, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH, COMMIT_APPLY,
+from .regmap import (REGMAP, LAYOUT_FIELDS, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH, COMMIT_APPLY,
                      COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATS_CLEAR, LOSS_NONE,
                      LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT,
                      BOD_BG_LEVELS, BOD_LATENCY_MAX, BOD_RATE_ONE, BOD_RECORD_WORDS, Field)
@@ -88,7 +88,10 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
              "#include <stdint.h>", ""]
     consts = {"PROTOCOL_VERSION": P.PROTOCOL_VERSION, "MAX_PAYLOAD": P.MAX_PAYLOAD,
               "MAX_FRAME": P.MAX_FRAME, "MAX_ENCODED": P.MAX_ENCODED,
-              "RESPONSE_BIT": P.RESPONSE_BIT, "BOD_TRACE_MAX": P.BOD_TRACE_MAX}
+              "RESPONSE_BIT": P.RESPONSE_BIT, "BOD_TRACE_MAX": P.BOD_TRACE_MAX,
+              "PROFILE_STAGED": P.PROFILE_STAGED, "PROFILE_IN_FORCE": P.PROFILE_IN_FORCE,
+              "COMMIT_APPLIED": P.COMMIT_APPLIED, "COMMIT_ALREADY": P.COMMIT_ALREADY,
+              "LINK_STATS_FIELDS": len(P.LINK_STATS_FIELDS)}
     lines += [f"#define SATEMU_{k} {v}" for k, v in consts.items()]
     lines += ["/* The channels, by number (satemu.protocol.CHANNEL_NAMES). */"]
     lines += [f"#define SATEMU_CHANNEL_{name.upper()} {i}"
@@ -104,7 +107,11 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
              "BAD_FIELD_DETAIL": P.BAD_FIELD_DETAIL.size, "BUDGET_DETAIL": P.BUDGET_DETAIL.size,
              "THROUGHPUT_DETAIL": P.THROUGHPUT_DETAIL.size,
              "BOD_TRACE_REQUEST": P.BOD_TRACE_REQUEST.size,
-             "BOD_TRACE_HEAD": P.BOD_TRACE_HEAD.size, "BOD_RECORD": P.BOD_RECORD_BYTES}
+             "BOD_TRACE_HEAD": P.BOD_TRACE_HEAD.size, "BOD_RECORD": P.BOD_RECORD_BYTES,
+             "GET_PROFILE_REQUEST": P.GET_PROFILE_REQUEST.size,
+             "COMMIT_REQUEST": P.COMMIT_REQUEST.size, "COMMIT_RESULT": P.COMMIT_RESULT.size,
+             "INCOMPLETE_DETAIL": P.INCOMPLETE_DETAIL.size,
+             "CHANNEL_MASK_DETAIL": P.CHANNEL_MASK_DETAIL.size, "LINK_STATS": P.LINK_STATS.size}
     lines += ["", "/* Message sizes in bytes (satemu.protocol): PROFILE is GET_PROFILE's answer "
               "after its", " * status byte, STATS GET_STATS', the details follow a status. */"]
     lines += [f"#define SATEMU_{name}_BYTES {size}" for name, size in sizes.items()]
@@ -139,6 +146,10 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
     lines += _initializer("SATEMU_PROFILE_REGS", [f"[{i}] = SATEMU_REG_{f.name.upper()}"
                                                   for i, f in zip(ids, fields)])
     lines += _initializer("SATEMU_PROFILE_WIDTHS", [f"[{i}] = {f.width}"
+                                                    for i, f in zip(ids, fields)])
+    lines += ["/* 1 for a field a commit takes only with COMMIT_LAYOUT, on an empty delay line "
+              "(satemu.regmap.", " * LAYOUT_FIELDS), by field. */"]
+    lines += _initializer("SATEMU_PROFILE_LAYOUT", [f"[{i}] = {int(f.name in LAYOUT_FIELDS)}"
                                                     for i, f in zip(ids, fields)])
     lines.append("/* The background schedule's levels, level by level (bod_bg0 ...). */")
     lines += _initializer("SATEMU_BOD_BG_FIELDS",

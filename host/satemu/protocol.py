@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -37,12 +37,13 @@ RESPONSE_BIT = 0x80
 class Op(enum.IntEnum):
     """Request opcodes. The response to each is ``op | RESPONSE_BIT``."""
     HELLO = 0x01          # payload: host protocol version u16 → version, capabilities, hardware
-    GET_PROFILE = 0x02    # payload: channel u8 → the staged profile of that channel
-    SET_PROFILE = 0x03    # payload: channel u8, every profile field u64 → status
-    COMMIT = 0x04         # payload: flags u8 (COMMIT_* of satemu.regmap) → status
+    GET_PROFILE = 0x02    # payload: channel u8, which u8 (PROFILE_*) → that profile's fields
+    SET_PROFILE = 0x03    # payload: channel u8, generation u32, every profile field u64 → status
+    COMMIT = 0x04         # payload: flags u8 (COMMIT_RESEED), generation u32 → status, result
     GET_STATS = 0x05      # payload: channel u8 → STATS_FIELDS, u64 each
     RESET_STATS = 0x06    # payload: none → status; clears both channels at once
     BOD_TRACE = 0x07      # payload: BOD_TRACE_REQUEST → BOD_TRACE_HEAD, then n BoD records
+    LINK_STATS = 0x08     # payload: none → LINK_STATS_FIELDS, u32 each: the control link's
 
 
 class Status(enum.IntEnum):
@@ -57,6 +58,9 @@ class Status(enum.IntEnum):
     BUDGET = 7            # + words needed u64, words available u64: the delay line cannot hold it
     NO_BOD = 8            # the channel has no Bandwidth-on-Demand block
     THROUGHPUT = 9        # + words per 65536 cycles needed u64, guaranteed u64: DRAM too slow
+    INCOMPLETE = 10       # + each channel's staged generation u32: COMMIT of a load not staged
+    LAYOUT_BUSY = 11      # + channel mask u8: BoD settings change while those hold frames
+    PENDING = 12          # + channel mask u8: committed, but those channels' BoD part not yet
 
 
 class Capability(enum.IntFlag):
@@ -164,7 +168,7 @@ class Deframer:
     def __init__(self):
         self.buf = bytearray()
         self.overflow = False
-        self.errors = {"cobs": 0, "short": 0, "length": 0, "crc": 0, "overlong": 0}
+        self.errors = dict.fromkeys(LINK_STATS_FIELDS[1:], 0)
 
     def feed(self, data: bytes) -> list[tuple[int, int, bytes]]:
         """Returns the (seq, op, payload) of every complete, valid frame in ``data``."""
@@ -219,7 +223,22 @@ from .regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
 # mem_size) is not among them: the firmware owns the memory layout.
 PROFILE_FIELDS = [f for f in CFG_FIELDS if f.name not in ("mem_base", "mem_size")]
 PROFILE = struct.Struct("<" + "Q" * len(PROFILE_FIELDS))
-SET_PROFILE_REQUEST = struct.Struct("<B" + "Q" * len(PROFILE_FIELDS))   # channel, fields
+# channel, the load's generation, the fields
+SET_PROFILE_REQUEST = struct.Struct("<BI" + "Q" * len(PROFILE_FIELDS))
+# GET_PROFILE's request: a channel and which of its profiles: the staged one (the shadow
+# registers, as the last SET_PROFILE left them) or the one in force (the last commit's).
+GET_PROFILE_REQUEST = struct.Struct("<BB")
+PROFILE_STAGED, PROFILE_IN_FORCE = 0, 1
+# COMMIT's request: flags (COMMIT_RESEED; the firmware adds APPLY, and LAYOUT when needed) and
+# the generation both channels must have been staged with. A load picks a random non-zero
+# generation; SET_PROFILE stages a channel with it, a refused SET_PROFILE unstages the channel.
+COMMIT_REQUEST = struct.Struct("<BI")
+# COMMIT's answer after an OK status: whether it applied the load now or found it in force
+# already (a retried COMMIT).
+COMMIT_APPLIED, COMMIT_ALREADY = 0, 1
+COMMIT_RESULT = struct.Struct("<B")
+INCOMPLETE_DETAIL = struct.Struct("<II")        # each channel's staged generation (0: none)
+CHANNEL_MASK_DETAIL = struct.Struct("<B")       # LAYOUT_BUSY's and PENDING's channels, a bit each
 BAD_FIELD_DETAIL = struct.Struct("<BQQQ")       # field index, value, min, max
 BUDGET_DETAIL = struct.Struct("<QQ")            # words needed, words available
 THROUGHPUT_DETAIL = struct.Struct("<QQ")        # words per 65536 cycles needed, guaranteed
@@ -241,18 +260,22 @@ BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max
 BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
 
-# Every request's payload, by opcode: HELLO the host's version; GET_PROFILE and GET_STATS a
-# channel; SET_PROFILE a channel and every profile field; COMMIT its flags (COMMIT_* of
-# satemu.regmap); RESET_STATS nothing; BOD_TRACE a channel, the first superframe and the most
-# records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The firmware's
+# LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
+# then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
+LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
+LINK_STATS = struct.Struct("<" + "I" * len(LINK_STATS_FIELDS))
+
+# Every request's payload, by opcode: HELLO the host's version; GET_PROFILE a channel and which
+# profile; GET_STATS a channel; SET_PROFILE a channel, the generation and every profile field;
+# COMMIT its flags and the generation; RESET_STATS and LINK_STATS nothing; BOD_TRACE a channel,
+# the first superframe and the most records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The firmware's
 # table of request lengths is generated from these (satemu.gen_c).
 CHANNEL_REQUEST = struct.Struct("<B")
-COMMIT_REQUEST = struct.Struct("<B")
 EMPTY_REQUEST = struct.Struct("<")
-REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: CHANNEL_REQUEST,
+REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
             Op.SET_PROFILE: SET_PROFILE_REQUEST, Op.COMMIT: COMMIT_REQUEST,
             Op.GET_STATS: CHANNEL_REQUEST, Op.RESET_STATS: EMPTY_REQUEST,
-            Op.BOD_TRACE: BOD_TRACE_REQUEST}
+            Op.BOD_TRACE: BOD_TRACE_REQUEST, Op.LINK_STATS: EMPTY_REQUEST}
 REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE})
 assert set(REQUESTS) == set(Op)
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer

@@ -25,7 +25,7 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "WINDOW_BOTH", "ADDR_BITS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD",
            "BOD_RECORD_WORDS", "BOD_BG_LEVELS", "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT",
            "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT",
-           "STATS_SNAPSHOT", "STATS_CLEAR"]
+           "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -165,3 +165,9 @@ CTL_FIELDS = [REGMAP[f.name] for f in CTL_FIELDS]
 STAT_FIELDS = [REGMAP[f.name] for f in STAT_FIELDS]
 LIVE_FIELDS = [REGMAP[f.name] for f in LIVE_FIELDS]
 BOD_FIELDS = [REGMAP[f.name] for f in BOD_FIELDS]
+# The fields a commit takes only with COMMIT_LAYOUT, and only while the delay line is empty: the
+# memory region and the BoD block's settings. The gateware keeps the old values of a layout
+# commit it cannot take (STATUS bit 1); the firmware commits with COMMIT_LAYOUT only when one of
+# them changes, and refuses such a commit while frames are stored (docs/architecture.md,
+# "Commits and sessions").
+LAYOUT_FIELDS = frozenset({"mem_base", "mem_size"} | {f.name for f in BOD_FIELDS})

@@ -100,7 +100,7 @@ def test_hello_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 4 and P.Op.BOD_TRACE == 0x07 and P.Status.THROUGHPUT == 9
+    assert P.PROTOCOL_VERSION == 5 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.HELLO_RESPONSE.size == 34 and P.HELLO_FIELDS[-1] == "mem_wpc"
 
 

@@ -277,6 +277,7 @@ class FakeBox:
         self.requests = 0
         self.deframer, self.out = P.Deframer(), bytearray()
         self.regs = [ChannelRegs(), ChannelRegs()]
+        self.staged = [0, 0]                      # each channel's staged generation
         self.commits = 0
         self.tamper: dict[int, int] = {}          # sf read -> sf the ring holds instead
 
@@ -292,14 +293,22 @@ class FakeBox:
     def close(self):
         pass
 
+    def reset_input_buffer(self):
+        self.out.clear()
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self.out)
+
     def answer(self, op: int, p: bytes) -> bytes:
         hw = replace(self.hw, bod_channels=("return",) if self.bod else ())
         if op == P.Op.HELLO:
             return P.hello_answer(p, hw.limits(), hw.bod_mask)
         if op == P.Op.SET_PROFILE:
-            values = P.PROFILE.unpack(p[1:])
+            channel, generation, *values = P.SET_PROFILE_REQUEST.unpack(p)
             fields = {f.name: v for f, v in zip(P.PROFILE_FIELDS, values)}
-            v = validate(fields, hw, p[0])
+            v = validate(fields, hw, channel)
+            self.staged[channel] = generation if v.status == P.Status.OK else 0
             if v.status == P.Status.BAD_FIELD:
                 return bytes([v.status]) + P.BAD_FIELD_DETAIL.pack(v.field, v.value, v.lo, v.hi)
             if v.status in (P.Status.BUDGET, P.Status.THROUGHPUT):
@@ -310,8 +319,12 @@ class FakeBox:
             regs = profile_fields(self.regs[p[0]])
             return bytes([P.Status.OK]) + P.PROFILE.pack(*regs.values())
         if op == P.Op.COMMIT:
+            _, generation = P.COMMIT_REQUEST.unpack(p)
+            if self.staged != [generation, generation]:
+                return bytes([P.Status.INCOMPLETE]) + P.INCOMPLETE_DETAIL.pack(*self.staged)
             self.commits += 1
-            return bytes([P.Status.OK])
+            self.staged = [0, 0]
+            return bytes([P.Status.OK, P.COMMIT_APPLIED])
         if op == P.Op.BOD_TRACE:
             answer = P.bod_trace_answer(p, hw.bod_mask, self.ring, lambda ch: self.count,
                                         lambda ch: self.start, self.read_record)

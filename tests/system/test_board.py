@@ -31,7 +31,7 @@ def test_hello_reports_the_board(url):
 
 def test_cli_loads_a_profile_into_both_channels(url, capsys):
     assert main(["load", "geo-testbed", "--port", url, "--reseed"]) == 0
-    assert "committed both channels" in capsys.readouterr().out
+    assert "the whole profile is in force" in capsys.readouterr().out
     with Device(url) as dev:
         regs = load_profile("geo-testbed").check(dev.hardware())
         for channel, side in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return")):
@@ -62,10 +62,10 @@ def test_firmware_rejects_out_of_range_profiles(url):
         with pytest.raises(DeviceError, match=r"delay line needs \d+ words, the channel has 4194304"):
             dev.set_profile(P.CHANNEL_FORWARD, replace(regs, delay=(1 << 40) - 1))
         # Nothing was written: the staged profile is still the one loaded before.
-        before = dev.get_profile(P.CHANNEL_FORWARD)
+        before = dev.get_profile(P.CHANNEL_FORWARD, in_force=False)
         with pytest.raises(DeviceError):
             dev.set_profile(P.CHANNEL_FORWARD, replace(regs, loss_mode=3))
-        assert dev.get_profile(P.CHANNEL_FORWARD) == before
+        assert dev.get_profile(P.CHANNEL_FORWARD, in_force=False) == before
 
 
 def test_garbage_and_a_vanished_host_do_not_wedge_the_firmware(url):
@@ -85,23 +85,20 @@ def test_garbage_and_a_vanished_host_do_not_wedge_the_firmware(url):
             dev.call(P.Op.COMMIT, b"")
 
 
-def test_clients_that_overlap_or_leave_mid_answer_cost_the_board_nothing(url, board_state):
+def test_clients_that_leave_mid_answer_or_flood_cost_the_board_nothing(url, board_state):
     """The simulated UART (sim/modules/satemu_uart): a client that leaves before its answer, a
-    client replaced by a newer one and then gone, and a client that sends far more than the
+    client that leaves while the next one knocks, and a client that sends far more than the
     UART can take at once are all served or let go, and the board runs on."""
     host, port = url[len("socket://"):].split(":")
     hello = P.PROTOCOL_VERSION.to_bytes(2, "little")
     with socket.create_connection((host, int(port))) as s:   # gone before its answer
         s.sendall(b"\0" + P.encode_frame(0x55, P.Op.HELLO, hello))  # a seq no one else uses
-    older = Device(url)
-    with Device(url, timeout=120.0) as newer:                 # replaces `older`
-        time.sleep(0.5)
-        older.close()                                         # LiteX's serial2tcp crashed here
-        assert newer.hello()["version"] == P.PROTOCOL_VERSION
+    with Device(url, timeout=120.0) as dev:                   # attached as the other leaves
+        assert dev.hello()["version"] == P.PROTOCOL_VERSION
         # 80 KB of noise, more than the module's 64 KB buffer, then a request: TCP holds the
         # client back while the firmware drains the noise, and the request arrives whole.
-        newer.port.write(bytes(range(1, 256)) * 320)
-        assert newer.hello()["version"] == P.PROTOCOL_VERSION
+        dev.port.write(bytes(range(1, 256)) * 320)
+        assert dev.hello()["version"] == P.PROTOCOL_VERSION
     assert board._children[board_state["pid"]].poll() is None, "the board exited"
     with Device(url) as dev:
         assert dev.hello()["version"] == P.PROTOCOL_VERSION
@@ -194,3 +191,57 @@ def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsy
     rows = _stats_rows(capsys, url)
     assert rows["dropped: overrun"][0] == str(overrun)
     assert rows["dropped: no preamble"][0] == str(len(bad[FORWARD]))
+
+
+def test_commit_applies_only_a_whole_load_once(url):
+    """A load half staged (SET forward, then the host gone) is never applied by a bare COMMIT;
+    GET_PROFILE tells the staged profile from the one in force; a retried COMMIT applies
+    nothing and says the load is in force already."""
+    from satemu.device import _RNG
+    with Device(url) as dev:
+        dev.load(load_profile("geo-testbed"))
+        old = load_profile("geo-testbed").check(dev.hardware())
+        new = load_profile("geo-small").check(dev.hardware())
+        generation = _RNG.randrange(1, 1 << 32)
+        dev.set_profile(P.CHANNEL_FORWARD, new["forward"], generation)
+    with Device(url) as dev:                              # the next session
+        with pytest.raises(DeviceError, match=r"not staged on both channels \(forward holds "
+                                              rf"load {generation:#x}, return 0x0.*nothing was "
+                                              r"applied"):
+            dev.commit(generation)
+        for channel, side in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return")):
+            assert dev.get_profile(channel) == profile_fields(old[side])
+        assert dev.get_profile(P.CHANNEL_FORWARD, in_force=False) == profile_fields(new["forward"])
+        dev.set_profile(P.CHANNEL_RETURN, new["return"], generation)
+        assert dev.commit(generation) is True
+        assert dev.commit(generation) is False                # a retry: nothing applied again
+        for channel, side in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return")):
+            assert dev.get_profile(channel) == profile_fields(new[side])
+        with pytest.raises(DeviceError, match="not staged on both"):
+            dev.commit(generation ^ 1)
+
+
+def test_one_client_at_a_time_and_the_link_counted(url, board_state, capsys):
+    """The simulated board's UART turns a second client away with a clear message and serves
+    the first on, and every later one; the firmware counts what its deframer discarded, and
+    `satemu stats` shows it."""
+    with Device(url) as first:
+        before = first.link_stats()
+        with pytest.raises(DeviceError, match="another client holds the simulated board's UART"):
+            Device(url, timeout=2.0).hello()
+        assert first.hello()["version"] == P.PROTOCOL_VERSION
+        bad = bytearray(P.encode_frame(3, P.Op.HELLO, b"\x05\x00"))
+        bad[2] ^= 0x40                                    # a bad CRC
+        first.port.write(b"\0" + bytes(bad))
+        after = first.link_stats()
+        assert after["crc"] == before["crc"] + 1
+        assert after["requests"] >= before["requests"] + 2
+    assert board._children[board_state["pid"]].poll() is None, "the board exited"
+    for _ in range(2):                                    # later clients are served
+        with Device(url) as dev:
+            assert dev.hello()["version"] == P.PROTOCOL_VERSION
+    capsys.readouterr()
+    assert main(["stats", "--port", url]) == 0
+    out = capsys.readouterr().out
+    assert "discarded by the box: " in out and "bad CRC" in out
+

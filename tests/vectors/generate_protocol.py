@@ -19,11 +19,14 @@ from satemu.regmap import BOD_RECORD, BOD_RECORD_WORDS  # noqa: E402
 
 def frames():
     rng = random.Random(1)
-    cases = [(0, P.Op.HELLO, (1).to_bytes(2, "little")), (1, P.Op.COMMIT, b"\x07"),
+    cases = [(0, P.Op.HELLO, (1).to_bytes(2, "little")),
+             (1, P.Op.COMMIT, P.COMMIT_REQUEST.pack(2, 0x5A7E0001)),
              (255, P.Op.RESET_STATS, b""), (7, P.Op.GET_STATS | P.RESPONSE_BIT, bytes(145)),
              (42, P.Op.SET_PROFILE, bytes([1]) + rng.randbytes(144)),
              (9, 0x7F, rng.randbytes(P.MAX_PAYLOAD)),
-             (3, P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 0x01020304, 17))]
+             (3, P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 0x01020304, 17)),
+             (200, P.Op.LINK_STATS | P.RESPONSE_BIT,
+              bytes([P.Status.OK]) + P.LINK_STATS.pack(70000, 1, 2, 3, 0x01020304, 5))]
     return [{"seq": s, "op": int(o), "payload": p.hex(), "wire": P.encode_frame(s, o, p).hex()}
             for s, o, p in cases]
 

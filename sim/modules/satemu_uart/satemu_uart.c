@@ -7,8 +7,10 @@
  * exited at start" when a slow boot made the host retry).
  *
  * Here:
- * - one client at a time is attached; a new client replaces the one before, whose socket is
- *   closed and whose unsent bytes are dropped (as when a terminal program is restarted);
+ * - one client at a time is attached; a client that connects while another is attached gets
+ *   one line, "satemu-uart: busy: ...", and is closed, and the attached one is served on (two
+ *   clients interleaving requests would take each other's answers); once it leaves, the next
+ *   client is attached;
  * - a client that leaves, or whose socket fails, is detached; the board runs on, and bytes it
  *   sends with no client attached are dropped, as on a UART with nothing plugged in;
  * - bytes from the client wait in a buffer until the board's UART takes them; when the buffer is
@@ -101,12 +103,40 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         s->rx.data[(s->rx.head + s->rx.len++) % RX_TX_BYTES] = buf[i];
 }
 
+/* Whether the attached client is still there: its socket may hold an EOF that the loop has
+ * not handed to on_read yet (a client that just left, and the next one already knocking). */
+static int attached(struct session *s)
+{
+    for (int tries = 0; s->fd >= 0 && tries < 4; tries++) {
+        uint8_t byte;
+        ssize_t n = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 1;             /* connected and quiet */
+        if (n > 0 && !ring_space(&s->rx))
+            return 1;             /* connected, and held back by a full buffer */
+        if (n > 0)
+            on_read(s->fd, EV_READ, s);   /* take its bytes, then look again */
+        else if (!(n < 0 && errno == EINTR))
+            detach(s);            /* EOF or a failed socket */
+    }
+    return s->fd >= 0;
+}
+
+static const char busy[] = "satemu-uart: busy: another client is attached to the simulated "
+                           "board's UART, which serves one at a time\n";
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *a, int n,
                       void *arg)
 {
     struct session *s = arg;
     (void)l; (void)a; (void)n;
-    detach(s);                    /* the newest client is the one attached */
+    if (attached(s)) {            /* turned away; the attached client keeps the port */
+        if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+            fprintf(stderr, "satemu_uart: could not tell a second client the port is busy\n");
+        fprintf(stderr, "satemu_uart: a second client was turned away\n");
+        close(fd);
+        return;
+    }
     s->fd = fd;
     int one = 1;                  /* requests and answers are small: never hold them back */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
