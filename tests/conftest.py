@@ -2,7 +2,10 @@
 """Shared pytest set-up: the repository root is importable (for ``sim``), and when the session
 includes the Versa-5G bitstream tests, the bitstream builds in the background from the start (at
 the lowest priority, on the core the other tests leave idle) and those tests run last.
-SATEMU_BITSTREAM=0 leaves the build out."""
+SATEMU_BITSTREAM=0 leaves the build out.
+
+The session also fails if it changed the checkout: a tracked file's content, or a file that git
+would list as new (``tree_state`` before and after; builds belong under ``build/``)."""
 
 import os
 import sys
@@ -11,6 +14,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from checkout_state import tree_state  # noqa: E402
 
 BITSTREAM_TESTS = "test_versa_bitstream.py"
 
@@ -30,3 +36,21 @@ def pytest_unconfigure(config):
     if proc is not None and proc.poll() is None:      # the session ended before its tests ran
         import signal
         os.killpg(proc.pid, signal.SIGTERM)          # the build and the tools it started
+
+
+def pytest_sessionstart(session):
+    session.config.satemu_tree = tree_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "satemu_tree", None)
+    if before is None or session.config.option.collectonly:
+        return
+    after = tree_state()
+    if after == before:
+        return
+    changed = sorted(set(after["paths"]) ^ set(before["paths"]))
+    what = ", ".join(changed) if changed else "the content of a tracked file already changed"
+    session.config.get_terminal_reporter().write_line(
+        f"FAILED: the test session changed the checkout: {what}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -132,3 +132,52 @@ def test_experiment_under_bod_reports_grants(board_state, tmp_path, capsys):
     assert returns["ratio10"] < returns["ratio2"]
     with Device(board_state["url"]) as dev:
         dev.reset_stats()
+
+
+
+# A link without BoD, and the same with PROFILE's BoD return; a long return delay keeps frames
+# in the delay line for seconds of wall time while a load is tried.
+HELD = """
+name = "held"
+[forward]
+delay = "10 ms"
+[return]
+delay = "400 ms"
+queue = "200 packets"
+"""
+
+
+def test_a_bod_change_under_traffic_is_refused_whole(url, board_state, tmp_path, capsys):
+    """Loading a BoD profile while the return delay line holds frames is refused before
+    anything is applied, and `satemu load` says so and exits non-zero; once the frames have
+    left, the same load is applied whole."""
+    from satemu.ether import to_wire
+    from satemu.profile import parse_profile
+    from satemu.validate import profile_fields
+    from sim.frames import INGRESS_PORT, RETURN, EthPorts
+    held, bod = tmp_path / "held.toml", tmp_path / "held-bod.toml"
+    held.write_text(HELD)
+    bod.write_text(HELD.replace('"held"', '"held-bod"') + "[return.bod]"
+                   + PROFILE.split("[return.bod]")[1])
+    assert main(["load", str(held), "--port", url]) == 0
+    with Device(url) as dev:
+        before = dev.get_profile(RETURN)
+        want = profile_fields(parse_profile(bod.read_text()).check(dev.hardware())["return"])
+    assert not before["bod_flags"] and want["bod_flags"]
+    with EthPorts(board_state["eth_port"]) as eth:
+        start = eth.now() + 20_000
+        for i in range(5):
+            eth.send(INGRESS_PORT[RETURN], to_wire(bytes([i + 1]) * 200), start + 2_000 * i)
+        eth.wait({RETURN: 5}, {})                          # in the delay line: 400 ms to go
+        capsys.readouterr()
+        assert main(["load", str(bod), "--port", url]) == 2
+        err = capsys.readouterr().err
+        assert ("the return channel's BoD settings change only while its delay line is empty"
+                in err and "nothing was applied" in err and "Traceback" not in err)
+        with Device(url) as dev:
+            assert dev.get_profile(RETURN) == before        # nothing in force changed
+        eth.wait({}, {RETURN: 5})                          # the frames have left
+    assert main(["load", str(bod), "--port", url]) == 0
+    with Device(url) as dev:
+        assert dev.get_profile(RETURN) == want
+        dev.reset_stats()
