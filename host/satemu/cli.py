@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
+import re
 import sys
 from dataclasses import replace
 from fractions import Fraction
@@ -18,15 +20,49 @@ from .boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
 from .checkout import CheckoutError, use_checkout
 from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
+from .params import ConfigError
 from .profile import ProfileError, builtin_profiles, load_profile
 from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .quic.packets import MAX_UDP_PAYLOAD
 from .quic.settings import DEFAULT_INITIAL_RTT_MS
-from .units import format_rate, format_size, format_time
+from .units import UnitError, format_rate, format_size, format_time
 from .validate import Hardware
 
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
+U32_MAX, U64_MAX = (1 << 32) - 1, (1 << 64) - 1
+DAY = 86400.0
+
+
+def whole(lo: int, hi: int, what: str):
+    """An argparse ``type``: a whole number in ``lo .. hi``, else ArgumentTypeError (argparse's
+    one-line usage error, exit status 2) saying what and which range. Digits beyond 30 are
+    refused unread (never in range)."""
+    def read(text: str) -> int:
+        t = text.strip()
+        value = int(t) if re.fullmatch(r"[+-]?[0-9]{1,30}", t) else None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: {what}, a whole number in "
+                                             f"{lo} .. {hi}")
+        return value
+    read.__name__ = what
+    return read
+
+
+def seconds(lo: float, hi: float, what: str):
+    """An argparse ``type``: a finite number of seconds above ``lo`` and at most ``hi``, else
+    ArgumentTypeError (one line, exit status 2) saying what and which range."""
+    def read(text: str) -> float:
+        try:
+            value = float(text) if len(text) <= 40 else math.nan
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and lo < value <= hi):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: {what}, seconds above {lo:.10g} and "
+                                             f"at most {hi:.10g}")
+        return value
+    read.__name__ = what
+    return read
 
 
 def cmd_profiles(args) -> int:
@@ -138,8 +174,6 @@ def cmd_stats(args) -> int:
 def cmd_bod_trace(args) -> int:
     from .bod_trace import records_to_rows, write_csv
     from .report.plots import plot_demand_grant
-    if not 0 <= args.from_sf < 1 << 32:
-        raise ProfileError(f"--from {args.from_sf}: a superframe number, 0 .. {(1 << 32) - 1}")
     with Device(args.port, timeout=args.timeout) as dev:
         info = dev.hello()
         if not info["capabilities"] & Capability.BOD:
@@ -286,13 +320,15 @@ def _check_receiver(stack: str, ack: str) -> None:
 
 
 def _size(text: str) -> int:
-    from .units import UnitError, parse_size
+    from .units import parse_size
+    bare = text.strip()
     try:
-        value = int(text) if text.strip().isdigit() else parse_size(text)
+        value = (int(bare) if bare.isascii() and bare.isdigit() and len(bare) <= 30
+                 else parse_size(text))
     except UnitError as e:
-        raise ProfileError(f"--size {text!r}: {e}") from None
+        raise ProfileError(f"--size {text[:40]!r}: {e}") from None
     if value < 1 or value != int(value):
-        raise ProfileError(f"--size {text!r}: a whole number of bytes, at least 1")
+        raise ProfileError(f"--size {text[:40]!r}: a whole number of bytes, at least 1")
     return int(value)
 
 
@@ -436,11 +472,11 @@ def cmd_experiment(args) -> int:
     sizes = [(text, _size(text)) for text in split_values(args.sizes)]
     policies = [_check_ack(a) for a in split_values(args.policies)]
     try:
-        seeds = [int(s) for s in split_values(args.seeds)] if args.seeds else [args.seed]
-    except ValueError:
-        raise ProfileError(f"--seeds {args.seeds!r}: whole numbers, such as 0,1,2") from None
-    if args.jobs is not None and args.jobs < 1:
-        raise ProfileError(f"--jobs {args.jobs}: at least 1")
+        seeds = ([whole(0, U64_MAX, "a seed")(s) for s in split_values(args.seeds)]
+                 if args.seeds else [args.seed])
+    except argparse.ArgumentTypeError:
+        raise ProfileError(f"--seeds {args.seeds[:40]!r}: whole numbers in 0 .. 2^64-1, such as "
+                           "0,1,2") from None
     if args.engine == "model" and (args.port or args.eth_port):
         raise ProfileError("--port and --eth-port name a simulated board: not with "
                            "--engine model")
@@ -526,12 +562,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "throughput, line rate and channel parameters: " + "; ".join(
                                f"{name}: {b.title}" for name, b in SHOW_BOARDS.items())
                            + " (default %(default)s)")
-    show.add_argument("--f-clk", type=int, metavar="HZ",
+    show.add_argument("--f-clk", type=whole(1, U32_MAX, "a clock in Hz"), metavar="HZ",
                       help="system clock the registers count in (default: the board's)")
-    show.add_argument("--mem-words", type=int, metavar="N",
+    show.add_argument("--mem-words", type=whole(1, U32_MAX, "a number of words"), metavar="N",
                       help="delay-line memory per channel, in 64-bit words (default: the "
                            "board's)")
-    show.add_argument("--mem-wpc", type=int, metavar="N",
+    show.add_argument("--mem-wpc", type=whole(0, U32_MAX, "words per 65536 cycles"),
+                      metavar="N",
                       help="delay-line throughput per channel with both busy, in 64-bit words "
                            "per 65536 cycles; 0: not limited (default: the board's)")
     show.set_defaults(func=cmd_show)
@@ -540,7 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--port", required=True, metavar="URL",
                        help="the box: a serial device, socket://HOST:PORT (simulated board) or "
                             "rfc2217://HOST:PORT")
-        p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+        p.add_argument("--timeout", type=seconds(0, DAY, "a timeout"), default=5.0, metavar="S",
                        help="seconds to wait for each answer (default %(default)s)")
     load = sub.add_parser("load", help="load a profile into a box and commit it")
     load.add_argument("profile", help="a built-in profile name or a TOML file")
@@ -548,7 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
     port_args(load)
     load.set_defaults(func=cmd_load)
     stats = sub.add_parser("stats", help="read a box's counters")
-    stats.add_argument("--watch", type=float, nargs="?", const=1.0, metavar="S",
+    stats.add_argument("--watch", type=seconds(0, DAY, "a period"), nargs="?", const=1.0,
+                       metavar="S",
                        help="repeat every S seconds (default 1)")
     port_args(stats)
     stats.set_defaults(func=cmd_stats)
@@ -557,7 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
     bod.add_argument("--out", default="bod-trace.csv", metavar="CSV",
                      help="where to write the records (default %(default)s)")
     bod.add_argument("--plot", metavar="PNG", help="also plot demand against grants")
-    bod.add_argument("--from", dest="from_sf", type=int, default=0, metavar="SF",
+    bod.add_argument("--from", dest="from_sf", type=whole(0, U32_MAX, "a superframe number"),
+                     default=0, metavar="SF",
                      help="the first superframe to read (default: the oldest the box holds)")
     port_args(bod)
     bod.set_defaults(func=cmd_bod_trace)
@@ -568,7 +607,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "which equal it frame for frame and run far faster (default %(default)s)")
         p.add_argument("--cc", default="reno", help="the congestion controller: reno, cubic, "
                        "or bbr (quinn only) (default %(default)s)")
-        p.add_argument("--seed", type=int, default=0, help="randomness of both endpoints")
+        p.add_argument("--seed", type=whole(0, U64_MAX, "a seed"), default=0,
+                       help="randomness of both endpoints (0 .. 2^64-1)")
         p.add_argument("--max-ack-delay", default="25", metavar="MS",
                        help="max_ack_delay both endpoints advertise (default %(default)s ms)")
         p.add_argument("--stack", default="aioquic", metavar="S|CLIENT/SERVER",
@@ -588,14 +628,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="flow-control credit per stream (default %(default)s)")
         p.add_argument("--conn-window", default="64MiB", metavar="BYTES",
                        help="flow-control credit per connection (default %(default)s)")
-        p.add_argument("--max-time", type=float, default=600.0, metavar="S",
+        p.add_argument("--max-time", type=seconds(0, 1e6, "a time limit"), default=600.0,
+                       metavar="S",
                        help="give up after S seconds of link time (default %(default)s)")
         p.add_argument("--out", metavar="DIR", help="where to write results")
         p.add_argument("--keep", action="store_true",
                        help="leave the simulated board running if this command started it")
         p.add_argument("--port", metavar="URL", help="a running simulated board's UART "
                        "(default: the one 'satemu sim' manages, started if need be)")
-        p.add_argument("--eth-port", type=int, metavar="PORT",
+        p.add_argument("--eth-port", type=whole(1, 65535, "a TCP port"), metavar="PORT",
                        help="with --port: that board's Ethernet-module TCP port")
     quic = sub.add_parser("quic", help="a QUIC download across the simulated board, in its "
                                        "virtual time, with results and plots")
@@ -652,8 +693,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "endpoint.initial_window, endpoint.stream_window, endpoint.conn_window, "
                      "endpoint.max_ack_delay, endpoint.stack=aioquic,quinn,aioquic/quinn; "
                      "repeatable")
-    exp.add_argument("--jobs", type=int, metavar="N", help="points run at once, each on its own "
-                     "engine in its own process (default: the machine's cores; 1 with --port)")
+    exp.add_argument("--jobs", type=whole(1, 1024, "a number of processes"), metavar="N",
+                     help="points run at once, each on its own engine in its own process "
+                     "(default: the machine's cores; 1 with --port)")
     exp.add_argument("--dask", metavar="ADDRESS", help="run the points on a Dask scheduler, e.g. "
                      "tcp://host:8786, or 'local' for a LocalCluster of --jobs processes")
     exp.add_argument("--force", action="store_true",
@@ -663,7 +705,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.set_defaults(func=cmd_experiment, stack=None)
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])
-    sim.add_argument("--port", type=int, help="TCP port for its UART (default: a free one)")
+    sim.add_argument("--port", type=whole(1, 65535, "a TCP port"),
+                     help="TCP port for its UART (default: a free one)")
     sim.add_argument("--tap", action="store_true",
                      help=f"bridge ports A and B to TAP interfaces {' and '.join(TAPS)} for "
                           "real-time traffic (root)")
@@ -701,17 +744,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's). Its status: 0 on success, 2 after a
+    one-line error on stderr for anything expected (a bad option, profile, file or box: no
+    traceback; argparse's own usage errors exit with 2 too), 130 on Ctrl-C."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ProfileError, DeviceError, FlashError, CheckoutError) as e:
-        print(f"satemu: {e}", file=sys.stderr)
+    except (ProfileError, UnitError, ConfigError, DeviceError, FlashError, CheckoutError) as e:
+        print(f"satemu: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:            # output piped into a command that stopped reading
         sys.stdout = open(os.devnull, "w")
         return 0
+    except OSError as e:               # a file or directory that cannot be read or written
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"satemu: {where}{e.strerror or _one_line(e)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(e: Exception) -> str:
+    """An error's message on one line: its lines joined."""
+    return "; ".join(line.strip() for line in str(e).splitlines() if line.strip()) or repr(e)
 
 
 if __name__ == "__main__":

@@ -38,11 +38,15 @@ timeslots a DVB-RCS2-style allocator grants it (satemu.bod_model, docs/bod.md)::
 
 Rates become slots per superframe x 256. Such a channel has no ``rate`` (its grants pace it);
 without ``queue`` it gets one bandwidth-delay product at ``rbdc_max``, or at the carrier's rate.
-Every error names the field and the range it must lie in.
+Every error names the field and the range it must lie in, in one line (ProfileError). A
+profile file is UTF-8 TOML; every number in it is finite and 0 or ``1e-30 .. 1e30`` in
+magnitude as written (``satemu.units.MAGNITUDE``: nan, inf, 1e400 and "1e9999999 s" are refused
+before anything is computed of them).
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -53,12 +57,12 @@ from .channel_model import channel_registers, delay_line_budget, delay_line_traf
 from .params import ChannelRegs
 from .protocol import Status
 from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_ONE, REGMAP
-from .units import (UnitError, format_rate, format_size, format_time, parse_probability,
-                    parse_queue, parse_rate, parse_size, parse_time)
+from .units import (UnitError, check_magnitude, format_rate, format_size, format_time,
+                    parse_probability, parse_queue, parse_rate, parse_size, parse_time, shown)
 from .validate import Hardware, Verdict, profile_fields, validate
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
-           "builtin_profiles", "parse_profile", "override_profile"]
+           "builtin_profiles", "parse_profile", "override_profile", "read_profile_text"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod"}
@@ -96,8 +100,9 @@ class BodProfile:
         return max(1, round(self.superframe * f_clk / max(self.slots, 1)))
 
     def superframe_at(self, f_clk: int) -> Fraction:
-        """The superframe the hardware runs: whole cycles per slot."""
-        return Fraction(self.slots * self.slot_cycles(f_clk), f_clk)
+        """The superframe the hardware runs: whole cycles per slot (of at least one slot, as
+        ``slot_cycles``, so that it is never 0 to divide by)."""
+        return Fraction(max(self.slots, 1) * self.slot_cycles(f_clk), f_clk)
 
     def carrier_rate(self, f_clk: int | None = None) -> Fraction:
         """bit/s of the whole carrier, every slot of every superframe."""
@@ -329,8 +334,8 @@ def _explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
     if field == "bod_slot_cycles":
         top = "2^32 - 1" if v.hi == (1 << 32) - 1 else v.hi
         return out("bod.superframe", format_time(b.superframe),
-                   format_time(Fraction(v.lo * b.slots, f)),
-                   format_time(Fraction(v.hi * b.slots, f)),
+                   format_time(Fraction(v.lo * max(b.slots, 1), f)),
+                   format_time(Fraction(v.hi * max(b.slots, 1), f)),
                    f" ({v.lo} .. {top} cycles a slot at {mhz})")
     if field == "bod_slots":
         return out("bod.slots", v.value, v.lo, v.hi)
@@ -358,6 +363,11 @@ def _explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
             f"{v.lo >> 16} .. {v.hi >> 16}")
 
 
+def _key(key: str) -> str:
+    """A TOML key for a message's path: as written if a bare key, else quoted (one line)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]{1,40}", key) else shown(key)
+
+
 class _Table:
     """One TOML table of a profile, read with errors that name the key's path."""
 
@@ -366,7 +376,7 @@ class _Table:
             raise ProfileError(f"{path}: expected a table of {what}")
         unknown = set(table) - known
         if unknown:
-            raise ProfileError(f"{path}.{sorted(unknown)[0]}: unknown setting; "
+            raise ProfileError(f"{path}.{_key(sorted(unknown)[0])}: unknown setting; "
                                f"known ones are {', '.join(sorted(known))}")
         self.path, self.table = path, table
 
@@ -381,19 +391,27 @@ class _Table:
     def whole(self, key, default):
         value = self.table.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ProfileError(f"{self.path}.{key}: expected a whole number, got {value!r}")
-        return value
+            raise ProfileError(f"{self.path}.{key}: expected a whole number, got "
+                               f"{shown(value)}")
+        return self.number(key, value)
+
+    def number(self, key, value):
+        """``value`` of ``key`` if ``satemu.units.check_magnitude`` takes it."""
+        try:
+            return check_magnitude(value)
+        except UnitError as e:
+            raise ProfileError(f"{self.path}.{key}: {e}") from None
 
     def flag(self, key, default: bool) -> bool:
         value = self.table.get(key, default)
         if not isinstance(value, bool):
-            raise ProfileError(f"{self.path}.{key}: expected true or false, got {value!r}")
+            raise ProfileError(f"{self.path}.{key}: expected true or false, got {shown(value)}")
         return value
 
     def bytes(self, key, default, bare: bool = False):
         """A size in whole bytes; with ``bare``, a plain whole number is bytes too."""
         if bare and isinstance(self.table.get(key), int) and not isinstance(self.table[key], bool):
-            return self.table[key]
+            return self.number(key, self.table[key])
         value = self.get(key, parse_size, default)
         if value is not None and Fraction(value).denominator != 1:
             raise ProfileError(f"{self.path}.{key}: must be a whole number of bytes")
@@ -472,14 +490,31 @@ def _channel(name: str, table: dict, rtt: Fraction, default_seed: int) -> Channe
                           min_len=whole("min_len", 60), max_len=whole("max_len", 1518), bod=bod)
 
 
-def parse_profile(text: str, name: str = "", path: Path | None = None) -> Profile:
+def _toml(text: str, where) -> dict:
+    """``text`` read as TOML; ProfileError (one line, starting with ``where``) if it is not, or
+    if it nests too deeply or holds an integer too long for Python to read."""
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{path or name}: not valid TOML: {e}") from None
+        raise ProfileError(f"{where}: not valid TOML: {e}") from None
+    except ValueError:                 # int() of more digits than Python reads
+        raise ProfileError(f"{where}: not valid TOML: an integer too long to read (over 4300 "
+                           "digits)") from None
+    except RecursionError:
+        raise ProfileError(f"{where}: not valid TOML: arrays or tables nested too deeply") from None
+
+
+def parse_profile(text: str, name: str = "", path: Path | None = None) -> Profile:
+    """The profile in TOML ``text``, named ``name`` unless it names itself; ProfileError, a line
+    that starts with the field's path, for anything it cannot be."""
+    doc = _toml(text, path or name)
     unknown = set(doc) - {"name", "description", "source", "forward", "return"}
     if unknown:
-        raise ProfileError(f"{sorted(unknown)[0]}: unknown top-level setting")
+        raise ProfileError(f"{_key(sorted(unknown)[0])}: unknown top-level setting; "
+                           f"known ones are description, forward, name, return, source")
+    for key in ("name", "description", "source"):
+        if not isinstance(doc.get(key, ""), str):
+            raise ProfileError(f"{key}: expected a string, got {shown(doc[key])}")
     for side in ("forward", "return"):
         if side not in doc:
             raise ProfileError(f"{side}: missing; a profile needs [forward] and [return]")
@@ -519,10 +554,7 @@ def override_profile(text: str, overrides, name: str) -> str:
     def key(k: str) -> str:
         return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
 
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(f"{name}: not valid TOML: {e}") from None
+    doc = _toml(text, name)
     for path, raw in overrides:
         parts = path.split(".")
         if len(parts) < 2 or parts[0] not in ("forward", "return") or not all(parts):
@@ -536,7 +568,7 @@ def override_profile(text: str, overrides, name: str) -> str:
                                    f"{parts[i + 1]}")
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
+        except (ValueError, RecursionError):     # not TOML (or not readable as it): a string
             value = raw.strip()
         table[parts[-1]] = value
     doc["name"] = name
@@ -554,9 +586,23 @@ def builtin_profiles() -> dict[str, Profile]:
     out = {}
     for entry in resources.files("satemu").joinpath("profiles").iterdir():
         if entry.name.endswith(".toml"):
-            p = parse_profile(entry.read_text(), entry.name[:-5])
+            p = parse_profile(entry.read_text(encoding="utf-8"), entry.name[:-5])
             out[p.name] = p
     return dict(sorted(out.items()))
+
+
+def read_profile_text(path: Path) -> str:
+    """The text of profile file ``path``, which must be UTF-8; ProfileError (one line, naming
+    the file) if it cannot be read or is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read it: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ProfileError(f"{path}: not UTF-8 text (byte {data[e.start]:#04x} at offset "
+                           f"{e.start}); a profile is a UTF-8 TOML file") from None
 
 
 def load_profile(name_or_path: str) -> Profile:
@@ -565,7 +611,7 @@ def load_profile(name_or_path: str) -> Profile:
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
             raise ProfileError(f"{name_or_path}: no such profile file")
-        return parse_profile(path.read_text(), path.stem, path)
+        return parse_profile(read_profile_text(path), path.stem, path)
     builtins = builtin_profiles()
     if name_or_path not in builtins:
         raise ProfileError(f"{name_or_path}: no built-in profile of that name "

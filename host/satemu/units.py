@@ -4,15 +4,22 @@
 Values come back as ``fractions.Fraction`` in base units (bit/s, seconds, bytes), so no float
 rounding enters a profile. Prefixes are decimal (k = 1000, as in networking); KiB and MiB are
 binary.
+
+Every number must be finite and, as written before its unit, 0 or within ``1e-30 .. 1e30`` in
+magnitude (``MAGNITUDE``), in at most ``MAX_DIGITS`` digits and a text of at most ``MAX_TEXT``
+characters; anything else raises UnitError, in time bounded by those limits, before a Fraction
+is built (``"1e9999999 s"`` is refused by its exponent's length, not computed).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
-__all__ = ["UnitError", "parse_rate", "parse_time", "parse_size", "parse_queue",
-           "parse_probability", "format_rate", "format_time", "format_size"]
+__all__ = ["UnitError", "MAGNITUDE", "MAX_DIGITS", "MAX_TEXT", "check_magnitude", "shown",
+           "parse_rate", "parse_time", "parse_size", "parse_queue", "parse_probability",
+           "format_rate", "format_time", "format_size"]
 
 
 class UnitError(ValueError):
@@ -30,23 +37,73 @@ _SIZE = {"B": 1, "bytes": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9,
          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 _PACKETS = {"packets", "packet", "frames", "frame", "pkts"}
 
+MAGNITUDE = 30      # a number is 0 or 10^-MAGNITUDE <= |x| < 10^MAGNITUDE
+MAX_DIGITS = 40     # characters of a number's mantissa as written ("0.25": 4)
+MAX_TEXT = 100      # characters of a quantity's text
+_RANGE = f"numbers are finite, and 0 or 1e-{MAGNITUDE} .. 1e{MAGNITUDE} in magnitude"
+
+
+def shown(value) -> str:
+    """``value`` for a message: its repr (one line), cut to at most about 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:50]}... ({len(text)} characters)"
+
+
+def check_magnitude(value: int | float) -> int | float:
+    """``value``, an int or a float as TOML gives them, if it is finite and 0 or within
+    ``10^-MAGNITUDE .. 10^MAGNITUDE`` in magnitude; UnitError otherwise. Constant time: an
+    int's bit length is looked at before anything of its size is computed."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnitError(f"{value!r} is not a finite number; {_RANGE}")
+        if abs(value) >= 10.0 ** MAGNITUDE or 0 < abs(value) < 10.0 ** -MAGNITUDE:
+            raise UnitError(f"{value:g} is outside the allowed magnitudes; {_RANGE}")
+        return value
+    if value.bit_length() > 100:             # 2^100 > 10^30: too large, whatever its digits
+        raise UnitError(f"an integer of about {value.bit_length() * 3 // 10} digits is too "
+                        f"large; {_RANGE}")
+    if abs(value) >= 10 ** MAGNITUDE:
+        raise UnitError(f"{value} is too large; {_RANGE}")
+    return value
+
+
+def _number(num: str, exp: str | None, text: str) -> Fraction:
+    """The Fraction of a mantissa ``num`` and a decimal exponent ``exp`` as written, once their
+    lengths and the value's order of magnitude are known to be within range (so that no huge
+    power of ten is ever computed)."""
+    if len(num) > MAX_DIGITS:
+        raise UnitError(f"{text!r}: more than {MAX_DIGITS} digits in a number")
+    digits = num.replace(".", "")
+    first = len(digits) - len(digits.lstrip("0"))          # index of the first digit not 0
+    if first == len(digits):
+        return Fraction(0)                                  # 0, whatever its exponent
+    sign, magnitude = ("-", exp[1:]) if exp and exp[0] == "-" else ("", (exp or "0").lstrip("+"))
+    if len(magnitude.lstrip("0")) > 3:                     # |exponent| >= 1000
+        raise UnitError(f"{text!r}: its exponent is outside the allowed magnitudes; {_RANGE}")
+    e = int(sign + magnitude)
+    order = len(num.split(".")[0]) - 1 - first + e         # 10^order <= value < 10^(order + 1)
+    if not -MAGNITUDE <= order < MAGNITUDE:
+        raise UnitError(f"{text!r} is outside the allowed magnitudes; {_RANGE}")
+    return Fraction(num) * Fraction(10) ** e
+
 
 def _split(text, what: str, example: str) -> tuple[Fraction, str | None]:
     if isinstance(text, bool):
-        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
-    if isinstance(text, (int, Fraction)):
-        return Fraction(text), None
-    if isinstance(text, float):
-        return Fraction(str(text)), None
+        raise UnitError(f"expected {what}, such as {example!r}, got {shown(text)}")
+    if isinstance(text, Fraction):
+        return text, None
+    if isinstance(text, (int, float)):
+        value = check_magnitude(text)
+        return Fraction(value if isinstance(value, int) else str(value)), None
     if not isinstance(text, str):
-        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
+        raise UnitError(f"expected {what}, such as {example!r}, got {shown(text)}")
+    if len(text) > MAX_TEXT:
+        raise UnitError(f"expected {what}, such as {example!r}, got a text of {len(text)} "
+                        f"characters (at most {MAX_TEXT})")
     m = _RE.match(text)
     if not m:
-        raise UnitError(f"expected {what}, such as {example!r}, got {text!r}")
-    value = Fraction(m["num"])
-    if m["exp"]:
-        value *= Fraction(10) ** int(m["exp"])
-    return value, m["unit"]
+        raise UnitError(f"expected {what}, such as {example!r}, got {shown(text)}")
+    return _number(m["num"], m["exp"], text), m["unit"]
 
 
 def _scaled(text, table: dict, what: str, example: str, bare_ok: bool = False) -> Fraction:
@@ -93,11 +150,11 @@ def parse_probability(text) -> Fraction:
     if isinstance(text, str) and text.strip().endswith("%"):
         value, unit = _split(text.strip()[:-1], "a percentage", "1%")
         if unit is not None:
-            raise UnitError(f"expected a percentage such as '1%', got {text!r}")
+            raise UnitError(f"expected a percentage such as '1%', got {shown(text)}")
         return value / 100
     value, unit = _split(text, "a probability", "1%")
     if unit is not None:
-        raise UnitError(f"expected a probability such as '1%' or 0.01, got {text!r}")
+        raise UnitError(f"expected a probability such as '1%' or 0.01, got {shown(text)}")
     return value
 
 
