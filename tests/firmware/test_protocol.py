@@ -10,6 +10,7 @@ import pytest
 
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOURCES, VECTORS,
                            compile_c, run_command_layer, write_headers)
+import fuzzing
 from satemu import protocol as P
 from satemu.bod_model import unpack_record
 from satemu.params import ChannelRegs
@@ -152,6 +153,20 @@ def test_fuzz_deframer_bounded():
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Done 300000 runs" in run.stderr
+
+
+@pytest.mark.parametrize("target, runs", [("fuzz_stream", 40_000), ("fuzz_hw", 40_000)])
+def test_fuzz_bounded(target, runs):
+    """A bounded pass of the other libFuzzer targets (tests/firmware/fuzzing.py): one deframer
+    kept across all inputs, checked against a model of the stream; the command layer on
+    hardware the input chooses. No crash, no sanitizer report, and libFuzzer ran every input
+    it was asked to (bench/bench_fuzz.py runs each for 10^6)."""
+    out = BUILD / "fuzz"
+    corpus = out / f"{target}-corpus"
+    fuzzing.seed(target, corpus)
+    r = fuzzing.run(fuzzing.build(target, out), corpus, runs, timeout=120)
+    assert r["returncode"] == 0 and r["crashes"] == 0, r["log_tail"]
+    assert r["runs"] == runs and r["executed_units"] == runs, r["log_tail"]
 
 
 def test_firmware_command_layer():
