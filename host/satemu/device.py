@@ -85,7 +85,7 @@ class Device:
         # that arrives late is not taken for this one's.
         self.seq = _RNG.randrange(256)
         self.info: dict | None = None
-        self.stray = bytearray()           # the last bytes read that were not in a frame
+        self.tail = bytearray()            # the last bytes read: a line left before a close
         self._flush()
 
     def _flush(self):
@@ -94,10 +94,8 @@ class Device:
             if not self.url.startswith("socket://"):   # a socket's would discard what it read
                 self.port.reset_input_buffer()
             for _ in range(4096):          # a box answers requests only: it soon falls silent
-                data = self._read()
-                if not data:
+                if not self._read():
                     break
-                self.stray = (self.stray + data)[-256:]
         except (serial.SerialException, OSError) as e:
             self._dropped(e)
 
@@ -127,8 +125,6 @@ class Device:
                     data = self._read()
                 except (serial.SerialException, OSError) as e:
                     self._dropped(e)
-                if data and not data.endswith(b"\0"):
-                    self.stray = (self.stray + data)[-256:]
                 for seq, rop, body in self.deframer.feed(data):
                     if seq == self.seq and rop == op | P.RESPONSE_BIT:
                         if not body:
@@ -142,11 +138,14 @@ class Device:
     def _read(self) -> bytes:
         """What the port holds, or what arrives within its timeout. Never more than it holds:
         a read that asks for more loses what it got when the peer closes meanwhile (PySerial's
-        socket), and that may be the line saying why."""
-        return self.port.read(max(1, self.port.in_waiting))
+        socket), and that may be the line saying why. The last 256 bytes read are kept in
+        ``tail``."""
+        data = self.port.read(max(1, self.port.in_waiting))
+        self.tail = (self.tail + data)[-256:]
+        return data
 
     def _dropped(self, e: Exception):
-        if PORT_BUSY_MARK in self.stray:
+        if PORT_BUSY_MARK in self.tail:
             raise DeviceError(f"{self.url}: another client holds the simulated board's UART; "
                               f"it serves one at a time") from None
         raise DeviceError(f"{self.url}: the link dropped: {e}") from None
@@ -176,14 +175,15 @@ class Device:
             raise DeviceError(f"the box refused the commit: the load is not staged on both "
                               f"channels (forward holds load {fwd:#x}, return {ret:#x}; 0: none); "
                               f"nothing was applied")
+        if status in (P.Status.LAYOUT_BUSY, P.Status.PENDING):
+            (mask,) = P.CHANNEL_MASK_DETAIL.unpack(rest[:P.CHANNEL_MASK_DETAIL.size])
         if status == P.Status.LAYOUT_BUSY:
-            raise DeviceError(f"the box refused the commit: the {_channels(rest[0])} BoD "
+            raise DeviceError(f"the box refused the commit: the {_channels(mask)} BoD "
                               f"settings change only while its delay line is empty, and it holds "
                               f"frames; nothing was applied (stop the traffic, then load again)")
         if status == P.Status.PENDING:
-            raise CommitPending(f"the box applied the profile except the {_channels(rest[0])} "
-                                f"BoD settings, which wait for the delay line to drain",
-                                rest[0])
+            raise CommitPending(f"the box applied the profile except the {_channels(mask)} "
+                                f"BoD settings, which wait for the delay line to drain", mask)
         if status == P.Status.BAD_VERSION:
             raise DeviceError(f"the box speaks protocol version "
                               f"{int.from_bytes(rest[:2], 'little')}, this tool "

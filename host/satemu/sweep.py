@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from .profile import ProfileError, load_profile, override_profile, parse_profile
+from .profile import (ProfileError, load_profile, override_profile, parse_profile,
+                      read_profile_text)
 from .quic.settings import CONTROLLERS
 
 __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
@@ -237,7 +238,7 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
     for given in profiles:
         base = load_profile(given)
         builtin = given if base.path is None else ""
-        text = _builtin_text(base.name) if builtin else base.path.read_text()
+        text = _builtin_text(base.name) if builtin else read_profile_text(base.path)
         fields = [f for f, _ in sets]
         for combo in itertools.product(*(values for _, values in sets)):
             overrides = tuple(sorted(zip(fields, combo)))
