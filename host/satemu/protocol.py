@@ -268,9 +268,8 @@ LINK_STATS = struct.Struct("<" + "I" * len(LINK_STATS_FIELDS))
 # Every request's payload, by opcode: HELLO the host's version; GET_PROFILE a channel and which
 # profile; GET_STATS a channel; SET_PROFILE a channel, the generation and every profile field;
 # COMMIT its flags and the generation; RESET_STATS and LINK_STATS nothing; BOD_TRACE a channel,
-# the first superframe and the most records. A channel, where a request has one
-# (REQUEST_CHANNEL), comes first. The firmware's table of request lengths is generated from
-# these (satemu.gen_c).
+# the first superframe and the most records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The firmware's
+# table of request lengths is generated from these (satemu.gen_c).
 CHANNEL_REQUEST = struct.Struct("<B")
 EMPTY_REQUEST = struct.Struct("<")
 REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
