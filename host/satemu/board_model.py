@@ -23,7 +23,7 @@ from functools import cached_property
 from .boards import BOARDS, DEFAULT_BOARD, Board
 from .channel_model import Channel, ModelResult
 from .ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
-from .params import ChannelRegs, Fate
+from .params import ChannelRegs, Fate, beat_field
 
 __all__ = ["FORWARD", "RETURN", "PORT_A", "PORT_B", "INGRESS_PORT", "EGRESS_PORT",
            "CHANNEL_OUT_OF", "GAP_CYCLES", "RX_LATENCY", "TX_LATENCY", "arrival_from_wire",
@@ -45,6 +45,10 @@ GAP_CYCLES = 2
 # its preamble on the wire in s + TX_LATENCY.
 RX_LATENCY = 6
 TX_LATENCY = 6
+# A frame of one beat (BEAT_BYTES or fewer after the SFD) reaches its channel as a runt of
+# FRAGMENT_RUNT bytes flagged as an error (hw.fragment.FragmentPad).
+BEAT_BYTES = (beat_field("data").stop - beat_field("data").start) // 8
+FRAGMENT_RUNT = BEAT_BYTES + 1 - FCS_BYTES
 
 
 def arrival_from_wire(wire_start: int, length: int) -> int:
@@ -146,11 +150,17 @@ class BoardModel:
         self._free[port] = start + beats + GAP_CYCLES
         self.traffic.wire_in[port].append(start)
         ch = CHANNEL_INTO[port]
-        if wire[:len(PREAMBLE)] != PREAMBLE:         # the MAC finds no SFD: it never reaches the channel
+        body = wire[len(PREAMBLE):]
+        if wire[:len(PREAMBLE)] != PREAMBLE or not body:
+            # The MAC finds no SFD, or nothing after it: it never reaches the channel.
             self.drop_preamble[ch] += 1
             return
-        frame = wire[len(PREAMBLE):-FCS_BYTES] if len(wire) >= len(PREAMBLE) + FCS_BYTES else b""
-        bad_fcs = len(wire) < len(PREAMBLE) + FCS_BYTES or fcs(frame) != wire[-FCS_BYTES:]
+        if len(body) <= BEAT_BYTES:
+            # A fragment: the MAC pads its one beat to two (hw.fragment) and passes on a runt.
+            frame, bad_fcs = body.ljust(BEAT_BYTES, b"\0")[:FRAGMENT_RUNT], True
+        else:
+            frame = body[:-FCS_BYTES]
+            bad_fcs = fcs(frame) != body[-FCS_BYTES:]
         arrival = arrival_from_wire(start, len(frame))
         self.traffic.events[ch].append((arrival, "A"))
         self._frames[ch].append(frame)

@@ -9,7 +9,7 @@ from satemu.board_model import (FORWARD, PORT_A, PORT_B, RETURN, TX_LATENCY, Boa
                                 arrival_from_wire, wire_cycles)
 from satemu.boards import BOARDS
 from satemu.channel_model import simulate
-from satemu.ether import padded, to_wire
+from satemu.ether import PREAMBLE, padded, to_wire
 from satemu.params import ChannelRegs, Fate
 from satemu.profile import load_profile
 from satemu.quic.cosim import differences, run_model_transfer
@@ -66,6 +66,20 @@ def test_port_drops_and_bad_fcs_are_counted_with_their_cause():
     s = m.stats(RETURN)
     assert (s["drop_preamble"], s["rx_frames"], s["drop_error"], s["tx_frames"]) == (1, 2, 1, 1)
     assert [x.fate for x in m.channels[RETURN].frames] == [Fate.ERROR, Fate.DELIVERED]
+
+
+def test_fragments_are_runts_and_an_empty_frame_has_no_preamble():
+    """After the SFD: nothing is a preamble error; one beat (up to eight bytes) a five-byte runt,
+    flagged, arriving as a two-beat frame would; nine to twelve bytes a runt of all but the
+    FCS."""
+    m = BoardModel(regs(), cycle=0)
+    for n in (0, 1, 8, 9, 12):
+        m.send(PORT_A, PREAMBLE + bytes(range(n)), 100 * n)
+    m.finish()
+    s = m.stats(RETURN)
+    assert (s["drop_preamble"], s["rx_frames"], s["drop_runt"]) == (1, 4, 4)
+    assert s["rx_bytes"] == 5 + 5 + 5 + 8
+    assert m.traffic.arrivals(RETURN) == [arrival_from_wire(100 * n, 8) for n in (1, 8, 9, 12)]
 
 
 def test_a_long_burst_is_reported_as_where_the_board_may_overrun():

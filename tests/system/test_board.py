@@ -245,3 +245,51 @@ def test_one_client_at_a_time_and_the_link_counted(url, board_state, capsys):
     out = capsys.readouterr().out
     assert "discarded by the box: " in out and "bad CRC" in out
 
+
+
+def test_fragments_are_counted_and_spare_the_frames_around_them(url, board_state):
+    """Fragments of 0 to 12 bytes after the SFD, each between two good frames, on both ports:
+    none vanishes and none joins the next frame. The arrivals, the frames that leave and every
+    counter equal the board model's (a fragment of one beat is a five-byte runt, flagged)."""
+    import random
+    from satemu.board_model import BoardModel
+    from satemu.ether import PREAMBLE, to_wire
+    from satemu.params import ChannelRegs, Fate
+    from sim.frames import FORWARD, INGRESS_PORT, RETURN, EthPorts, wire_cycles
+
+    assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0
+    with Device(url) as dev:
+        dev.reset_stats()
+        words = dev.hello()["mem_words"]
+        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=words) for ch in (FORWARD, RETURN)}
+    rng = random.Random(21)
+    with EthPorts(board_state["eth_port"]) as eth:
+        start = eth.now() + 50_000
+        model = BoardModel(regs, cycle=start)
+        for ch in (FORWARD, RETURN):
+            at = start
+            wires = []
+            for n in range(13):
+                wires.append(to_wire(rng.randbytes(60)))
+                wires.append(PREAMBLE + rng.randbytes(n))
+            wires.append(to_wire(rng.randbytes(100)))
+            for wire in wires:
+                eth.send(INGRESS_PORT[ch], wire, at)
+                model.send(INGRESS_PORT[ch], wire, at)
+                at += wire_cycles(len(wire)) + rng.choice((0, 3))
+        results = model.finish()
+        want = model.traffic
+        got = eth.wait({ch: len(want.events[ch]) for ch in (FORWARD, RETURN)},
+                       {ch: len(want.egress[ch]) for ch in (FORWARD, RETURN)})
+    for ch in (FORWARD, RETURN):
+        assert got.events[ch] == want.events[ch]
+        assert [(e.start, e.frame) for e in got.egress[ch]] == \
+               [(e.start, e.frame) for e in want.egress[ch]]
+        fates = [f.fate for f in results[ch].frames]
+        assert fates.count(Fate.DELIVERED) == 14 and fates.count(Fate.RUNT) == 12
+    with Device(url) as dev:
+        for ch in (FORWARD, RETURN):
+            stats, expected = dev.get_stats(ch), model.stats(ch)
+            for key in (*results[ch].counters, "drop_preamble"):
+                assert stats[key] == expected[key], (ch, key)
+            assert stats["drop_preamble"] == 1           # the SFD with nothing after it
