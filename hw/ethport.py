@@ -76,39 +76,29 @@ class EthPort(LiteXModule):
     (RGMII: 8 bits at 125 MHz; a 64-bit FCS engine per byte count would cost thousands of
     LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way;
     ``paced_cdc``: ``hw.cdc.PacedAsyncFIFO`` in their place, its wire side paced (at most a beat
-    every other wire cycle, registered flags, short paths at 125 MHz), with a register stage
-    after the FCS checker (``_cut_after_fcs_check``) and one before the preamble inserter
-    (``_cut_before_preamble``): the Colorlight's slower FPGA.
-
-    A fragment (a frame of four bytes or fewer after the SFD, or on the 64-bit path eight) reaches
-    the channel as a runt flagged ``error``, never lost and never joined to the next frame: the
-    byte-wide path checks the FCS with ``hw.fcs.RegisteredFCSChecker``
-    (``_registered_fcs_check``), the 64-bit path pads a one-beat frame before LiteEth's checker
-    (``hw.fragment.FragmentPad``)."""
+    every other wire cycle, registered flags, short paths at 125 MHz), with an FCS checker whose
+    flag comes from registers (``_registered_fcs_check``), a register stage after it
+    (``_cut_after_fcs_check``) and one before the preamble inserter (``_cut_before_preamble``):
+    the Colorlight's slower FPGA."""
 
     def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32,
                  paced_cdc: bool = False):
         self.mac = mac = LiteEthMACCore(phy=phy, dw=DW, with_sys_datapath=with_sys_datapath,
                                         tx_cdc_depth=cdc_depth, rx_cdc_depth=cdc_depth)
         if not with_sys_datapath:
-            self._registered_fcs_check(mac)
             if paced_cdc:
                 self._paced_crossings(mac, cdc_depth)
+                self._registered_fcs_check(mac)
                 self._cut_after_fcs_check(mac)
                 self._cut_before_preamble(mac)
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
-        else:
-            self._pad_fragments(mac)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
         self.rx_payload = Signal(BEAT_BITS)
         rx = mac.source
         nbytes = Signal(len(self.rx_payload[beat_field("nbytes")]))
-        # The lowest lane flagged wins: the byte-wide path's width converter writes only the
-        # lanes a beat fills, so a frame of one beat leaves the lanes above its last byte as the
-        # frame before had them, ``last_be`` included.
-        for i in reversed(range(DW // 8)):
+        for i in range(DW // 8):
             self.comb += If(rx.last_be[i], nbytes.eq(i + 1))
         # An end without a byte count (nbytes 0) reaches the channel as malformed.
         fields = {"data": rx.data, "last": rx.last, "nbytes": Mux(rx.last, nbytes, 0),
@@ -160,9 +150,8 @@ class EthPort(LiteXModule):
                                                            depth, paced))
 
     def _registered_fcs_check(self, mac):
-        """``hw.fcs.RegisteredFCSChecker`` in place of LiteEth's byte-wide FCS checker, which
-        loses a fragment of two to four bytes and joins a one-byte one to the next frame, and
-        whose error flag is the incoming byte, the CRC engine and a comparison in one wire cycle
+        """``hw.fcs.RegisteredFCSChecker`` in place of LiteEth's FCS checker, whose error flag
+        is the incoming byte, the CRC engine and a comparison in one wire cycle
         (docs/hardware.md, "Colorlight 5A-75B"). Its error pulse, and so LiteEth's
         ``crc_errors`` count, which nothing reads (a bad FCS reaches the channel as
         ``drop_error``), goes with LiteEth's checker."""
@@ -170,17 +159,6 @@ class EthPort(LiteXModule):
         from hw.fcs import RegisteredFCSChecker
         self._replace_stage(mac.rx_datapath, LiteEthMACCRC32Checker,
                             lambda old: ClockDomainsRenamer("eth_rx")(RegisteredFCSChecker()))
-
-    def _pad_fragments(self, mac):
-        """``hw.fragment.FragmentPad`` straight before LiteEth's 64-bit FCS checker."""
-        from liteeth.mac.crc import LiteEthMACCRC32Checker
-        from hw.fragment import FragmentPad
-        pipeline = mac.rx_datapath.pipeline
-        index = next(i for i, stage in enumerate(pipeline)
-                     if isinstance(stage, LiteEthMACCRC32Checker))
-        pad = FragmentPad(DW)
-        self.submodules += pad
-        pipeline.insert(index, pad)
 
     def _cut_before_preamble(self, mac):
         """A register stage that holds ``ready`` as well as ``valid`` between the transmit side's

@@ -24,11 +24,9 @@ class RegisteredFCSChecker(Module):
     frame's CRC, and its flag is that register compared with the residue: a frame comes out one
     byte time later than through LiteEth's checker, byte for byte the same.
 
-    A frame of four bytes or fewer (a fragment: no byte before its FCS) comes out as one byte,
-    its last, flagged with ``error``, in the cycle after its last byte came in, so that the
-    channel counts it (as a runt) and the checker starts the next frame afresh. LiteEth's checker
-    loses such a frame, or joins a one-byte one to the next frame. ``error`` pulses for each
-    frame that comes out flagged (bad FCS, a byte with ``error``, or a fragment)."""
+    A frame of four bytes or fewer has no byte before its FCS and comes out as nothing, as
+    through LiteEth's. ``error`` pulses for each frame that comes out flagged (bad FCS or a byte
+    with ``error``)."""
 
     def __init__(self):
         self.sink = sink = stream.Endpoint(eth_phy_description(8))
@@ -80,12 +78,6 @@ class RegisteredFCSChecker(Module):
                     out_data.eq(window[0]),
                     out_last.eq(sink.last),
                     out_err.eq(window_err[0] | (sink.last & (frame_err | sink.error))),
-                # A frame that ends before its window filled is a fragment: one flagged byte.
-                ).Elif(sink.last,
-                    out_valid.eq(1),
-                    out_data.eq(sink.data),
-                    out_last.eq(1),
-                    out_err.eq(1),
                 ),
             ),
         ]

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """``FragmentPad``: on a 64-bit receive path, a frame of one beat goes on to LiteEth's FCS checker
-as two, the second flagged, so that the checker passes it on as a flagged runt."""
+as two, the second flagged, so that the checker passes it on as a flagged runt;
+``pad_fragments`` puts one into a LiteEth MAC."""
 
 from migen import If, Signal
 
@@ -52,3 +53,16 @@ class FragmentPad(LiteXModule):
             ),
             If(pad & source.ready, pad.eq(0)),
         ]
+
+
+def pad_fragments(mac, dw: int = 64) -> FragmentPad:
+    """A ``FragmentPad`` straight before the FCS checker of ``mac`` (a ``LiteEthMACCore`` whose
+    receive side is ``dw`` bits wide in the system clock), before its pipeline is connected."""
+    from liteeth.mac.crc import LiteEthMACCRC32Checker
+    pipeline = mac.rx_datapath.pipeline
+    index = next(i for i, stage in enumerate(pipeline)
+                 if isinstance(stage, LiteEthMACCRC32Checker))
+    pad = FragmentPad(dw)
+    mac.rx_datapath.submodules += pad
+    pipeline.insert(index, pad)
+    return pad
