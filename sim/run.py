@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Run one channel scenario in the Verilator model through cocotb's runner (tests, bench, demo)."""
+"""Run channel scenarios in the Verilator model through cocotb's runner (tests, bench, demo): one
+at a time (``run_scenario``), or several in the background, a simulator process per core
+(``ScenarioPool``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from cocotb_tools.check_results import get_results
@@ -41,3 +44,31 @@ def run_scenario(sc: dict, workdir: Path) -> dict:
     summary = json.loads(result.read_text()) if result.exists() else {"errors": ["no result written"]}
     summary.update({"tests": tests, "failed": failed, "wall_s": wall, "log": str(workdir / "sim.log")})
     return summary
+
+
+class ScenarioPool:
+    """Simulates ``scenarios`` (name -> scenario) in the background, ``jobs`` at a time (by
+    default one per core, at most two), each in ``workdir / name``: the Verilator models they
+    need are built first, one after another, then each scenario's simulator is a process of its
+    own. ``result(name)`` waits for a scenario's summary (``run_scenario``'s)."""
+
+    def __init__(self, scenarios: dict[str, dict], workdir: Path, jobs: int | None = None):
+        self.scenarios = scenarios
+        self.workdir = workdir
+        self.jobs = jobs or max(1, min(2, os.cpu_count() or 1))
+        self._executor: ThreadPoolExecutor | None = None
+        self._futures: dict[str, Future] = {}
+
+    def result(self, name: str) -> dict:
+        if self._executor is None:
+            for sc in self.scenarios.values():
+                channel_model_build(ChannelParams(**sc["params"]))
+            self._executor = ThreadPoolExecutor(self.jobs)
+            self._futures = {n: self._executor.submit(run_scenario, sc, self.workdir / n)
+                             for n, sc in self.scenarios.items()}
+        return self._futures[name].result()
+
+    def close(self) -> None:
+        """Waits for the scenarios under way; those not started yet never start."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)

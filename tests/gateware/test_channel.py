@@ -15,9 +15,9 @@ SCENARIOS = all_scenarios()
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_channel_matches_model(name, tmp_path):
+def test_channel_matches_model(name, scenario_pool):
     sc = SCENARIOS[name]
-    summary = run_scenario(sc, tmp_path)
+    summary = scenario_pool.result(name)
     assert summary["tests"] == 1
     assert not summary["errors"], "\n".join(summary["errors"][:20])
     assert summary["failed"] == 0, f"cocotb reported a failure, see {summary['log']}"

@@ -3,16 +3,15 @@
 
 import pytest
 
-from sim.run import run_scenario
 from bod_scenarios import bod_scenarios
 
 SCENARIOS = bod_scenarios()
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_bod_matches_model(name, tmp_path):
+def test_bod_matches_model(name, scenario_pool):
     sc = SCENARIOS[name]
-    summary = run_scenario(sc, tmp_path)
+    summary = scenario_pool.result(name)
     assert summary["tests"] == 1
     assert not summary["errors"], "\n".join(summary["errors"][:20])
     assert summary["failed"] == 0, f"cocotb reported a failure, see {summary['log']}"

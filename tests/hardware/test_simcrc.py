@@ -28,7 +28,7 @@ def test_table_crc_equals_liteeth(data_width):
 
     def bench():
         # LiteEth's 64-bit engine is slow in Migen's simulator (about 0.15 s a cycle).
-        for cycle in range(400 if data_width == 8 else 150):
+        for cycle in range(400 if data_width == 8 else 80):
             be = rnd.choice([1 << rnd.randrange(nbytes), rnd.getrandbits(nbytes), 0])
             stim = {"data": rnd.getrandbits(data_width), "be": be,
                     "ce": rnd.random() < 0.8, "reset": rnd.random() < 0.05}
