@@ -30,6 +30,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from importlib import metadata
 from pathlib import Path
@@ -79,11 +80,19 @@ def _package_of(path: Path) -> str:
     raise ValueError(f"{path} is not in the project's packages")
 
 
+# CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread, so
+# two threads parsing at once can fail with "AST constructor recursion depth mismatch" (the test
+# suite's scenario pool computes build keys from several threads): one parse at a time.
+_PARSE = threading.Lock()
+
+
 def _imports(path: Path) -> set[str]:
     """The modules ``path`` imports anywhere in it (function bodies too), as dotted names; for
     ``from X import Y``, both X and X.Y (Y may be a submodule)."""
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    with _PARSE:
+        tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
