@@ -143,13 +143,16 @@ class ChannelBridge(Module):
 
 class ChannelEvents:
     """One channel's events, each high for one cycle: ``arrived`` (a frame taken at ingress),
-    ``overrun`` (a frame discarded at ingress for want of room) and ``start`` (a frame starts
-    to leave: its source's valid first rises)."""
+    ``overrun`` (a frame discarded at ingress for want of room), ``start`` (a frame starts
+    to leave: its source's valid first rises) and ``fate_valid`` (the channel decided a taken
+    frame's fate, ``fate``: a ``satemu.params.Fate``; one a frame, in arrival order)."""
 
     def __init__(self, pre: str):
         self.arrived = Signal(name=f"{pre}_arrived")
         self.overrun = Signal(name=f"{pre}_overrun")
         self.start = Signal(name=f"{pre}_start")
+        self.fate_valid = Signal(name=f"{pre}_fate_valid")
+        self.fate = Signal(3, name=f"{pre}_fate")
 
 
 def mem_port_pins(name: str, port, master: bool) -> dict:
@@ -213,7 +216,6 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict,
                "r_data": Signal(32)}
         buses.append(bus)
         ev = events[pre] = ChannelEvents(pre)
-        fate_valid, fate = Signal(), Signal(3)
         soc.specials += Instance(f"satemu_channel_{pre}",
             i_clk=ClockSignal(), i_rst=ResetSignal(), i_now=now,
             i_sink__valid=rx.rx_valid, o_sink__ready=rx.rx_ready, i_sink__payload=rx.rx_payload,
@@ -222,7 +224,7 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict,
             **mem_port_pins("mem", port, master=True),
             i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
             o_bus__r_data=bus["r_data"],
-            o_fate_valid=fate_valid, o_fate=fate,
+            o_fate_valid=ev.fate_valid, o_fate=ev.fate,
             o_arrived=ev.arrived, o_overrun=ev.overrun)
         # The cycle a frame starts to leave the channel: its source's valid first rises.
         started = Signal()
