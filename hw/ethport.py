@@ -79,7 +79,11 @@ class EthPort(LiteXModule):
     every other wire cycle, registered flags, short paths at 125 MHz), with an FCS checker whose
     flag comes from registers (``_registered_fcs_check``), a register stage after it
     (``_cut_after_fcs_check``) and one before the preamble inserter (``_cut_before_preamble``):
-    the Colorlight's slower FPGA."""
+    the Colorlight's slower FPGA.
+
+    A fragment (a frame of four bytes or fewer after the SFD, or on the 64-bit path eight) reaches
+    the channel as a runt flagged ``error``, never lost and never joined to the next frame:
+    ``hw.fragment.FragmentPad`` goes before the FCS checker on either path."""
 
     def __init__(self, phy, with_sys_datapath: bool = True, cdc_depth: int = 32,
                  paced_cdc: bool = False):
@@ -93,12 +97,18 @@ class EthPort(LiteXModule):
                 self._cut_before_preamble(mac)
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
+            self._pad_fragments(mac, 8, paced_cdc)
+        else:
+            self._pad_fragments(mac, DW, False)
         # Received frames, FCS stripped; ``error`` flags a bad FCS on the last beat.
         self.rx_valid, self.rx_ready = Signal(), Signal()
         self.rx_payload = Signal(BEAT_BITS)
         rx = mac.source
         nbytes = Signal(len(self.rx_payload[beat_field("nbytes")]))
-        for i in range(DW // 8):
+        # The lowest lane flagged wins: the byte-wide path's width converter writes only the
+        # lanes a beat fills, so a frame of one beat (a fragment's runt) leaves the lanes above
+        # its last byte as the frame before had them, ``last_be`` included.
+        for i in reversed(range(DW // 8)):
             self.comb += If(rx.last_be[i], nbytes.eq(i + 1))
         # An end without a byte count (nbytes 0) reaches the channel as malformed.
         fields = {"data": rx.data, "last": rx.last, "nbytes": Mux(rx.last, nbytes, 0),
@@ -159,6 +169,14 @@ class EthPort(LiteXModule):
         from hw.fcs import RegisteredFCSChecker
         self._replace_stage(mac.rx_datapath, LiteEthMACCRC32Checker,
                             lambda old: ClockDomainsRenamer("eth_rx")(RegisteredFCSChecker()))
+
+    @staticmethod
+    def _pad_fragments(mac, dw: int, registered_check: bool):
+        """``hw.fragment.FragmentPad`` straight before the FCS checker: LiteEth's, or
+        ``hw.fcs.RegisteredFCSChecker`` where that replaced it."""
+        from hw.fcs import RegisteredFCSChecker
+        from hw.fragment import pad_fragments
+        pad_fragments(mac, dw, before=RegisteredFCSChecker if registered_check else None)
 
     def _cut_before_preamble(self, mac):
         """A register stage that holds ``ready`` as well as ``valid`` between the transmit side's

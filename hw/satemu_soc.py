@@ -37,7 +37,6 @@ from litex.soc.integration.soc_core import SoCCore
 from litedram.phy.model import SDRAMPHYModel
 
 from hw.ethport import EthPort, SimEthClocks, SimEthPHY
-from hw.fragment import pad_fragments
 from hw.simcrc import fast_fcs
 from hw.simmem import SimNativeMemory
 from hw.soc_common import add_channels, dram_module, read_firmware, soc_core_kwargs
@@ -184,8 +183,6 @@ class SatemuSimSoC(SoCCore):
             # values as LiteEth's engines at a small part of their simulation cost.
             with fast_fcs() if board.bitstream is None else contextlib.nullcontext():
                 port = EthPort(phy)
-            # A fragment (one beat) reaches the channel as a flagged runt (hw.fragment).
-            pad_fragments(port.mac)
             setattr(self, f"ethphy_{name}", phy)
             setattr(self, f"ethmac_{name}", port)
             ports[name] = port
