@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 # firmware protocol's fuzz pass, and for the SoC: the RISC-V cross compiler, meson and ninja
 # (LiteX builds picolibc with them) and the libraries LiteX's simulation links (libevent,
 # json-c, zlib); iproute2 for the real-time QUIC mode's network namespaces; openfpgaloader
-# (openFPGALoader) for `satemu flash`, which programs a board over JTAG.
+# (openFPGALoader) for `satemu flash`, which programs a board over JTAG; tshark (Wireshark's
+# command line) for the tests that read the captures back.
 need=()
 for pkg in g++ make perl python3 python3-venv git clang libclang-rt-14-dev \
            gcc-riscv64-unknown-elf meson ninja-build libevent-dev libjson-c-dev zlib1g-dev \
-           iproute2 openfpgaloader; do
+           iproute2 openfpgaloader tshark; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 # A python3 that is not Debian's (pyenv, say) counts if it can make a venv with pip.
