@@ -295,6 +295,8 @@ pub struct Driver {
     pub counters: Counters,
     handshake_lost_packets: Option<u64>,
     buf: Vec<u8>,
+    /// The connection's TLS secrets, as SSLKEYLOGFILE lines.
+    pub key_log: Arc<crypto::KeyLogLines>,
 }
 
 pub struct Params<'a> {
@@ -337,13 +339,14 @@ impl Driver {
             .max_udp_payload_size(p.settings.max_datagram)
             .map_err(|e| Error::Value(format!("max datagram: {e}")))?;
 
+        let key_log = Arc::new(crypto::KeyLogLines::default());
         let (server_config, client_config) = match p.role {
             Role::Server => {
                 let key = match p.key_der {
                     Some(k) => k,
                     None => return value("a server needs its private key (key_der)"),
                 };
-                let tls = crypto::server_config(&seeds, p.cert_der, key, &p.alpn)
+                let tls = crypto::server_config(&seeds, p.cert_der, key, &p.alpn, key_log.clone())
                     .map_err(Error::Value)?;
                 let token_key =
                     hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, &seeds.derive("token key"));
@@ -363,7 +366,8 @@ impl Driver {
                     return value("a client needs the server's name");
                 }
                 let tls =
-                    crypto::client_config(&seeds, p.cert_der, &p.alpn).map_err(Error::Value)?;
+                    crypto::client_config(&seeds, p.cert_der, &p.alpn, key_log.clone())
+                        .map_err(Error::Value)?;
                 let mut config = ClientConfig::new(Arc::new(tls));
                 config
                     .transport_config(transport)
@@ -389,6 +393,7 @@ impl Driver {
             counters: Counters::default(),
             handshake_lost_packets: None,
             buf: Vec::with_capacity(usize::from(MAX_DATAGRAM)),
+            key_log,
         })
     }
 

@@ -32,6 +32,34 @@ use rustls::{
 
 use crate::seeded::Seeds;
 
+/// The connection's TLS secrets as SSLKEYLOGFILE lines (`LABEL client_random secret`, in hex),
+/// kept for a capture's Decryption Secrets Block.
+#[derive(Debug, Default)]
+pub struct KeyLogLines(Mutex<Vec<u8>>);
+
+impl KeyLogLines {
+    /// Every line logged so far.
+    pub fn lines(&self) -> Vec<u8> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl rustls::KeyLog for KeyLogLines {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        use std::fmt::Write as _;
+        let mut line = String::with_capacity(label.len() + 2 * (client_random.len() + secret.len()) + 3);
+        line.push_str(label);
+        for part in [client_random, secret] {
+            line.push(' ');
+            for b in part {
+                let _ = write!(line, "{b:02x}");
+            }
+        }
+        line.push('\n');
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(line.as_bytes());
+    }
+}
+
 /// A `SecureRandom` drawing from a seeded ChaCha20 generator.
 struct SeededRandom(Mutex<ChaCha20Rng>);
 
@@ -214,6 +242,7 @@ pub fn client_config(
     seeds: &Seeds,
     cert_der: &[u8],
     alpn: &[u8],
+    key_log: Arc<KeyLogLines>,
 ) -> Result<QuicClientConfig, String> {
     let provider = seeded_provider(seeds);
     let verifier = PinnedCertificate {
@@ -229,6 +258,7 @@ pub fn client_config(
     config.alpn_protocols = vec![alpn.to_vec()];
     config.resumption = Resumption::disabled();
     config.enable_early_data = false;
+    config.key_log = key_log;
     QuicClientConfig::try_from(config).map_err(|e| format!("TLS client configuration: {e}"))
 }
 
@@ -239,6 +269,7 @@ pub fn server_config(
     cert_der: &[u8],
     key_der: &[u8],
     alpn: &[u8],
+    key_log: Arc<KeyLogLines>,
 ) -> Result<QuicServerConfig, String> {
     let key = p256::ecdsa::SigningKey::from_pkcs8_der(key_der)
         .map_err(|e| format!("server key is not a PKCS#8 DER P-256 private key ({e})"))?;
@@ -253,5 +284,6 @@ pub fn server_config(
     config.send_tls13_tickets = 0;
     config.max_early_data_size = 0;
     config.session_storage = Arc::new(NoServerSessionStorage {});
+    config.key_log = key_log;
     QuicServerConfig::try_from(config).map_err(|e| format!("TLS server configuration: {e}"))
 }

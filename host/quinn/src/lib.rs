@@ -7,6 +7,7 @@
 //! ep.open_bidi(b"GET 1000\n", True)
 //! for data, ack_only in ep.transmit(0): ...        # datagrams to send now
 //! ep.receive(datagram, now_ns); ep.handle_timeout(now_ns); ep.timeout() -> ns or None
+//! ep.key_log()  # the TLS secrets so far, SSLKEYLOGFILE lines
 //! ep.events()  # [("connected",), ("opened", id), ("data", id, bytes, fin), ("reset", id, code),
 //!              #  ("stopped", id, code), ("closed", reason)]
 //! ```
@@ -154,6 +155,12 @@ impl PyEndpoint {
                 "quinn-proto panicked while setting up",
             )),
         }
+    }
+
+    /// The connection's TLS secrets so far, as SSLKEYLOGFILE lines (bytes).
+    fn key_log<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let lines = self.with(|d| Ok(d.key_log.lines()))?;
+        Ok(PyBytes::new(py, &lines))
     }
 
     /// "client" or "server".
