@@ -21,9 +21,14 @@ from cocotb.triggers import ClockCycles, First, RisingEdge
 
 from satemu.bod_model import unpack_record
 from satemu.channel_model import Commit, simulate
+from satemu.framelog_model import expected as log_expected, join as log_join, read_ring
 from satemu.params import ChannelParams, ChannelRegs, Fate
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_RESEED,
                            COMMIT_LAYOUT, STATS_SNAPSHOT)
+
+# Where the frame log's ring lies in the bench's memory, unless a scenario says ("log"): far
+# above every delay-line region, 2^16 records.
+LOG_BASE, LOG_BITS = 1 << 26, 16
 
 MASK64 = (1 << 64) - 1
 
@@ -139,7 +144,12 @@ class Bench:
 
     async def configure(self, regs: dict, flags: int):
         dut = self.dut
-        for addr, value in reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
+        log = []
+        if self.params.frame_log:
+            ring = self.sc.get("log", {})
+            log = [(REGMAP["log_base"].offset, ring.get("base", LOG_BASE)),
+                   (REGMAP["log_ctl"].offset, ring.get("bits", LOG_BITS))]
+        for addr, value in log + reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
             dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
             await RisingEdge(dut.clk)
         self.bod_start = int(dut.now.value) + 1
@@ -293,6 +303,48 @@ class Bench:
         return count, records
 
 
+def check_log(bench: Bench, count: int, lost: int) -> tuple[list, dict]:
+    """The frame log's ring, read from the bench's memory, against the model: every record the
+    ring still holds is of this lap, and joined into one entry per frame they equal the model's
+    (its arrival, length, fate, and a delivered frame's egress: exactly, or no earlier with a
+    late flag where the sink stalls). No record is lost unless counted, and none is missing
+    from a ring that did not wrap."""
+    ring = bench.sc.get("log", {})
+    base, bits = ring.get("base", LOG_BASE), ring.get("bits", LOG_BITS)
+    records, info = read_ring(bench.mem.words, base, bits, count)
+    entries, joined = log_join(records)
+    model = bench.model
+    want = log_expected(bench.arrivals, [f[1] for f in bench.frames], model.frames)
+    delivered = sum(r.fate == Fate.DELIVERED for r in model.frames)
+    exact = bench.sc.get("sink_ready", 1.0) >= 1.0
+    errors = []
+    if count + lost != len(model.frames) + delivered:
+        errors.append(f"frame log: {count} records written and {lost} lost, but "
+                      f"{len(model.frames)} frames decided and {delivered} sent")
+    if info["stale"]:
+        errors.append(f"frame log: {info['stale']} slots hold a record of another lap")
+    if not info["wrapped"] and not lost:
+        if len(entries) != len(model.frames) or joined["unsent"] or joined["orphans"]:
+            errors.append(f"frame log: {len(entries)} frames decided, {joined} unjoined, "
+                          f"for {len(model.frames)} frames")
+    if not lost and joined["unsent"]:
+        errors.append(f"frame log: {joined['unsent']} delivered frames without a sent record")
+    for e in entries:
+        w = want[e.index] if e.index < len(want) else None
+        ok = w is not None and (e.index, e.arrival, e.length, e.fate) == \
+            (w.index, w.arrival, w.length, w.fate)
+        if ok and w.egress is not None and e.egress is not None:
+            ok = e.egress == w.egress and not e.late if exact else \
+                (e.egress - w.egress) % (1 << 48) < 1 << 47 and e.late == (e.egress != w.egress)
+        if not ok:
+            errors.append(f"frame log: frame {e.index}: {e}, model {w}")
+        if len(errors) > 20:
+            break
+    summary = {"count": count, "lost": lost, "entries": len(entries), **info, **joined,
+               "bits": bits}
+    return errors, summary
+
+
 def check_bod(bench: Bench, count: int, records: list, end: int) -> tuple[list, dict]:
     """The ring against the model run to the bench's last cycle: every record equal."""
     sc = bench.sc
@@ -398,6 +450,10 @@ async def channel_matches_model(dut):
     await bench.run()
     hw = await bench.stats()
     summary = check(bench, hw)
+    if bench.params.frame_log:
+        errors, summary["frame_log"] = check_log(bench, await bench.read_stat("log_count"),
+                                           await bench.read_stat("log_lost"))
+        summary["errors"] += errors
     if ChannelRegs(**sc["regs"]).bod:
         count, records = await bench.bod_ring()
         errors, bod = check_bod(bench, count, records, bench.end)

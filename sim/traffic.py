@@ -61,7 +61,7 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
     return out
 
 
-def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(),
+def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(frame_log=True),
              mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
              sink_ready: float = 1.0, commits: list | None = None, run_after: int = 0,
              expect: dict | None = None) -> dict:

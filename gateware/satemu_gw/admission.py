@@ -62,9 +62,12 @@ class Admission(wiring.Component):
             "layout_ok": Out(1),
             "empty": Out(1),
             "clear": In(1),
-            # One pulse per frame, in arrival order, with its fate (satemu.params.Fate).
+            # One pulse per frame, in arrival order, with its fate (satemu.params.Fate), and the
+            # frame's arrival cycle and length while it lasts (the frame log's).
             "fate_valid": Out(1),
             "fate": Out(3),
+            "fate_arrival": Out(48),
+            "fate_length": Out(16),
             # BoD (satemu_gw.bod_slots.SlotScheduler).
             "bod_push": Out(stream.Signature(BodEntry, always_ready=True)),
             "released": In(stream.Signature(Release, always_ready=True)),
@@ -117,6 +120,7 @@ class Admission(wiring.Component):
 
         mem_used = Signal(32)
         m.d.comb += [
+            self.fate_arrival.eq(cur.arrival[:48]), self.fate_length.eq(cur.length),
             mem_used.eq(admitted - cur.freed),
             self.mem_words_now.eq((admitted - self.freed)[:32]),
             self.empty.eq(admitted == self.freed),

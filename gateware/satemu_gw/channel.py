@@ -17,6 +17,7 @@ from .memarb import MemArbiter
 from .regs import Regs
 from .bod_slots import SlotScheduler
 from .skid import SkidBuffer
+from .framelog import FrameLog
 from .layouts import mem_cmd_layout
 
 
@@ -75,6 +76,24 @@ class Channel(wiring.Component):
                 sched.start_at.eq(regs.bod_start), adm.sched_done.eq(sched.done_upto),
                 sched.ring_sel.eq(regs.bod_sel), regs.bod_rec.eq(sched.ring_data),
                 regs.bod_count.eq(sched.count),
+            ]
+
+        if p.frame_log:
+            m.submodules.framelog = log = FrameLog(p)
+            wiring.connect(m, log.write, writer.log)
+            m.d.comb += [
+                log.decided.valid.eq(adm.fate_valid),
+                log.decided.payload.arrival.eq(adm.fate_arrival),
+                log.decided.payload.length.eq(adm.fate_length),
+                log.decided.payload.fate.eq(adm.fate),
+                log.sent.valid.eq(egress.started),
+                log.sent.payload.start.eq(self.now[:48]),
+                log.sent.payload.length.eq(egress.start_length),
+                log.sent.payload.late.eq(egress.start_late),
+                log.done.eq(writer.log_done),
+                log.base.eq(regs.log_base), log.bits.eq(regs.log_bits),
+                log.clear.eq(regs.log_clear),
+                regs.log_count.eq(log.count), regs.log_lost.eq(log.lost),
             ]
 
         wiring.connect(m, wiring.flipped(self.bus), regs.bus)

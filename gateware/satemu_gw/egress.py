@@ -25,6 +25,10 @@ class Egress(wiring.Component):
             "now": In(64),
             "freed": Out(32, init=params.word_init),     # words freed, mod 2^32
             "clear": In(1),
+            # A frame starts (one pulse), with its length and whether it is late: the frame log's.
+            "started": Out(1),
+            "start_length": Out(16),
+            "start_late": Out(1),
             **{name: Out(64, init=params.counter_init) for name in EGRESS_COUNTERS},
         })
 
@@ -49,6 +53,8 @@ class Egress(wiring.Component):
             beat.nbytes.eq(Mux(last, d.length - ((beats - 1) << 3), 8)),
             beat.err.eq(0),
         ]
+        m.d.comb += [self.started.eq(start), self.start_length.eq(d.length),
+                     self.start_late.eq(diff != 0)]
         with m.If(start):
             m.d.sync += [sending.eq(1), self.freed.eq(self.freed + beats + 1),
                          self.tx_frames.eq(self.tx_frames + 1),

@@ -11,7 +11,8 @@ from amaranth.lib.wiring import In, Out
 
 from satemu.params import ChannelRegs
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
-                           STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS)
+                           STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS,
+                           LOG_CLEAR)
 
 from .layouts import Config, RegBusSignature
 
@@ -26,6 +27,10 @@ class Regs(wiring.Component):
     The memory region and the BoD fields change only with an accepted layout commit; the cycle
     after one, ``bod_restart`` restarts the BoD block with superframe 0 at ``bod_start`` (the
     cycle after the commit strobe).
+
+    With the frame log (``params.frame_log``), ``log_base`` and ``log_ctl``'s ring bits are held
+    as written and ``log_clear`` strobes with LOG_CLEAR; ``log_count`` and ``log_lost`` read as
+    they are. Without it they read 0.
     """
 
     def __init__(self, params):
@@ -49,6 +54,8 @@ class Regs(wiring.Component):
             "bod_count": In(32),
             "bod_rec": In(32 * BOD_RECORD_WORDS),
             **{name: In(64) for name in STAT_INPUTS},
+            **({"log_base": Out(32), "log_bits": Out(5), "log_clear": Out(1),
+                "log_count": In(64), "log_lost": In(32)} if params.frame_log else {}),
         })
 
     def elaborate(self, platform):
@@ -152,6 +159,18 @@ class Regs(wiring.Component):
         words[REGMAP["bod_start"].offset + 1] = bod_start[32:]
         for k in range(BOD_RECORD_WORDS):
             words[REGMAP["bod_rec"].offset + k] = self.bod_rec[32 * k:32 * (k + 1)]
+        if self.params.frame_log:
+            with m.If(bus.w_en & (bus.addr == REGMAP["log_base"].offset)):
+                m.d.sync += self.log_base.eq(bus.w_data)
+            log_ctl_w = bus.w_en & (bus.addr == REGMAP["log_ctl"].offset)
+            with m.If(log_ctl_w):
+                m.d.sync += self.log_bits.eq(bus.w_data[:5])
+            m.d.comb += self.log_clear.eq(log_ctl_w & (bus.w_data & LOG_CLEAR).any())
+            words[REGMAP["log_base"].offset] = self.log_base
+            words[REGMAP["log_ctl"].offset] = self.log_bits
+            words[REGMAP["log_count"].offset] = self.log_count[:32]
+            words[REGMAP["log_count"].offset + 1] = self.log_count[32:]
+            words[REGMAP["log_lost"].offset] = self.log_lost
         names = sorted(snap, key=lambda n: REGMAP[n].offset)
         base = REGMAP[names[0]].offset
         assert [REGMAP[n].offset for n in names] == list(range(base, base + 2 * len(names), 2))

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .layouts import Config, Decision, Header, WData
 from .bod_slots import HeaderWrite
+from .framelog import log_write_layout
 
 
 class Writer(wiring.Component):
@@ -20,11 +21,16 @@ class Writer(wiring.Component):
     makes the whole frame readable. Headers go first whenever the writer is between frames;
     a header never overtakes its own frame's beats, because the scheduler only learns of a
     frame once the writer has taken its decision.
+
+    The frame log's records (``log``, with ``params.frame_log``) are written when there is
+    neither a header nor a decision waiting: two words at the record's address, which count
+    for nothing in ``written``; ``log_done`` pulses when the memory takes a record's second
+    word.
     """
 
     def __init__(self, params):
         self.params = params
-        super().__init__({
+        ports = {
             "decision": In(stream.Signature(Decision)),
             "hdr": In(stream.Signature(HeaderWrite)),
             "beats": In(stream.Signature(64)),
@@ -32,25 +38,34 @@ class Writer(wiring.Component):
             "wdata": Out(stream.Signature(WData)),
             "cfg": In(Config),
             "written": Out(32, init=params.word_init),
-        })
+        }
+        if params.frame_log:
+            ports["log"] = In(stream.Signature(log_write_layout(params.addr_width)))
+            ports["log_done"] = Out(1)
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         # Each queued word carries how many words its acceptance makes readable.
         commit_bits = (p.max_beats + 1).bit_length()
-        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64 + commit_bits, depth=16)
+        # ... and, with the frame log, whether it is a log record's second word (the top bit).
+        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64 + commit_bits + p.frame_log,
+                                                      depth=16)
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
         off = Signal(32)
         header = Signal(Header)
         word = Signal(64)
+        log = Signal(log_write_layout(p.addr_width)) if p.frame_log else None
         commits = Signal(commit_bits)
+        log_end = Signal()
         m.d.comb += [
             header.length.eq(dec.length), header.egress.eq(dec.egress),
             self.cmd.payload.eq(self.cfg.mem_base + off),
-            wq.w_data.eq(word | (commits << 64)),
+            wq.w_data.eq(word | (commits << 64)
+                         | ((log_end << (64 + commit_bits)) if p.frame_log else 0)),
         ]
         nxt = Signal(33)
         m.d.comb += nxt.eq(off + 1)
@@ -59,6 +74,8 @@ class Writer(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.decision.ready.eq(~self.hdr.valid)
+                if p.frame_log:
+                    m.d.comb += self.log.ready.eq(~self.hdr.valid & ~self.decision.valid)
                 with m.If(self.hdr.valid):
                     m.next = "LATE_HEADER"
                 with m.Elif(self.decision.valid):
@@ -73,6 +90,10 @@ class Writer(wiring.Component):
                         m.next = "HEADER"
                     with m.Elif(self.decision.payload.stored != 0):
                         m.next = "DISCARD"
+                if p.frame_log:
+                    with m.Elif(self.log.valid):
+                        m.d.sync += log.eq(self.log.payload)
+                        m.next = "LOG_LO"
 
             with m.State("DISCARD"):
                 m.d.comb += self.beats.ready.eq(1)
@@ -99,6 +120,16 @@ class Writer(wiring.Component):
                     m.d.sync += off.eq(off_next)
                     m.next = "DATA"
 
+            if p.frame_log:
+                for state, half, after in (("LOG_LO", 0, "LOG_HI"), ("LOG_HI", 1, "IDLE")):
+                    with m.State(state):
+                        m.d.comb += [word.eq(log.data[64 * half:64 * (half + 1)]),
+                                     commits.eq(0), log_end.eq(half),
+                                     self.cmd.payload.eq(log.addr + half),
+                                     self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                        with m.If(self.cmd.valid & self.cmd.ready):
+                            m.next = after
+
             with m.State("DATA"):
                 m.d.comb += [word.eq(self.beats.payload), commits.eq(~dec.bod),
                              self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
@@ -115,5 +146,8 @@ class Writer(wiring.Component):
             wq.r_en.eq(self.wdata.ready),
         ]
         with m.If(self.wdata.valid & self.wdata.ready):
-            m.d.sync += self.written.eq(self.written + wq.r_data[64:])
+            m.d.sync += self.written.eq(self.written + wq.r_data[64:64 + commit_bits])
+        if p.frame_log:
+            m.d.comb += self.log_done.eq(self.wdata.valid & self.wdata.ready
+                                         & wq.r_data[64 + commit_bits])
         return m

@@ -66,6 +66,11 @@ class ChannelParams:
     # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
     # in full.
     counter_bits: int = 64
+    # The frame log (satemu_gw.framelog, satemu.framelog_model): a record of every frame decided
+    # and every frame sent, in a ring in memory; ``log_fifo`` records wait on chip for the
+    # writer. A board leaves it out (False) where its FPGA has no room for it.
+    frame_log: bool = False
+    log_fifo: int = 16
     # Test only (0 on every board): the reset values of the delay line's 32-bit word counts
     # (words admitted, written, read and freed, each mod 2**32) and of every statistics counter,
     # so that a short run crosses their wrap (tests/gateware/test_channel.py,

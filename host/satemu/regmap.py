@@ -25,7 +25,7 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "WINDOW_BOTH", "ADDR_BITS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD",
            "BOD_RECORD_WORDS", "BOD_BG_LEVELS", "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT",
            "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT",
-           "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS"]
+           "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS", "LOG_FIELDS", "LOG_CLEAR"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -141,6 +141,21 @@ LIVE_FIELDS = [
 ]
 
 
+# The frame log (a channel built with ``ChannelParams.frame_log``): the channel writes a record
+# of every frame it decides and of every frame it starts to send into a ring of 2^bits records
+# in memory (satemu.framelog_model, docs/architecture.md "The frame log"). Written and read as
+# they are; a channel without the log reads them as 0.
+LOG_CLEAR = 1 << 5       # LOG_CTL: zero log_count and log_lost (the ring starts afresh)
+LOG_FIELDS = [
+    Field("log_base", 32, "ctl", "the log ring's first word in memory (its 2^bits records, "
+                                 "two words each, follow)"),
+    Field("log_ctl", 6, "ctl", "bits 4..0: the ring holds 2^bits records (0: no log); "
+                               "bit 5 CLEAR, a strobe"),
+    Field("log_count", 64, "live", "records the memory has taken since the last CLEAR"),
+    Field("log_lost", 32, "live", "records lost since the last CLEAR (the log's buffer full)"),
+]
+
+
 def _layout(groups):
     out, offset = {}, 0
     for fields in groups:
@@ -150,7 +165,8 @@ def _layout(groups):
     return out
 
 
-REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS, LIVE_FIELDS])
+REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS, LIVE_FIELDS,
+                                     LOG_FIELDS])
 REG_WORDS = max(f.offset + f.words for f in REGMAP.values())
 
 # On a SoC's bus the channels' registers sit in windows of WINDOW_BYTES, one word a register:
@@ -164,6 +180,7 @@ CFG_FIELDS = [REGMAP[f.name] for f in CFG_FIELDS]
 CTL_FIELDS = [REGMAP[f.name] for f in CTL_FIELDS]
 STAT_FIELDS = [REGMAP[f.name] for f in STAT_FIELDS]
 LIVE_FIELDS = [REGMAP[f.name] for f in LIVE_FIELDS]
+LOG_FIELDS = [REGMAP[f.name] for f in LOG_FIELDS]
 BOD_FIELDS = [REGMAP[f.name] for f in BOD_FIELDS]
 # The fields a commit takes only with COMMIT_LAYOUT, and only while the delay line is empty: the
 # memory region and the BoD block's settings. The gateware keeps the old values of a layout

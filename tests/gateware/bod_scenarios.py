@@ -14,7 +14,7 @@ from scenarios import HOSTILE_MEM
 
 MEM_WORDS = 1 << 20
 # As the simulated board builds the return channel: a MAC behind its egress (sim.board).
-PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3)
+PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3, frame_log=True)
 
 
 def bod_regs(f_clk, *, superframe, slots, slot_bytes, cra=0, rbdc_max=0, timeout=0, vbdc_max=0,

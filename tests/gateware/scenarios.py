@@ -141,6 +141,8 @@ def all_scenarios() -> dict[str, dict]:
     sc["boundaries"] = scenario("queue and memory freed exactly at their cycles", f_clk=f,
                                 regs=edge, tb_seed=13, frames=frames)
     sc["boundaries"]["expect_fates"] = [0, 5, 0, 6, 0] * 12
+    # ... with a frame log of 32 records, which its 60 decided and 36 sent records wrap thrice.
+    sc["boundaries"]["log"] = {"base": 1 << 20, "bits": 5}
 
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.

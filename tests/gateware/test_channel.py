@@ -22,6 +22,10 @@ def test_channel_matches_model(name, scenario_pool):
     assert not summary["errors"], "\n".join(summary["errors"][:20])
     assert summary["failed"] == 0, f"cocotb reported a failure, see {summary['log']}"
     assert summary["delivered"] > 0
+    log = summary["frame_log"]          # the frame log, checked by the bench against the model
+    assert log["count"] + log["lost"] > 0 and log["stale"] == 0
+    if "log" in sc:                      # a small ring: it wrapped, and the newest records held
+        assert log["wrapped"] and log["entries"] > 0
     if "expect_fates" in sc:             # ... and the boundaries it aims at
         assert summary["fates"] == sc["expect_fates"]
         assert summary["arrivals"] == [fr[0] for fr in sc["frames"]]
@@ -39,7 +43,8 @@ def test_channel_matches_model(name, scenario_pool):
 # prefix's memory-full drops fall; the 48-bit egress and departure cycles wrap at frame 391.
 WRAP_FRAMES = 800
 WRAP_PARAMS = ChannelParams(counter_bits=32, counter_init=(1 << 32) - 2,
-                            word_init=(1 << 32) - 53_248, now_init=(1 << 48) - 500_000)
+                            word_init=(1 << 32) - 53_248, now_init=(1 << 48) - 500_000,
+                            frame_log=True)
 
 
 def straddling(frames: list, soak: dict, words: int) -> list[int]:
@@ -87,6 +92,7 @@ def test_soak_prefix_crosses_the_wraps(tmp_path):
         assert hw[name] == (params.counter_init + count) % (1 << 32), name
         if count:                                           # it crossed: it reads below its start
             assert hw[name] < params.counter_init, name
-    assert summary["mem_writes"] == words                    # every admitted word, once
+    # every admitted word once, and two words for each frame-log record
+    assert summary["mem_writes"] == words + 2 * summary["frame_log"]["count"]
     for gauge in ("queue_frames_now", "queue_bytes_now", "mem_words_now"):
         assert hw[gauge] == 0, gauge

@@ -17,5 +17,6 @@ def test_bod_matches_model(name, scenario_pool):
     assert summary["failed"] == 0, f"cocotb reported a failure, see {summary['log']}"
     bod = summary["bod"]
     assert summary["delivered"] > 0 and bod["superframes"] > 0
+    assert summary["frame_log"]["count"] > 0 and summary["frame_log"]["stale"] == 0
     for key, check in sc.get("expect", {}).items():
         assert eval(check, {}, {"bod": bod, "summary": summary}), f"{key}: {check}"

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Frame log: a record of every frame the channel decides and of every frame it starts to send,
+written into a ring in memory through the delay line's writer."""
+
+from amaranth import Module, ResetInserter, Signal, Cat, Const, Mux
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from satemu.framelog_model import CYCLE_BITS, LENGTH_BITS, WORD1
+from satemu.params import Fate
+
+# A frame decided: the admission's fate pulse, with the frame's arrival cycle and length.
+Decided = data.StructLayout({"arrival": CYCLE_BITS, "length": LENGTH_BITS, "fate": 3})
+# A frame starting to leave: the egress's start, with its length and lateness.
+Sent = data.StructLayout({"start": CYCLE_BITS, "length": LENGTH_BITS, "late": 1})
+RecordWord1 = data.StructLayout(dict(WORD1))
+Record = data.StructLayout({"cycle": CYCLE_BITS, "length": LENGTH_BITS, "w1": RecordWord1})
+
+
+def log_write_layout(addr_width):
+    """A record for the writer: its first word's address and its two words."""
+    return data.StructLayout({"addr": addr_width, "data": 128})
+
+
+class FrameLog(wiring.Component):
+    """Records (``satemu.framelog_model``, which gives their layout) go into a FIFO of
+    ``params.log_fifo`` records and from there, one at a time, to the writer (``write``: the
+    address of the record's first word and its two words), which writes them when it has no
+    frame to store and says when the memory took a record's second word (``done``).
+
+    ``bits`` (0: no log) makes the ring 2^bits records from word ``base``; the record written
+    n-th since the last ``clear`` goes to slot n mod 2^bits, with lap n div 2^bits. ``count``
+    counts the records the memory took and ``lost`` those that found no room (an event whose
+    holding register was still full, or a full FIFO behind it); ``clear`` zeroes both and
+    starts the ring at slot 0, dropping the records not yet given to the writer (those it has
+    are written, to their old slots, and not counted). The frames' own counters
+    (decided, delivered, sent) are never cleared, so a frame decided before a clear still meets
+    its sent record after it."""
+
+    def __init__(self, params):
+        self.params = params
+        super().__init__({
+            "decided": In(stream.Signature(Decided, always_ready=True)),
+            "sent": In(stream.Signature(Sent, always_ready=True)),
+            "base": In(32),
+            "bits": In(5),
+            "clear": In(1),
+            "write": Out(stream.Signature(log_write_layout(params.addr_width))),
+            "done": In(1),
+            "count": Out(64),
+            "lost": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        on = self.bits != 0
+        q = fifo.SyncFIFOBuffered(width=Record.size - 10, depth=p.log_fifo)
+        m.submodules.fifo = ResetInserter(self.clear)(q)
+
+        n_decided = Signal(24)          # frames decided, mod 2^24
+        n_delivered = Signal(24)        # ... of them delivered: the next one's sent-index
+        n_sent = Signal(24)             # frames started to leave
+        hold = [Signal(Record.size - 10, name=f"hold_{k}") for k in ("decided", "sent")]
+        held = [Signal(name=f"held_{k}") for k in ("decided", "sent")]
+
+        d, s = self.decided.payload, self.sent.payload
+        rec_d, rec_s = Signal(Record), Signal(Record)
+        m.d.comb += [
+            rec_d.cycle.eq(d.arrival), rec_d.length.eq(d.length),
+            rec_d.w1.index.eq(n_decided), rec_d.w1.tx.eq(n_delivered), rec_d.w1.fate.eq(d.fate),
+            rec_d.w1.kind.eq(0), rec_d.w1.valid.eq(1),
+            rec_s.cycle.eq(s.start), rec_s.length.eq(s.length),
+            rec_s.w1.tx.eq(n_sent), rec_s.w1.kind.eq(1), rec_s.w1.late.eq(s.late),
+            rec_s.w1.valid.eq(1),
+        ]
+        with m.If(self.decided.valid):
+            m.d.sync += [n_decided.eq(n_decided + 1),
+                         n_delivered.eq(n_delivered + (d.fate == int(Fate.DELIVERED)))]
+        with m.If(self.sent.valid):
+            m.d.sync += n_sent.eq(n_sent + 1)
+
+        # One holding register per event kind, into the FIFO one a cycle (a decided record
+        # first): events of one kind come many cycles apart, so a register is free again long
+        # before the next, unless the FIFO behind it is full; then the event is lost, counted.
+        take = [Signal(name=f"take_{k}") for k in ("decided", "sent")]
+        m.d.comb += [take[0].eq(held[0] & q.w_rdy), take[1].eq(held[1] & ~held[0] & q.w_rdy),
+                     q.w_en.eq(take[0] | take[1]),
+                     q.w_data.eq(Mux(held[0], hold[0], hold[1]))]
+        lost_now = Signal(2)
+        for k, (event, rec) in enumerate(((self.decided, rec_d), (self.sent, rec_s))):
+            free = ~held[k] | take[k]
+            with m.If(take[k]):
+                m.d.sync += held[k].eq(0)
+            with m.If(event.valid & on):
+                with m.If(free):
+                    m.d.sync += [hold[k].eq(rec.as_value()[:Record.size - 10]), held[k].eq(1)]
+                with m.Else():
+                    m.d.comb += lost_now[k].eq(1)
+
+        # The ring: slot and lap of the next record, the mask 2^bits - 1.
+        mask = Signal(32)
+        m.d.comb += mask.eq(Cat(*(Const(k, 5) < self.bits for k in range(32))))
+        slot = Signal(32)
+        lap = Signal(10)
+        inflight = Signal(5)            # records given to the writer, not yet done
+        skip = Signal(5)                # done pulses of records given out before a clear
+        out = Signal(Record)
+        m.d.comb += [
+            out.as_value()[:Record.size - 10].eq(q.r_data), out.w1.lap.eq(lap),
+            self.write.valid.eq(q.r_rdy & on),
+            self.write.payload.addr.eq(self.base + (slot << 1)),
+            self.write.payload.data.eq(out),
+            q.r_en.eq(self.write.ready & on),
+        ]
+        issued = self.write.valid & self.write.ready
+        with m.If(issued):
+            wrap = (slot & mask) == mask
+            m.d.sync += [slot.eq(Mux(wrap, 0, slot + 1)), lap.eq(lap + wrap)]
+        m.d.sync += inflight.eq(inflight + issued - self.done)
+        counted = self.done & (skip == 0)
+        with m.If(self.done & (skip != 0)):
+            m.d.sync += skip.eq(skip - 1)
+        with m.If(counted):
+            m.d.sync += self.count.eq(self.count + 1)
+        with m.If(lost_now.any()):
+            m.d.sync += self.lost.eq(self.lost + lost_now[0] + lost_now[1])
+        with m.If(self.clear):
+            # The records given to the writer and not yet done are skipped when they are.
+            m.d.sync += [self.count.eq(0), self.lost.eq(0), slot.eq(0), lap.eq(0),
+                         held[0].eq(0), held[1].eq(0),
+                         skip.eq(inflight + issued - self.done)]
+        return m

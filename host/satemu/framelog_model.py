@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The frame log's records (gateware ``satemu_gw.framelog``): their layout, packed and unpacked;
+a ring read back from memory, checked and joined into one entry per frame; and the entries a
+channel's log must hold by the channel model.
+
+A channel built with the log writes two kinds of record into a ring of ``2^bits`` records in
+memory, each two 64-bit words at ``log_base + 2 * slot``:
+
+* **decided**, when the channel has decided a frame's fate (the admission's fate pulse, in
+  arrival order): its arrival cycle, length, fate, its index among the frames decided, and the
+  index it takes among the frames sent if it is delivered;
+* **sent**, when a frame starts to leave (``source.valid`` first rises for it): that cycle, its
+  length, its index among the frames sent, and whether it started later than scheduled.
+
+Delivered frames leave in order, so a sent record belongs to the decided record with the same
+sent-index. The log's own counters (frames decided, frames sent) start at 0 when the channel
+does and are never cleared, so that a frame decided before a CLEAR still meets its sent record
+after it. Each record also carries the ring's lap when it was written (``slot`` counts records
+from the last CLEAR; the lap is that count's upper bits), so that a reader tells a record of
+this lap from an older one still in the slot, and the bit ``valid``, so that never-written
+memory is not taken for a record.
+
+Word 0: ``cycle`` (48 bits, mod 2^48), ``length`` (16). Word 1: ``index`` (24, mod 2^24; sent:
+0), ``tx`` (24, mod 2^24), ``fate`` (3), ``kind`` (1: 0 decided, 1 sent), ``late`` (1), ``valid``
+(1, always 1), ``lap`` (10, mod 2^10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .params import Fate
+
+__all__ = ["RECORD_WORDS", "WORD1", "DECIDED", "SENT", "Record", "pack", "unpack", "Entry",
+           "join", "expected", "read_ring", "check_records", "unwrap"]
+
+RECORD_WORDS = 2
+CYCLE_BITS, LENGTH_BITS = 48, 16
+# Word 1's fields, least significant first.
+WORD1 = (("index", 24), ("tx", 24), ("fate", 3), ("kind", 1), ("late", 1), ("valid", 1),
+         ("lap", 10))
+INDEX_MOD = 1 << 24
+LAP_MOD = 1 << 10
+CYCLE_MOD = 1 << CYCLE_BITS
+DECIDED, SENT = 0, 1
+
+
+@dataclass(frozen=True)
+class Record:
+    kind: int
+    cycle: int           # mod 2^48: arrival (decided) or start (sent)
+    length: int
+    index: int = 0       # decided: among the frames decided, mod 2^24
+    tx: int = 0          # among the frames sent (decided: the index it takes if delivered)
+    fate: int = 0        # decided: a satemu.params.Fate
+    late: bool = False   # sent: started after its scheduled cycle
+    lap: int = 0
+
+
+def pack(r: Record) -> tuple[int, int]:
+    w0 = (r.cycle % CYCLE_MOD) | (r.length << CYCLE_BITS)
+    values = {"index": r.index % INDEX_MOD, "tx": r.tx % INDEX_MOD, "fate": r.fate,
+              "kind": r.kind, "late": int(r.late), "valid": 1, "lap": r.lap % LAP_MOD}
+    w1, at = 0, 0
+    for name, width in WORD1:
+        w1 |= values[name] << at
+        at += width
+    return w0, w1
+
+
+def unpack(w0: int, w1: int) -> Record | None:
+    """The record in two words, or None where ``valid`` is 0 (never written)."""
+    values, at = {}, 0
+    for name, width in WORD1:
+        values[name] = (w1 >> at) & ((1 << width) - 1)
+        at += width
+    if not values.pop("valid"):
+        return None
+    return Record(kind=values["kind"], cycle=w0 % CYCLE_MOD, length=w0 >> CYCLE_BITS,
+                  index=values["index"], tx=values["tx"], fate=values["fate"],
+                  late=bool(values["late"]), lap=values["lap"])
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One frame as the log tells it."""
+    index: int                  # among the frames decided (mod 2^24)
+    arrival: int                # mod 2^48
+    length: int
+    fate: Fate
+    egress: int | None = None   # its start, mod 2^48; None: dropped, or not sent yet / lost
+    late: bool = False
+
+
+def check_records(first: int, pairs, bits: int) -> tuple[list[Record], int]:
+    """The records of ``pairs`` ((word 0, word 1) each), which a ring of ``2^bits`` records
+    held for record numbers ``first``, ``first + 1``, ...: those of the lap their number
+    belongs to, and how many were not (``valid`` 0, or another lap: overwritten, or torn while
+    the box read them)."""
+    out, stale = [], 0
+    for n, (w0, w1) in enumerate(pairs, first):
+        r = unpack(w0, w1)
+        if r is None or r.lap != (n >> bits) % LAP_MOD:
+            stale += 1
+        else:
+            out.append(r)
+    return out, stale
+
+
+def read_ring(words: dict[int, int] | callable, base: int, bits: int, count: int
+              ) -> tuple[list[Record], dict]:
+    """The records a ring of ``2^bits`` records at word ``base`` holds after ``count`` records
+    (``log_count``) were written, oldest first: the last ``min(count, 2^bits)``. ``words`` maps
+    a word address to its value (a dict, or a function). A slot whose record is missing
+    (``valid`` 0) or of another lap (overwritten while it was read, or never written since
+    the CLEAR) is left out and counted in ``problems['stale']``."""
+    get = words.get if isinstance(words, dict) else words
+    size = 1 << bits
+    first = max(0, count - size)
+    pairs = [(get(base + 2 * (n % size), 0), get(base + 2 * (n % size) + 1, 0))
+             for n in range(first, count)]
+    out, stale = check_records(first, pairs, bits)
+    return out, {"first": first, "stale": stale, "wrapped": count > size}
+
+
+def join(records: Iterable[Record]) -> tuple[list[Entry], dict]:
+    """One entry per decided record, in order, each delivered one with the sent record of the
+    same sent-index (its egress and lateness); returns the entries and what did not join:
+    ``unsent`` (delivered, no sent record: still in flight, or the record was lost) and
+    ``orphans`` (sent records without their decided one: it was lost, or left the ring)."""
+    decided = [r for r in records if r.kind == DECIDED]
+    sent = {r.tx: r for r in records if r.kind == SENT}
+    entries, unsent = [], 0
+    used = set()
+    for r in decided:
+        fate = Fate(r.fate)
+        s = sent.get(r.tx) if fate is Fate.DELIVERED else None
+        if fate is Fate.DELIVERED and s is None:
+            unsent += 1
+        if s is not None:
+            used.add(r.tx)
+        entries.append(Entry(r.index, r.cycle, r.length, fate,
+                             None if s is None else s.cycle, bool(s and s.late)))
+    return entries, {"unsent": unsent, "orphans": len(sent) - len(used)}
+
+
+def expected(arrivals: Iterable[int], lengths: Iterable[int], frames) -> list[Entry]:
+    """The entries of a channel's log by the model: one per frame decided (``frames``:
+    ``satemu.channel_model.FrameResult``, with each frame's arrival and length), a delivered
+    one with its scheduled egress (the log shows the actual start; they are equal whenever the
+    channel met its schedule)."""
+    out = []
+    for i, (a, n, r) in enumerate(zip(arrivals, lengths, frames)):
+        egress = r.egress % CYCLE_MOD if r.fate is Fate.DELIVERED and r.egress is not None \
+            else None
+        out.append(Entry(i % INDEX_MOD, a % CYCLE_MOD, min(n, 0xFFFF), r.fate, egress))
+    return out
+
+
+def unwrap(cycles: Iterable[int], near: int = 0) -> list[int]:
+    """Full cycle numbers from 48-bit ones, each the nearest to the one before it (the first,
+    to ``near``): the log's records come in time order within far less than 2^47 cycles."""
+    out, ref = [], near
+    for c in cycles:
+        d = (c - ref) % CYCLE_MOD
+        ref = ref + d if d < CYCLE_MOD // 2 else ref + d - CYCLE_MOD
+        out.append(ref)
+    return out
