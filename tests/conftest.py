@@ -51,6 +51,6 @@ def pytest_sessionfinish(session, exitstatus):
         return
     changed = sorted(set(after["paths"]) ^ set(before["paths"]))
     what = ", ".join(changed) if changed else "the content of a tracked file already changed"
-    session.config.get_terminal_reporter().write_line(
-        f"FAILED: the test session changed the checkout: {what}", red=True)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reporter.write_line(f"FAILED: the test session changed the checkout: {what}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
