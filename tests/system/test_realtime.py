@@ -172,9 +172,9 @@ def test_capture_header_parsing_matches_the_frames():
     for payload in (b"\x40" * 10, b"\x40" * MAX_UDP_PAYLOAD):
         frame = build_frame(SERVER, CLIENT, payload, 7)
         raw = len(frame.rstrip(b"\0")) if len(payload) < 20 else len(frame)
-        assert capture._parse_head(frame[:capture.SNAPLEN], len(frame), hosts) == (
+        assert capture._parse_head(frame[:capture.SNAPLEN_HEAD], len(frame), hosts) == (
             SERVER.ipv4, CLIENT.ipv4, SERVER.port, CLIENT.port, len(payload))
-        assert capture._parse_head(frame[:capture.SNAPLEN], raw, hosts)[4] == len(payload)
+        assert capture._parse_head(frame[:capture.SNAPLEN_HEAD], raw, hosts)[4] == len(payload)
     bad = bytearray(build_frame(CLIENT, SERVER, b"x" * 100, 1))
     bad[24] ^= 1                                              # IPv4 header checksum
     with pytest.raises(ValueError):
@@ -231,8 +231,8 @@ def test_endpoint_logs_agree_with_the_captures(runs, ack):
     capture once, incoming (a veth loses nothing), in the same order and size; the capture
     stamps it after the endpoint handed it to the kernel."""
     t, out = runs(ack)
-    at_client, meta_c = capture.read_capture(out / "client.capture")
-    at_server, meta_s = capture.read_capture(out / "server.capture")
+    at_client, meta_c = capture.read_capture(out / "client.pcapng")
+    at_server, meta_s = capture.read_capture(out / "server.pcapng")
     for meta in (meta_c, meta_s):
         assert meta["trailer"]["kernel_drops"] == 0 and meta["undecodable"] == 0
     for log_name, sender, receiver, src in (("server.json", at_server, at_client, SERVER.ipv4),
@@ -250,6 +250,32 @@ def test_endpoint_logs_agree_with_the_captures(runs, ack):
         records = [r for r in t.sent if r.direction == direction]
         assert sum(r.ack_only for r in records) == counts["logged_ack_only"]
         assert len(records) == sum(d.direction == direction for d in t.delivered)
+
+
+def test_tshark_reads_the_captures_and_decrypts_them(runs):
+    """Each namespace's pcapng opens in tshark (Debian's Wireshark): its frames each way equal
+    the endpoints' logs, and with the client's TLS secrets embedded the QUIC packets decrypt:
+    every datagram the client sent carries an ACK frame tshark decodes, but the first few."""
+    t, out = runs("ratio:10")
+    tshark = shutil.which("tshark") or "tshark"
+
+    def fields(path, *args):
+        return subprocess.run([tshark, "-r", str(path), *args], capture_output=True, text=True,
+                              check=True).stdout.splitlines()
+
+    client_log = aio.read_endpoint_log(out / "client.json")["datagrams"]
+    server_log = aio.read_endpoint_log(out / "server.json")["datagrams"]
+    for role, sent_log, got_log in (("client", client_log, server_log),
+                                    ("server", server_log, client_log)):
+        path = out / f"{role}.pcapng"
+        quic = "udp && ip.addr == 10.0.0.1 && ip.addr == 10.0.0.2"
+        out_n = fields(path, "-Y", f"{quic} && frame.packet_flags_direction == 2")
+        in_n = fields(path, "-Y", f"{quic} && frame.packet_flags_direction == 1")
+        assert len(out_n) == len(sent_log) and len(in_n) == len(got_log), role
+    acks = fields(out / "client.pcapng", "-Y",
+                  "frame.packet_flags_direction == 2 && quic.frame_type == 2")
+    assert (out / "keys.log").read_text().count("TRAFFIC_SECRET_0") == 2
+    assert len(client_log) - 3 <= len(acks) <= len(client_log)
 
 
 def test_ratio_10_sends_fewer_ack_only_datagrams_than_ratio_2(runs):

@@ -249,12 +249,22 @@ async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default"
 
 async def fetch_bulk(host: str, port: int, size: int, *, ack: "str | AckPolicy" = "default",
                      settings: Optional[EndpointSettings] = None, local_port: int = 0,
-                     timeout: float = 120.0) -> dict:
+                     timeout: float = 120.0, keylog: "str | None" = None) -> dict:
     """Download ``size`` bytes with aioquic's ``connect()``, close the connection, and return the
-    client's record (see :func:`read_endpoint_log`)."""
+    client's record (see :func:`read_endpoint_log`). ``keylog``: a file to write the
+    connection's TLS secrets into (SSLKEYLOGFILE lines)."""
     policy = parse_policy(ack)
     settings = settings or EndpointSettings()
     client_cfg, _server_cfg = endpoint_configs(settings)
+    with contextlib.ExitStack() as files:
+        if keylog:
+            client_cfg.secrets_log_file = files.enter_context(
+                open(keylog, "w", encoding="ascii"))
+        return await _fetch(host, port, size, policy, settings, client_cfg, local_port,
+                            timeout)
+
+
+async def _fetch(host, port, size, policy, settings, client_cfg, local_port, timeout) -> dict:
     made: list[BulkClientProtocol] = []
 
     def create_protocol(quic: Any, stream_handler: Any = None) -> BulkClientProtocol:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""AF_PACKET captures on an interface, read back as frames and aligned with an endpoint's log."""
+"""AF_PACKET captures on an interface, as pcapng, read back as frames and aligned with an
+endpoint's log."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ SO_TIMESTAMPNS = 35
 SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
-SNAPLEN = 64
+SNAPLEN = 65535                 # whole frames: Wireshark decrypts QUIC in them
+SNAPLEN_HEAD = 64               # what read_capture parses: the Ethernet, IPv4 and UDP headers
 CAPTURE_RCVBUF = 32 << 20
 
 
@@ -47,19 +49,23 @@ def _clock_offset_ns() -> int:
 def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
             snaplen: int = SNAPLEN, should_stop: Callable[[], bool] = lambda: False) -> dict:
     """Record every frame on ``ifname`` until ``should_stop()`` (checked at least every 0.2 s),
-    as JSON lines in ``out``: a header object, then ``[monotonic ns, pkttype, frame length,
-    hex of the first snaplen bytes]`` per frame, then a trailer object with the kernel's
-    packet/drop counts. Creates ``ready`` once the socket is bound.
+    as pcapng in ``out`` (satemu.pcapng): one interface, ``ifname``, at nanosecond resolution;
+    each frame's first ``snaplen`` bytes and its length, its direction in ``epb_flags`` (2:
+    this namespace sent it, PACKET_OUTGOING; 1: received); at the end an Interface Statistics
+    Block with the kernel's packet and drop counts. The section's comment is a JSON object:
+    ``capture`` (the interface), ``pid``, ``snaplen``, ``realtime_offset_ns`` (CLOCK_REALTIME
+    minus CLOCK_MONOTONIC when the capture started) and ``start_ns`` (CLOCK_MONOTONIC); the
+    statistics block's comment holds the trailer: ``end_ns``, ``frames``, ``kernel_packets``,
+    ``kernel_drops``, ``user_stamps``. Creates ``ready`` once the socket is bound.
 
-    pkttype is the sockaddr_ll packet type: 4 (PACKET_OUTGOING) for frames this namespace sent,
-    0..3 for received ones. The length is the frame without FCS (AF_PACKET never sees it). The
-    time is the kernel's receive stamp (SO_TIMESTAMPNS, CLOCK_REALTIME) moved onto
-    CLOCK_MONOTONIC with an offset read at start; when a stamp is missing or implausible (not
-    within 5 s before the moment it was read) the read time is used instead and counted in the
-    trailer as ``user_stamps``.
+    The length is the frame without FCS (AF_PACKET never sees it). The time is the kernel's
+    receive stamp (SO_TIMESTAMPNS, CLOCK_REALTIME); when a stamp is missing or implausible (not
+    within 5 s before the moment it was read) the read time is used instead (on the same clock)
+    and counted in the trailer as ``user_stamps``.
     """
+    from ..pcapng import INBOUND, OUTBOUND, PcapngWriter
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    with sock, open(out, "w", encoding="utf-8") as f:
+    with sock:
         try:
             sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, CAPTURE_RCVBUF)
         except OSError:
@@ -73,9 +79,12 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
         sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)      # reading resets the counters
         sock.settimeout(0.2)
         offset = _clock_offset_ns()
-        f.write(json.dumps({"capture": ifname, "pid": os.getpid(), "snaplen": snaplen,
-                            "realtime_offset_ns": offset,
-                            "start_ns": time.monotonic_ns()}) + "\n")
+        header = {"capture": ifname, "pid": os.getpid(), "snaplen": snaplen,
+                  "realtime_offset_ns": offset, "start_ns": time.monotonic_ns()}
+        w = PcapngWriter(out, comment=json.dumps(header))
+        iface = w.interface(ifname, "captured by satemu's real-time sniffer (AF_PACKET)",
+                            snaplen=snaplen)
+        w.flush()
         if ready is not None:
             Path(ready).write_text(f"{os.getpid()}\n", encoding="utf-8")
         buf = bytearray(snaplen)
@@ -85,32 +94,38 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
         def one() -> None:
             nonlocal frames, user_stamps
             nbytes, anc, _flags, addr = sock.recvmsg_into([buf], ancsize, socket.MSG_TRUNC)
-            read_at = time.monotonic_ns()
+            read_at = time.clock_gettime_ns(time.CLOCK_REALTIME)
             stamp = None
             for level, kind, data in anc:
                 if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS and len(data) >= 16:
                     sec, nsec = struct.unpack_from("=qq", data)
-                    stamp = sec * 1_000_000_000 + nsec - offset
+                    stamp = sec * 1_000_000_000 + nsec
             if stamp is None or not read_at - 5_000_000_000 <= stamp <= read_at + 1_000_000:
                 stamp = read_at
                 user_stamps += 1
-            f.write(json.dumps([stamp, addr[2], nbytes, bytes(buf[:min(nbytes, snaplen)]).hex()])
-                    + "\n")
+            w.packet(iface, stamp, bytes(buf[:min(nbytes, snaplen)]), orig_len=nbytes,
+                     flags=OUTBOUND if addr[2] == PACKET_OUTGOING else INBOUND)
             frames += 1
 
-        while not should_stop():
-            try:
-                one()
-            except TimeoutError:
-                pass
-        sock.setblocking(False)               # what is still queued
-        with contextlib.suppress(BlockingIOError):
-            while True:
-                one()
-        packets, drops = struct.unpack("=II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
-        trailer = {"end_ns": time.monotonic_ns(), "frames": frames, "kernel_packets": packets,
-                   "kernel_drops": drops, "user_stamps": user_stamps}
-        f.write(json.dumps(trailer) + "\n")
+        try:
+            while not should_stop():
+                try:
+                    one()
+                except TimeoutError:
+                    pass
+            sock.setblocking(False)               # what is still queued
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    one()
+            packets, drops = struct.unpack("=II",
+                                           sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+            trailer = {"end_ns": time.monotonic_ns(), "frames": frames,
+                       "kernel_packets": packets, "kernel_drops": drops,
+                       "user_stamps": user_stamps}
+            w.statistics(iface, time.clock_gettime_ns(time.CLOCK_REALTIME), received=packets,
+                         dropped=drops, comments=(json.dumps(trailer),))
+        finally:
+            w.close()
     return trailer
 
 
@@ -162,37 +177,43 @@ def _parse_head(head: bytes, length: int, hosts: frozenset) -> Optional[tuple]:
 
 def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERVER.ipv4)
                  ) -> tuple[list[CapturedFrame], dict]:
-    """The IPv4/UDP frames between ``hosts`` in a capture file, in capture order, and a dict with
-    the file's header and trailer and counts: ``frames`` (all captured), ``other`` (not between
-    the hosts), ``undecodable`` (between them but malformed; counted per direction too)."""
+    """The IPv4/UDP frames between ``hosts`` in a capture file (:func:`capture`'s pcapng), in
+    capture order, their times on CLOCK_MONOTONIC (the kernel's stamps less the offset the
+    capture recorded), and a dict with the file's header and trailer and counts: ``frames``
+    (all captured), ``other`` (not between the hosts), ``undecodable`` (between them but
+    malformed; counted per direction too), ``truncated_at`` (where a sniffer killed mid-write
+    cut the file short, else None). A file that is not such a capture raises ValueError."""
+    from ..pcapng import OUTBOUND, read_pcapng
+    cap = read_pcapng(path, allow_truncated=True)
     frames: list[CapturedFrame] = []
     meta: dict = {"header": None, "trailer": None, "frames": 0, "other": 0, "undecodable": 0,
-                  "undecodable_in": 0, "undecodable_out": 0}
+                  "undecodable_in": 0, "undecodable_out": 0, "truncated_at": cap.truncated_at}
+    try:
+        meta["header"] = json.loads(cap.comments[0])
+        offset = int(meta["header"]["realtime_offset_ns"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        raise ValueError(f"{path}: not a capture of satemu's sniffer (its section comment "
+                         "holds no header)") from None
+    for st in cap.statistics:
+        with contextlib.suppress(IndexError, ValueError):
+            meta["trailer"] = json.loads(st.comments[0])
     pair = frozenset(hosts)
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue                    # a line cut short by a killed sniffer
-            if isinstance(item, dict):
-                meta["header" if meta["header"] is None else "trailer"] = item
-                continue
-            t_ns, pkttype, length, head = item
-            meta["frames"] += 1
-            outgoing = pkttype == PACKET_OUTGOING
-            try:
-                parsed = _parse_head(bytes.fromhex(head), length, pair)
-            except ValueError:
-                meta["undecodable"] += 1
-                meta["undecodable_out" if outgoing else "undecodable_in"] += 1
-                continue
-            if parsed is None:
-                meta["other"] += 1
-                continue
-            src, dst, sport, dport, udp_size = parsed
-            frames.append(CapturedFrame(t_ns, outgoing, length, max(length, MIN_FRAME),
-                                        src, dst, sport, dport, udp_size))
+    for p in cap.packets:
+        meta["frames"] += 1
+        outgoing = p.direction == OUTBOUND
+        try:
+            parsed = _parse_head(p.data[:SNAPLEN_HEAD], p.orig_len, pair)
+        except ValueError:
+            meta["undecodable"] += 1
+            meta["undecodable_out" if outgoing else "undecodable_in"] += 1
+            continue
+        if parsed is None:
+            meta["other"] += 1
+            continue
+        src, dst, sport, dport, udp_size = parsed
+        frames.append(CapturedFrame(cap.time_ns(p) - offset, outgoing, p.orig_len,
+                                    max(p.orig_len, MIN_FRAME), src, dst, sport, dport,
+                                    udp_size))
     return frames, meta
 
 

@@ -421,7 +421,8 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
     keeps aioquic's default unless ``ack`` is ack-frequency:N (as in satemu.quic.cosim).
     ``netem`` (e.g. "delay 10ms") adds a netem qdisc on both interfaces.
 
-    ``outdir`` receives the captures (client.capture, server.capture), the endpoints' records
+    ``outdir`` receives the captures (client.pcapng, server.pcapng; with our client, the TLS
+    secrets embedded, and in keys.log), the endpoints' records
     (client.json, server.json), their output (*.log) and realtime.json (per-direction counts:
     logged, captured out/in, matched; ``swept``); None uses a temporary directory removed
     afterwards. Raises :class:`RealtimeError` for set-up problems; a transfer that fails returns
@@ -452,7 +453,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                   "max_ack_delay_ms": max_ack_delay_ms}
         client_sh = _template(client_cmd, values, "client") if client_cmd else None
         server_sh = _template(server_cmd, values, "server") if server_cmd else None
-        for name in ("client.capture", "server.capture", "client.json", "server.json",
+        for name in ("client.pcapng", "server.pcapng", "keys.log", "client.json", "server.json",
                      "client.ready", "server.ready"):
             (out / name).unlink(missing_ok=True)
         py = [sys.executable, "-m", MODULE]
@@ -471,7 +472,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
             for role, name, ifname in (("client", ns.client, client_if),
                                        ("server", ns.server, server_if)):
                 captures[role] = procs.start(ns.exec_argv(name, py + [
-                    "capture", "--if", ifname, "--out", str(out / f"{role}.capture"),
+                    "capture", "--if", ifname, "--out", str(out / f"{role}.pcapng"),
                     "--ready", str(out / f"{role}.ready")]), out / f"{role}-capture.log")
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
             for role, p in captures.items():
@@ -507,7 +508,8 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                                     str(server_port), "--local-port", str(CLIENT.port),
                                     "--size", str(size), "--ack", str(policy),
                                     "--timeout", repr(timeout),
-                                    "--result", str(out / "client.json")] + common
+                                    "--result", str(out / "client.json"),
+                                    "--keylog", str(out / "keys.log")] + common
             else:
                 client_argv = ["sh", "-c", client_sh]
             started = time.monotonic()
@@ -538,13 +540,19 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
         if client_sh is None and "client" not in logs and error is None:
             error = f"the client wrote no result: {_tail(out / 'client.log') or 'no output'}"
         for role in ("client", "server"):
-            if not (out / f"{role}.capture").exists():
+            if not (out / f"{role}.pcapng").exists():
                 raise RealtimeError(f"the {role} capture wrote nothing: "
                                     f"{_tail(out / f'{role}-capture.log')}")
+        keys = out / "keys.log"
+        if keys.exists() and keys.stat().st_size:     # our client's: Wireshark decrypts QUIC
+            from ..pcapng import PcapngError, embed_secrets
+            for role in ("client", "server"):
+                with contextlib.suppress(PcapngError):  # a cut file: read_capture says so
+                    embed_secrets(out / f"{role}.pcapng", keys.read_bytes())
         transfer, info = build_transfer(
             size=size, ack=str(policy) if client_sh is None else "external",
             cc=cc if server_sh is None else "external",
-            client_capture=out / "client.capture", server_capture=out / "server.capture",
+            client_capture=out / "client.pcapng", server_capture=out / "server.pcapng",
             client_log=logs.get("client") if client_sh is None else None,
             server_log=logs.get("server") if server_sh is None else None,
             client_exit=client_exit, max_ack_delay_ms=max_ack_delay_ms, wall_s=wall,
@@ -597,7 +605,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_fetch(args: argparse.Namespace) -> int:
     record = asyncio.run(fetch_bulk(args.connect, args.port, args.size, ack=args.ack,
                                     settings=_settings(args), local_port=args.local_port,
-                                    timeout=args.timeout))
+                                    timeout=args.timeout, keylog=args.keylog))
     if args.result:
         _write_json(args.result, record)
     if not record["completed"]:
@@ -639,6 +647,8 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--local-port", type=int, default=0, help="client UDP port (0: any)")
     fetch.add_argument("--timeout", type=float, default=120.0, metavar="S")
     fetch.add_argument("--result", metavar="FILE", help="write the client's record here")
+    fetch.add_argument("--keylog", metavar="FILE", help="write the connection's TLS secrets "
+                       "here (SSLKEYLOGFILE lines)")
     fetch.set_defaults(func=_cmd_fetch)
     cap = sub.add_parser("capture", help="record the frames on an interface until SIGTERM")
     cap.add_argument("--if", dest="interface", required=True)
