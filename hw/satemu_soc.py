@@ -63,8 +63,9 @@ _io = [
         *[Subsignal(f"{port}_{name}", Pins(width)) for port in ("a", "b") for name, width in (
             ("rx_valid", 1), ("rx_data", 64), ("rx_last", 1), ("rx_last_be", 8),
             ("tx_valid", 1), ("tx_data", 64), ("tx_last", 1), ("tx_last_be", 8))],
-        *[Subsignal(f"{ch}_{name}", Pins(1)) for ch in ("fwd", "ret")
-          for name in ("arrived", "overrun", "start")]),
+        *[Subsignal(f"{ch}_{name}", Pins(width)) for ch in ("fwd", "ret")
+          for name, width in (("arrived", 1), ("overrun", 1), ("start", 1), ("fate_valid", 1),
+                              ("fate", 3))]),
 ]
 
 
@@ -200,7 +201,7 @@ class SatemuSimSoC(SoCCore):
         self.comb += eth.now.eq(now)
         for pre, ev in events.items():
             self.comb += [getattr(eth, f"{pre}_{name}").eq(getattr(ev, name))
-                          for name in ("arrived", "overrun", "start")]
+                          for name in ("arrived", "overrun", "start", "fate_valid", "fate")]
 
     def add_probe(self, now, ports):
         """Count ``PROBES`` (see there) and print them through ``satemu_probe`` (a Verilog

@@ -8,10 +8,11 @@ the BoD ring are the board's own, read over the UART after the transfer.
 
 from __future__ import annotations
 
+import io
 import time
 from typing import Callable
 
-from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer
+from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer, write_run_capture
 from satemu.transfer import Transfer
 from sim.frames import EthPorts
 
@@ -36,15 +37,18 @@ def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
             break
         time.sleep(0.2)
     want = {0: stats["forward"]["tx_frames"], 1: stats["return"]["tx_frames"]}
-    sim.eth.wait({}, want, timeout=max(1.0, deadline - time.monotonic()))
+    decided = {0: stats["forward"]["rx_frames"], 1: stats["return"]["rx_frames"]}
+    sim.eth.wait({}, want, timeout=max(1.0, deadline - time.monotonic()), fates=decided)
     sim.record_rest()
 
 
 def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "default",
                  seed: int = 0, max_seconds: float = 600.0, settings=None, stacks="aioquic",
-                 progress: Callable[[CoSim], None] | None = None, qlog_dir=None) -> Transfer:
+                 progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
+                 pcap=None) -> Transfer:
     """Load ``profile`` through the firmware (as ``satemu load`` does), then download ``size``
-    bytes from the server (port B) to the client (port A) across the running simulated board."""
+    bytes from the server (port B) to the client (port A) across the running simulated board;
+    ``pcap``: where to write the run's capture (satemu.quic.cosim.write_run_capture)."""
     from satemu import protocol as P
     from satemu.device import Device
     from satemu.profile import load_profile
@@ -58,9 +62,11 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
         dev.load(link, reseed=True)
         dev.reset_stats()
     t0 = time.monotonic()
+    keylog = io.StringIO() if pcap is not None else None
     with EthPorts(eth_port) as eth, \
-            endpoints(size, ack, seed, settings, stacks, qlog_dir) as (client, server, policy):
-        sim = CoSim(eth, info["f_clk"], client, server)
+            endpoints(size, ack, seed, settings, stacks, qlog_dir, keylog) as (client, server,
+                                                                              policy):
+        sim = CoSim(eth, info["f_clk"], client, server, capture=pcap is not None)
         try:
             sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
             wall = time.monotonic() - t0
@@ -71,8 +77,11 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
                 bod = _bod_trace(dev, link, sim.origin)
         finally:
             sim.eth.release()
-    return make_transfer(sim, link, size, policy, settings, seed, info["f_clk"], board, bod,
-                         wall, "board")
+    t = make_transfer(sim, link, size, policy, settings, seed, info["f_clk"], board, bod,
+                      wall, "board")
+    if pcap is not None:
+        t.capture = write_run_capture(sim, pcap, keylog.getvalue(), "board", link.name, board)
+    return t
 
 
 def _bod_trace(dev, link, origin: int) -> dict | None:

@@ -84,24 +84,31 @@ class EthPorts:
                 _, ch, cycle = struct.unpack_from("<cBQ", self.buf)
                 t.events[ch].append((cycle, kind.decode()))
                 self.buf = self.buf[10:]
+            elif kind == b"D" and len(self.buf) >= 11:
+                _, ch, fate, _cycle = struct.unpack_from("<cBBQ", self.buf)
+                t.fates[ch].append(fate)
+                self.buf = self.buf[11:]
             elif kind == b"E" and len(self.buf) >= 20:
                 _, port, start, wire, length = struct.unpack_from("<cBQQH", self.buf)
                 if len(self.buf) < 20 + length:
                     return
                 t.egress[CHANNEL_OUT_OF[port]].append(Egress(start, wire, self.buf[20:20 + length]))
                 self.buf = self.buf[20 + length:]
-            elif kind in (b"T", b"H", b"W", b"A", b"O", b"E"):
+            elif kind in (b"T", b"H", b"W", b"A", b"O", b"D", b"E"):
                 return                                   # incomplete
             else:
                 raise RuntimeError(f"unexpected byte {self.buf[:1]!r} from the Ethernet module")
 
-    def wait(self, events: dict[int, int], egress: dict[int, int], timeout: float = 120.0):
+    def wait(self, events: dict[int, int], egress: dict[int, int], timeout: float = 120.0,
+             fates: dict[int, int] | None = None):
         """Collect reports until each channel has the given numbers of ingress events (taken or
-        discarded) and of frames out."""
+        discarded), of frames out and of fates decided."""
         deadline = time.monotonic() + timeout
         t = self.traffic
+        fates = fates or {}
         while any(len(t.events[c]) < n for c, n in events.items()) or \
-                any(len(t.egress[c]) < n for c, n in egress.items()):
+                any(len(t.egress[c]) < n for c, n in egress.items()) or \
+                any(len(t.fates[c]) < n for c, n in fates.items()):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"board reported {[len(t.events[c]) for c in (0, 1)]} ingress "
                                    f"events and {[len(t.egress[c]) for c in (0, 1)]} frames out")

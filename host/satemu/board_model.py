@@ -95,6 +95,8 @@ class Traffic:
     wire_in: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})   # per port
     events: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: {0: [], 1: []})
     egress: dict[int, list[Egress]] = field(default_factory=lambda: {0: [], 1: []})  # per channel
+    # Per channel, the fate (a satemu.params.Fate value) of each frame it took, in arrival order.
+    fates: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})
 
     def arrivals(self, ch: int) -> list[int]:
         return [c for c, kind in self.events[ch] if kind == "A"]
@@ -115,6 +117,8 @@ class BoardModel:
         self.drop_preamble = {FORWARD: 0, RETURN: 0}
         self._free = {PORT_A: 0, PORT_B: 0}    # first cycle each wire may carry the next frame
         self._frames = {FORWARD: [], RETURN: []}   # each channel's frames, by its index
+        # The length of each frame a channel took (as it counts it), in order.
+        self.taken_lengths: dict[int, list[int]] = {FORWARD: [], RETURN: []}
         self._pending: list[tuple[int, int, int, Egress]] = []   # (end, channel, seq, egress)
         self._seq = 0
         self._run_start = {PORT_A: None, PORT_B: None}   # first cycle of a back-to-back run
@@ -164,7 +168,9 @@ class BoardModel:
         arrival = arrival_from_wire(start, len(frame))
         self.traffic.events[ch].append((arrival, "A"))
         self._frames[ch].append(frame)
-        self.channels[ch].arrive(arrival, len(frame), bad_fcs)
+        self.taken_lengths[ch].append(len(frame))
+        self.traffic.fates[ch].append(int(self.channels[ch].arrive(arrival, len(frame),
+                                                                   bad_fcs).fate))
         self._schedule(ch)
 
     def run(self, limit: int, halt_on_egress: bool = True) -> int:

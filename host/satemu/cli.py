@@ -262,7 +262,8 @@ def _simulated_board(args):
             board.stop()
 
 
-def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None):
+def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", qlog_dir=None,
+              pcap=None):
     """One QUIC download on the engine ``args.engine`` (the simulated board ``state``, or the
     model when ``state`` is None), with a progress line."""
     from .boards import BOARDS, DEFAULT_BOARD
@@ -286,7 +287,7 @@ def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", q
     settings, stacks = _endpoint_settings(args)
     t = run_transfer(args.engine, profile, size, ack=ack, seed=args.seed,
                      max_seconds=args.max_time, settings=settings, stacks=stacks,
-                     progress=progress, qlog_dir=qlog_dir, board=state)
+                     progress=progress, qlog_dir=qlog_dir, board=state, pcap=pcap)
     line.update(t.virtual_s, t.size if t.completed else 0,
                 t.virtual_s * t.f_clk / max(t.wall_s, 1e-9))        # the average, at the end
     line.finish()
@@ -398,7 +399,8 @@ def cmd_quic(args) -> int:
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
     with _simulated_board(args) as state:
         t = _transfer(state, args.profile, size, ack, args,
-                      qlog_dir=out / "qlog" if args.qlog else None)
+                      qlog_dir=out / "qlog" if args.qlog else None,
+                      pcap=out / "capture.pcapng" if args.pcap else None)
     s = write_transfer(t, out)
     pair = stacks[0] if stacks[0] == stacks[1] else f"{stacks[0]} client, {stacks[1]} server"
     _print_outcome(f"{t.profile}, {args.size} down, ACK {ack}, {settings.cc}, {pair}, "
@@ -415,10 +417,19 @@ def cmd_quic(args) -> int:
         print("  note: a burst on a port was longer than the board's ingress FIFO absorbs; the "
               "board might have discarded frames there (overrun), the model assumes not")
     print(f"  wrote {out}/result.json, packets.csv and plots")
+    if t.capture:
+        c = t.capture
+        print(f"  wrote {out / c['path']} (frames in and out of ports A and B: "
+              + ", ".join(f"{k} {n}" for k, n in c["interfaces"].items())
+              + f"; the TLS secrets inside, and in {c['keylog']})")
+        if c["disagreements"]:
+            print("  the capture DISAGREES with the box's counters: "
+                  + "; ".join(c["disagreements"][:3]))
     same = True
     if args.compare:
         same = _compare_with_model(t, args, out)
-    return 0 if t.completed and s["consistency"]["consistent"] and same else 1
+    captured = not (t.capture and t.capture["disagreements"])
+    return 0 if t.completed and s["consistency"]["consistent"] and same and captured else 1
 
 
 def _compare_with_model(t, args, out: Path) -> bool:
@@ -489,7 +500,7 @@ def cmd_experiment(args) -> int:
     endpoint, stacks = _endpoint_settings(args, cc="reno")     # --cc's list is an axis
     points = plan(args.engine, args.profile, sizes, policies, split_values(args.cc), seeds,
                   parse_sets(args.set), endpoint=endpoint, stacks=stacks,
-                  max_time=args.max_time, hardware=BOARDS["sim"].hardware)
+                  max_time=args.max_time, hardware=BOARDS["sim"].hardware, pcap=args.pcap)
     if args.engine == "board" and not args.dask:     # the workers' checkouts are theirs
         use_checkout("satemu experiment on the simulated board")
     out = Path(args.out or f"satemu-experiment-{args.kind}")
@@ -632,6 +643,10 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="S",
                        help="give up after S seconds of link time (default %(default)s)")
         p.add_argument("--out", metavar="DIR", help="where to write results")
+        p.add_argument("--pcap", action="store_true",
+                       help="also write each run's capture.pcapng: the frames into and out of "
+                       "both ports at their cycles, each with its fate, and the TLS secrets "
+                       "that let Wireshark decrypt QUIC (also in keys.log beside it)")
         p.add_argument("--keep", action="store_true",
                        help="leave the simulated board running if this command started it")
         p.add_argument("--port", metavar="URL", help="a running simulated board's UART "

@@ -28,6 +28,7 @@ __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_va
 
 CCS = CONTROLLERS
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
+CAPTURE = "capture.pcapng"      # in a point's run directory, with --pcap
 ENGINES = ("board", "model")    # as satemu.quic.cosim.ENGINES (not imported: it pulls aioquic)
 # The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
 FIGURES = ("completed", "error", "completion_s", "goodput_mbps", "forward_packets",
@@ -128,6 +129,9 @@ class Point:
     profile: str                    # a built-in profile's name, or "" when ``toml`` holds it
     toml: str = ""                  # the profile's TOML text (a file's, or with overrides)
     sha: str = ""                   # of the profile's text: an edited profile is a new point
+    # Also write the run's capture.pcapng. Not part of the key: the same run, with a file more
+    # (a point done without it is run again when one is asked for: record_of).
+    pcap: bool = False
 
     @property
     def settings(self):
@@ -215,7 +219,7 @@ def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
 
 def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoint=None,
          stacks=("aioquic", "aioquic"), max_time: float = 600.0,
-         hardware=None) -> list[Point]:
+         hardware=None, pcap: bool = False) -> list[Point]:
     """Every point of the sweep profiles x profile --set values x sizes x policies x endpoint
     --set values (``endpoint.NAME``: satemu.quic.settings.SETTING_NAMES) x ccs x seeds, over
     the endpoint settings ``endpoint`` (EndpointSettings; its defaults if None) and ``stacks``.
@@ -271,7 +275,7 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
                            f"profiles and --set values that differ in name")
     return [Point(engine=engine, base=base, overrides=overrides, name=name, size=size,
                   size_text=size_text, ack=ack, cc=cc, seed=seed, endpoint=items, stacks=pair,
-                  max_time=max_time, profile=builtin, toml=toml, sha=sha)
+                  max_time=max_time, profile=builtin, toml=toml, sha=sha, pcap=pcap)
             for base, overrides, name, builtin, toml, sha in links
             for size_text, size in sizes for ack in policies
             for items, pair, cc in endpoints for seed in seeds]
@@ -356,12 +360,13 @@ def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
             if not profile:
                 profile = str(Path(tmp) / f"{point.name}.toml")
                 Path(profile).write_text(point.toml, encoding="utf-8")
+            run = Path(tmp) / "run"
             t = run_transfer(point.engine, profile, point.size, ack=point.ack,
                              seed=point.seed, max_seconds=point.max_time,
                              settings=point.settings, stacks=point.stacks, board=state,
                              progress=progress and (lambda sim: progress(
-                                 sim.time(sim.now_cycle), sim.client.received)))
-            run = Path(tmp) / "run"
+                                 sim.time(sim.now_cycle), sim.client.received)),
+                             pcap=run / CAPTURE if point.pcap else None)
             summary = write_transfer(t, run)
             files = {p.name: p.read_bytes() for p in sorted(run.iterdir()) if p.is_file()}
     except Exception as e:                  # the sweep goes on; a rerun retries the point
@@ -392,6 +397,8 @@ def record_of(point: Point, out: Path) -> dict | None:
     if record.get("id") != point.id or record.get("key") != point.key():
         return None
     if not (path.parent / "result.json").exists():
+        return None
+    if point.pcap and not (path.parent / CAPTURE).exists():
         return None
     return record
 

@@ -60,3 +60,7 @@ class Transfer:
     # side's QUIC stack.
     settings: dict | None = None
     stacks: dict | None = None
+    # The run's pcapng capture, when one was written (satemu.captures.write_capture's summary:
+    # its path, frames per interface and per fate, the key log's path, and where its counts
+    # disagree with the channels' counters: nowhere, normally).
+    capture: dict | None = None

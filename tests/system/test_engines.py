@@ -11,6 +11,7 @@ saw no burst that could have caused one (``exactness``); docs/architecture.md, "
 
 import pytest
 
+from satemu.pcapng import read_pcapng
 from satemu.quic.cosim import differences, model_twin
 from satemu.quic.settings import EndpointSettings
 from satemu.report.metrics import summarize
@@ -102,19 +103,32 @@ def test_second_stack_on_the_board_equals_the_model(board_state, tmp_path, case)
         assert board.client_stats["ack_frequency_received"] >= 1
 
 
+def _packets(path):
+    """A capture's packets as (interface name, timestamp, bytes, flags, comments)."""
+    cap = read_pcapng(path)
+    return [(cap.interfaces[p.interface].name, p.timestamp, p.data, p.flags, p.comments)
+            for p in cap.packets]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_model_engine_equals_the_board(board_state, tmp_path, case):
     text, size, ack, seed = CASES[case]
     profile = _profile(tmp_path, case, text)
     board = run_transfer(board_state["url"], board_state["eth_port"], profile, size, ack=ack,
-                         seed=seed, max_seconds=30)
+                         seed=seed, max_seconds=30, pcap=tmp_path / "board" / "capture.pcapng")
     assert board.completed and board.error is None
     for d in ("forward", "return"):
         # What the model cannot predict did not happen on the board.
         assert board.board_stats[d]["drop_overrun"] == 0 and board.board_stats[d]["late"] == 0
-    model = model_twin(board, profile, max_seconds=30)      # with the board's BoD phase
+    model = model_twin(board, profile, max_seconds=30,      # with the board's BoD phase
+                       pcap=tmp_path / "model" / "capture.pcapng")
     assert model.exactness["exact"]
     assert differences(board, model) == []
+    # The captures too, packet for packet: the board's frames, timed from its cycles and with
+    # the fates its channels reported, are the model's; and both agree with the counters.
+    assert board.capture["disagreements"] == [] == model.capture["disagreements"]
+    assert _packets(tmp_path / "board" / "capture.pcapng") == \
+        _packets(tmp_path / "model" / "capture.pcapng")
     # Not vacuous: the runs carried traffic, and the lossy and BoD cases exercised their parts.
     stats = board.board_stats
     assert stats["forward"]["tx_frames"] > 50 and stats["return"]["tx_frames"] > 10

@@ -21,6 +21,7 @@ its frame left the port.
 
 from __future__ import annotations
 
+import io
 import math
 import time
 from contextlib import contextmanager
@@ -55,6 +56,10 @@ class CoSim:
     origin: int = 0
     now_cycle: int = 0
     steps: int = 0
+    # With ``capture``, every frame put on a port's wire is kept (preamble to FCS), in order,
+    # for :meth:`write_capture`.
+    capture: bool = False
+    wires: dict[int, list[bytes]] = field(default_factory=lambda: {PORT_A: [], PORT_B: []})
 
     def time(self, cycle: int) -> float:
         return (cycle - self.origin) / self.f_clk
@@ -77,7 +82,10 @@ class CoSim:
             for data, info in peer.transmit(now):
                 self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
                 frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
-                self.eth.send(port, to_wire(frame), self.now_cycle)
+                wire = to_wire(frame)
+                self.eth.send(port, wire, self.now_cycle)
+                if self.capture:
+                    self.wires[port].append(wire)
                 self.sent.append(PacketRecord(self.now_cycle, direction, len(frame), len(data),
                                               bool(info.ack_only)))
 
@@ -133,13 +141,34 @@ class CoSim:
                 self.delivered.append(Delivery(e.end, direction, len(e.frame)))
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
+    def write_capture(self, path, keylog: bytes | None = None, comment: str = "") -> dict:
+        """The pcapng of the run (``satemu.captures``), once every frame has left the engine or
+        been dropped (``record_rest``): the four interfaces of the two ports, each frame's fate,
+        timestamps from the cycles counted from ``origin``, and ``keylog`` (TLS secrets) in a
+        Decryption Secrets Block. The engine's traffic must be this run's alone."""
+        from ..captures import write_capture
+        if not self.capture:
+            raise ValueError("this co-simulation kept no frames (capture=False)")
+        traffic = self.eth.traffic
+        wires = {}
+        for port, sent in self.wires.items():
+            starts = traffic.wire_in[port]
+            if len(starts) != len(sent):
+                raise ValueError(f"port {port}: {len(sent)} frames sent, the engine reported "
+                                 f"{len(starts)} on the wire")
+            wires[port] = list(zip(starts, sent))
+        return write_capture(path, traffic, wires, self.f_clk, self.origin, keylog, comment)
+
 
 @contextmanager
-def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", qlog_dir=None):
+def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", qlog_dir=None,
+              keylog=None):
     """The client and server of one download, each of its stack (``stacks``: one name for both,
     or (client, server)), with ``settings`` (EndpointSettings) and every source of randomness
     seeded; yields (client, server, policy) and writes the aioquic endpoints' qlogs into
-    ``qlog_dir`` (if given) afterwards. Settings or a policy a stack cannot take raise
+    ``qlog_dir`` (if given) afterwards. ``keylog`` (a text file object) receives the
+    connection's TLS secrets as SSLKEYLOGFILE lines, from the client: aioquic's as it derives
+    them, quinn's when the transfer ends. Settings or a policy a stack cannot take raise
     ValueError before anything runs."""
     from .ackpolicy import AckPolicy
     from .bulk import BulkClient, BulkServer, make_configs
@@ -162,6 +191,7 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
                                               server=server_stack == "aioquic") \
             if "aioquic" in (client_stack, server_stack) else (None, None)
         if client_stack == "aioquic":
+            client_cfg.secrets_log_file = keylog
             client = BulkClient(client_cfg, size, policy=policy)
             configs.append(("client", client_cfg))
         else:
@@ -172,6 +202,8 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
         else:
             server = QuinnServer(settings, policy=server_policy, seed=seed)
         yield client, server, policy
+    if keylog is not None and client_stack == "quinn":
+        keylog.write(client.endpoint.key_log().decode())
     if qlog_dir is not None:
         import json
         from pathlib import Path
@@ -212,13 +244,14 @@ def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
 def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
                        max_seconds: float = 600.0, settings=None, stacks="aioquic",
                        progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
-                       bod_phase: int = 0, bod_superframes: int = 0) -> Transfer:
+                       bod_phase: int = 0, bod_superframes: int = 0, pcap=None) -> Transfer:
     """The ``model`` engine: download ``size`` bytes from the server (port B) to the client
     (port A) across ``satemu.board_model.BoardModel`` loaded with ``profile`` as the simulated
     board's firmware would load it. ``bod_phase`` is how many cycles before the transfer's
     start a BoD channel's superframe 0 began (on the board: since the profile's commit);
     ``bod_superframes`` how many superframe records it keeps at least (the board's ring goes on
-    recording after the transfer)."""
+    recording after the transfer). ``pcap``: a path for the run's capture (pcapng, see
+    :meth:`CoSim.write_capture`)."""
     from ..board_model import FORWARD, RETURN, BoardModel
     from ..boards import BOARDS, DEFAULT_BOARD
     from ..profile import load_profile
@@ -233,31 +266,57 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
     model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board)
     from .settings import EndpointSettings
     settings = settings or EndpointSettings()
-    with endpoints(size, ack, seed, settings, stacks, qlog_dir) as (client, server, policy):
-        sim = CoSim(model, board.f_clk, client, server)
+    keylog = io.StringIO() if pcap is not None else None
+    with endpoints(size, ack, seed, settings, stacks, qlog_dir, keylog) as (client, server,
+                                                                           policy):
+        sim = CoSim(model, board.f_clk, client, server, capture=pcap is not None)
         sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
         wall = time.monotonic() - t0
         model.finish(bod_superframes)
         sim.record_rest()
     stats = {"forward": model.stats(FORWARD), "return": model.stats(RETURN)}
+    capture = None
+    if pcap is not None:
+        capture = write_run_capture(sim, pcap, keylog.getvalue(), "model", link.name, stats)
     bod = None
     if regs[RETURN].bod:
         bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod)
     t = make_transfer(sim, link, size, policy, settings, seed, board.f_clk, stats, bod, wall,
                       "model")
     t.exactness = model.exactness()
+    t.capture = capture
     return t
+
+
+def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
+                      stats: dict) -> dict:
+    """The run's capture at ``pcap`` (pcapng, the TLS secrets embedded) and ``keys.log`` beside
+    it (SSLKEYLOGFILE), checked against the channels' counters ``stats``; returns the capture's
+    summary for result.json (``satemu.captures.check_counts``'s findings in ``agrees``)."""
+    from pathlib import Path
+    from ..captures import check_counts
+    pcap = Path(pcap)
+    pcap.parent.mkdir(parents=True, exist_ok=True)
+    keys = pcap.with_name("keys.log")
+    keys.write_text(keylog)
+    comment = (f"satemu co-simulation, {engine} engine, profile {profile}: timestamps are the "
+               f"board's cycles from the transfer's start at {1e9 / sim.f_clk:g} ns a cycle "
+               f"(origin: cycle {sim.origin})")
+    summary = sim.write_capture(pcap, keylog.encode(), comment)
+    summary["path"], summary["keylog"] = pcap.name, keys.name     # beside result.json
+    summary["disagreements"] = check_counts(summary, stats)
+    return summary
 
 
 def run_transfer(engine: str, profile, size: int, *, ack: str = "default", seed: int = 0,
                  max_seconds: float = 600.0, settings=None, stacks="aioquic",
                  progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
-                 board: dict | None = None) -> Transfer:
+                 board: dict | None = None, pcap=None) -> Transfer:
     """One download on ``engine``: ``model`` (no board needed), or ``board``, the running
     simulated board whose UART URL and Ethernet module's port ``board`` holds (``url``,
-    ``eth_port``; needs a checkout)."""
+    ``eth_port``; needs a checkout). ``pcap``: where to write the run's capture."""
     common = dict(ack=ack, seed=seed, max_seconds=max_seconds, settings=settings,
-                  stacks=stacks, progress=progress, qlog_dir=qlog_dir)
+                  stacks=stacks, progress=progress, qlog_dir=qlog_dir, pcap=pcap)
     if engine == "model":
         return run_model_transfer(profile, size, **common)
     if engine == "board":
@@ -304,13 +363,14 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
     return out
 
 
-def model_twin(t: Transfer, profile, max_seconds: float = 600.0) -> Transfer:
+def model_twin(t: Transfer, profile, max_seconds: float = 600.0, pcap=None) -> Transfer:
     """The model engine's run of board transfer ``t`` (the same profile, size, policy, seed,
-    endpoint settings and stacks, and the board's BoD phase), for :func:`differences`."""
+    endpoint settings and stacks, and the board's BoD phase), for :func:`differences`; with
+    its capture at ``pcap``."""
     from .settings import EndpointSettings
     phase = t.bod["phase"] if t.bod else 0
     superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
     return run_model_transfer(profile, t.size, ack=t.ack, seed=t.seed, max_seconds=max_seconds,
                               settings=EndpointSettings.from_dict(t.settings),
                               stacks=(t.stacks["client"], t.stacks["server"]),
-                              bod_phase=phase, bod_superframes=superframes)
+                              bod_phase=phase, bod_superframes=superframes, pcap=pcap)

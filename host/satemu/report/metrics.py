@@ -145,6 +145,9 @@ def summarize(t) -> dict:
     * ``handshake_losses``: per side, what its loss recovery declared lost before the handshake
       was confirmed (``handshake_*`` counters, see ``EndpointStats``), and ``declared``, the
       packets both sides declared lost then: a run dominated by them shows here.
+    * ``capture``: the run's pcapng when one was written (``satemu.captures``): its file and
+      the key log's (beside result.json), frames per interface, per channel per fate, and
+      ``disagreements`` with the box's counters (none, when all is well).
     * ``consistency``: see :func:`_consistency`.
     """
     sent_n = {d: 0 for d in DIRECTIONS}
@@ -198,6 +201,7 @@ def summarize(t) -> dict:
         "wall_s": t.wall_s, "virtual_s": t.virtual_s,
         "speed": _ratio(t.virtual_s, t.wall_s),
         "bod": bod_summary(t),
+        "capture": getattr(t, "capture", None),
         "settings": getattr(t, "settings", None), "stacks": getattr(t, "stacks", None),
         "handshake_losses": handshake_losses(t),
     }

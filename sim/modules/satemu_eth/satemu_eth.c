@@ -16,6 +16,8 @@
  *                 'W' port u8, index u32, cycle u64        frame `index` of a port started then
  *                 'A' channel u8, cycle u64                the channel took a frame: its arrival
  *                 'O' channel u8, cycle u64                the channel discarded one (overrun)
+ *                 'D' channel u8, fate u8, cycle u64       the channel decided the fate of the
+ *                      next frame it took (satemu.params.Fate: 0 delivered, else why dropped)
  *                 'H' cycle u64                            halted (lock-step): every cycle
  *                      before `cycle` has run, and every report of them has been sent; a frame
  *                      sent now with at >= cycle starts exactly at max(at, wire free)
@@ -74,7 +76,7 @@ struct port {
 };
 
 struct channel {
-    uint8_t *arrived, *overrun, *start;
+    uint8_t *arrived, *overrun, *start, *fate_valid, *fate;
     uint64_t starts[QUEUE];       /* start cycles of frames not yet off the wire */
     unsigned head, count;
 };
@@ -348,6 +350,8 @@ static int satemu_eth_add_pads(void *sess, struct pad_list_s *plist)
         struct channel *c = &s->ch[i];
         c->arrived = P(chans[i], arrived);     c->overrun = P(chans[i], overrun);
         c->start = P(chans[i], start);
+        c->fate_valid = P(chans[i], fate_valid);
+        c->fate = P(chans[i], fate);
     }
 #undef P
     return RC_OK;
@@ -368,6 +372,11 @@ static void channel_tick(struct session *s, int i, uint64_t cycle)
         report(s, 'A', i, cycle);
     if (*c->overrun)
         report(s, 'O', i, cycle);
+    if (*c->fate_valid) {
+        uint8_t msg[11] = { 'D', (uint8_t)i, *c->fate };
+        put64(msg + 3, cycle);
+        send_all(s, msg, sizeof(msg));
+    }
     if (*c->start && c->count < QUEUE)
         c->starts[(c->head + c->count++) % QUEUE] = cycle;
 }
