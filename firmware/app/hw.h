@@ -8,7 +8,7 @@
 
 #include "satemu_proto.h"
 
-/* A channel's delay line in the DRAM, in 64-bit words. */
+/* A region of the DRAM (a channel's delay line, its frame-log ring), in 64-bit words. */
 struct satemu_region {
     uint32_t base, words;
 };
@@ -35,6 +35,18 @@ struct satemu_hw {
     /* Width of the gateware's statistics counters (SATEMU_COUNTER_BITS; 0 means 64). Narrower
      * counters wrap; satemu_fold_counters keeps the 64-bit counts the host sees. */
     uint32_t counter_bits;
+    /* The frame log: each channel's ring of 1 << log_bits records, two 64-bit words each (record
+     * n in slot n mod 2^log_bits, at word log[ch].base + 2 slot), which the channel writes into
+     * the DRAM. log_bits 0 (or above SATEMU_LOG_BITS_MAX), or no mem_read or log_ctl: the box
+     * has no log; log[ch].words 0: that channel has none (nor has its gateware, which ignores
+     * LOG_CTL). */
+    uint32_t log_bits;
+    struct satemu_region log[SATEMU_CHANNELS];
+    /* One 64-bit word of the DRAM, by word address, as it is there now (no cached copy) (NULL:
+     * the CPU cannot read the DRAM). */
+    uint64_t (*mem_read)(void *ctx, uint32_t word);
+    /* Writes LOG_CTL of both channels in the same cycle. */
+    void (*log_ctl)(void *ctx, unsigned value);
     /* The UART deframer's discards by cause (enum satemu_deframe_error), for LINK_STATS
      * (NULL: none kept). */
     const uint32_t *link_errors;

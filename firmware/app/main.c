@@ -4,7 +4,9 @@
 
 #include <generated/csr.h>
 #include <generated/mem.h>
+#include <generated/soc.h>
 #include <liblitedram/sdram.h>
+#include <system.h>
 
 #include "requests.h"
 #include "satemu_board_gen.h"
@@ -22,6 +24,41 @@ static uint32_t reg_read(void *ctx, int ch, unsigned word) { (void)ctx; return C
 static void reg_write(void *ctx, int ch, unsigned word, uint32_t v) { (void)ctx; CHANNEL(ch)[word] = v; }
 static void commit(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_COMMIT] = flags; }
 static void stats(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_STATS] = flags; }
+static void log_ctl(void *ctx, unsigned value) { (void)ctx; BOTH[SATEMU_REG_LOG_CTL] = value; }
+
+/* The frame log's rings, read through the CPU's bus, DRAM word w at byte LOG_MEM + 8 w: the
+ * main RAM where the SoC has one (a board, or its simulated variant: the whole DRAM), else the
+ * simulated board's uncached window onto its DRAM (FRAMELOG); without either the firmware
+ * cannot read the rings and reports no log. */
+#if defined(MAIN_RAM_BASE)
+#define LOG_MEM MAIN_RAM_BASE
+#elif defined(FRAMELOG_BASE)
+#define LOG_MEM FRAMELOG_BASE
+#endif
+
+#ifdef LOG_MEM
+/* The channels write the DRAM behind the CPU's caches: each read first drops what the data
+ * cache holds (flush_cpu_dcache does nothing on a CPU without one) and, where the SoC has an
+ * L2 cache, refills that from the DRAM, then reads the word as two 32-bit loads, the lower half
+ * first. */
+static uint64_t mem_read(void *ctx, uint32_t word)
+{
+    (void)ctx;
+    volatile uint32_t *p = (volatile uint32_t *)(uintptr_t)(LOG_MEM + 8u * (uintptr_t)word);
+    flush_cpu_dcache();
+#ifdef CONFIG_L2_SIZE
+    flush_l2_cache();
+#endif
+    uint32_t lo = p[0];
+    uint32_t hi = p[1];
+    return (uint64_t)hi << 32 | lo;
+}
+#define LOG_MEM_READ mem_read
+#define LOG_BITS SATEMU_LOG_BITS
+#else
+#define LOG_MEM_READ NULL
+#define LOG_BITS 0u
+#endif
 
 /* The counters of each channel's ingress MAC: frames it discarded for a bad preamble. Forward
  * enters on port B, return on port A. */
@@ -37,8 +74,9 @@ static uint32_t port_count(void *ctx, int ch, unsigned counter)
 }
 
 /* The board's facts come from its generated header (satemu.boards): its limits, each
- * channel's delay line (the upper half of the DRAM, which the CPU never uses), the channels
- * with the BoD block and the statistics counters' width. */
+ * channel's delay line (the upper half of the DRAM, which the CPU never uses) and frame-log
+ * ring (the lower half, which the firmware only reads), the channels with the BoD block and
+ * the statistics counters' width. */
 static struct satemu_deframer deframer;
 
 static const struct satemu_hw hw = {
@@ -49,6 +87,10 @@ static const struct satemu_hw hw = {
     .bod_mask = SATEMU_BOD_CHANNELS,
     .bod_ring = SATEMU_BOD_RING,
     .counter_bits = SATEMU_COUNTER_BITS,
+    .log_bits = LOG_BITS,
+    .log = SATEMU_BOARD_LOG_RINGS,
+    .mem_read = LOG_MEM_READ,
+    .log_ctl = log_ctl,
     .link_errors = deframer.errors,
 };
 

@@ -9,7 +9,10 @@
 /* The layouts below against satemu.protocol's: a profile is a u64 a field (SET_PROFILE's after
  * the channel and a u32 generation), a statistic a u64;
  * HELLO's answer is the version (u16), the capabilities (u32), then the limits; BOD_TRACE's
- * head is bod_count u32, bod_start u64, the first superframe u32 and the records' count u8. */
+ * head is bod_count u32, bod_start u64, the first superframe u32 and the records' count u8;
+ * READ_LOG's request is the channel u8, the first record u64 and the most records u8, its head
+ * log_count u64, log_lost u32, the first record u64 and the records' count u8, a record its
+ * two words, u64 each. */
 _Static_assert(SATEMU_SET_PROFILE_REQUEST_BYTES == 1 + 4 + SATEMU_PROFILE_BYTES
                && SATEMU_PROFILE_BYTES == 8 * SATEMU_PROFILE_FIELDS, "profile messages");
 _Static_assert(SATEMU_STATS_BYTES == 8 * SATEMU_STATS_FIELDS, "GET_STATS' answer");
@@ -21,6 +24,15 @@ _Static_assert(SATEMU_BOD_TRACE_REQUEST_BYTES == 1 + 4 + 1
                && SATEMU_BOD_RECORD_BYTES == 4 * SATEMU_BOD_RECORD_WORDS, "BOD_TRACE");
 _Static_assert(1 + SATEMU_BOD_TRACE_HEAD_BYTES + SATEMU_BOD_TRACE_MAX * SATEMU_BOD_RECORD_BYTES
                <= SATEMU_MAX_PAYLOAD, "BOD_TRACE's answer fits a frame");
+
+_Static_assert(SATEMU_READ_LOG_REQUEST_BYTES == 1 + 8 + 1
+               && SATEMU_READ_LOG_HEAD_BYTES == 8 + 4 + 8 + 1
+               && SATEMU_LOG_RECORD_BYTES == 8 * SATEMU_LOG_RECORD_WORDS
+               && SATEMU_LOG_RECORD_WORDS == 2, "READ_LOG");
+_Static_assert(1 + SATEMU_READ_LOG_HEAD_BYTES + SATEMU_READ_LOG_MAX * SATEMU_LOG_RECORD_BYTES
+               <= SATEMU_MAX_PAYLOAD && SATEMU_READ_LOG_MAX <= 255,
+               "READ_LOG's answer fits a frame, its count a byte");
+_Static_assert(SATEMU_LOG_BITS_MAX < 32 && SATEMU_LOG_BITS_MAX < SATEMU_LOG_CLEAR, "LOG_CTL");
 
 _Static_assert(SATEMU_LINK_STATS_FIELDS == 1 + SATEMU_ERR_COUNT
                && SATEMU_LINK_STATS_BYTES == 4 * SATEMU_LINK_STATS_FIELDS, "LINK_STATS");
@@ -93,12 +105,30 @@ static uint64_t shadow(const struct satemu_hw *hw, int ch, int i)
     return satemu_read_reg(hw, ch, profile_regs[i], satemu_profile_widths[i]);
 }
 
+/* The records each channel's frame-log ring holds: 0 when the box has no log. */
+static uint32_t log_records(const struct satemu_hw *hw)
+{
+    if (!hw->log_bits || hw->log_bits > SATEMU_LOG_BITS_MAX || !hw->mem_read || !hw->log_ctl)
+        return 0;
+    return 1u << hw->log_bits;
+}
+
+static int has_log(const struct satemu_hw *hw, int ch)
+{
+    return log_records(hw) && hw->log[ch].words;
+}
+
 void satemu_requests_init(const struct satemu_hw *hw)
 {
     for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
         st.staged[ch] = 0;
         for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
             st.profile[ch][i] = shadow(hw, ch, i);
+        /* The log starts enabled, empty, at the channel's ring. */
+        if (has_log(hw, ch)) {
+            hw->write(hw->ctx, ch, SATEMU_REG_LOG_BASE, hw->log[ch].base);
+            hw->write(hw->ctx, ch, SATEMU_REG_LOG_CTL, hw->log_bits | SATEMU_LOG_CLEAR);
+        }
     }
     st.in_force = st.applying = st.changes = st.waiting = st.layout_set = st.requests = 0;
 }
@@ -226,13 +256,17 @@ static size_t link_stats(const struct satemu_hw *hw, uint8_t *out)
     return (size_t)(o - out);
 }
 
+/* HELLO: the limits, with the frame log's records as the firmware can read them (0: none). */
 static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
+    struct satemu_limits limits = hw->limits;
+    limits.log_records = log_records(hw);
     out[0] = get_le(p, SATEMU_HELLO_REQUEST_BYTES) == SATEMU_PROTOCOL_VERSION
            ? SATEMU_STATUS_OK : SATEMU_STATUS_BAD_VERSION;
     uint8_t *o = put_le(out + 1, SATEMU_PROTOCOL_VERSION, 2);
-    o = put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0), 4);
-#define PUT_LIMIT(name, bytes) o = put_le(o, hw->limits.name, bytes);
+    o = put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0)
+                  | (limits.log_records ? SATEMU_CAP_FRAME_LOG : 0), 4);
+#define PUT_LIMIT(name, bytes) o = put_le(o, limits.name, bytes);
     SATEMU_LIMIT_LIST(PUT_LIMIT)
 #undef PUT_LIMIT
     return (size_t)(o - out);
@@ -341,6 +375,57 @@ static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *o
     return (size_t)(o - out);
 }
 
+/* log_count, live and 64 bits wide: the upper word before and after the lower one, again until
+ * both reads agree, so that a carry between the two words' reads is never half seen. */
+static uint64_t log_count(const struct satemu_hw *hw, int ch)
+{
+    uint32_t hi = hw->read(hw->ctx, ch, SATEMU_REG_LOG_COUNT + 1), lo, again;
+    for (;;) {
+        lo = hw->read(hw->ctx, ch, SATEMU_REG_LOG_COUNT);
+        again = hw->read(hw->ctx, ch, SATEMU_REG_LOG_COUNT + 1);
+        if (again == hi)
+            return (uint64_t)hi << 32 | lo;
+        hi = again;
+    }
+}
+
+/* READ_LOG: channel u8, first record u64, max records u8. Records count from the log's last
+ * clear; record r sits in slot r mod 2^log_bits of the channel's ring. */
+static size_t read_log(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
+{
+    int ch = p[0];
+    uint64_t ring = log_records(hw);
+    uint64_t count = log_count(hw, ch);
+    uint32_t lost = hw->read(hw->ctx, ch, SATEMU_REG_LOG_LOST);
+    uint64_t first = get_le(p + 1, 8);
+    /* The ring holds the last 2^log_bits records; older ones are overwritten. */
+    if (count > ring && first < count - ring)
+        first = count - ring;
+    uint64_t n = first < count ? count - first : 0;
+    if (n > p[9])
+        n = p[9];
+    if (n > SATEMU_READ_LOG_MAX)
+        n = SATEMU_READ_LOG_MAX;
+    uint8_t *o = out;
+    *o++ = SATEMU_STATUS_OK;
+    o = put_le(o, count, 8);
+    o = put_le(o, lost, 4);
+    o = put_le(o, first, 8);
+    *o++ = (uint8_t)n;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t at = hw->log[ch].base + 2u * (uint32_t)((first + i) & (ring - 1));
+        /* Word 1, word 0, word 1 again: a slot the channel overwrote between the reads is sent
+         * with word 1 as 0, no record (its valid bit is 0), which the host counts stale. */
+        uint64_t w1 = hw->mem_read(hw->ctx, at + 1);
+        uint64_t w0 = hw->mem_read(hw->ctx, at);
+        if (hw->mem_read(hw->ctx, at + 1) != w1)
+            w1 = 0;
+        o = put_le(o, w0, 8);
+        o = put_le(o, w1, 8);
+    }
+    return (size_t)(o - out);
+}
+
 /* Each request's payload: its length, and whether it starts with a channel (u8). */
 static const struct {
     uint8_t known, channel;
@@ -377,6 +462,16 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         if (!((hw->bod_mask >> p[0]) & 1))
             return status_only(out, SATEMU_STATUS_NO_BOD);
         return bod_trace(hw, p, out);
+    case SATEMU_OP_READ_LOG:
+        if (!has_log(hw, p[0]))
+            return status_only(out, SATEMU_STATUS_NO_LOG);
+        return read_log(hw, p, out);
+    case SATEMU_OP_CLEAR_LOG:
+        if (!log_records(hw))
+            return status_only(out, SATEMU_STATUS_NO_LOG);
+        /* Both channels' logs restart at slot 0 in the same cycle, with their rings kept. */
+        hw->log_ctl(hw->ctx, hw->log_bits | SATEMU_LOG_CLEAR);
+        return status_only(out, SATEMU_STATUS_OK);
     }
     return status_only(out, SATEMU_STATUS_BAD_OPCODE);     /* an op forms has but not here */
 }

@@ -9,7 +9,8 @@
 #include "hw.h"
 
 /* Starts the command layer: the profile in force is what the channels hold now (their reset
- * values at boot), nothing is staged. Call it once before the first request. */
+ * values at boot), nothing is staged; each channel with a frame log gets its ring and starts it
+ * empty (LOG_CLEAR). Call it once before the first request. */
 void satemu_requests_init(const struct satemu_hw *hw);
 
 /* Handles one request; writes the response payload (status byte first) to out, which holds

@@ -17,6 +17,13 @@ static uint32_t port_count(void *ctx, int ch, unsigned counter)
     (void)ctx;
     return regs[ch][0] * 3u + counter;
 }
+/* The DRAM under the frame-log rings: a word's value is made from its address. */
+static uint64_t mem_read(void *ctx, uint32_t word)
+{
+    (void)ctx;
+    return (uint64_t)word * 0x9e3779b97f4a7c15ull;
+}
+static void log_ctl(void *ctx, unsigned value) { (void)ctx; (void)value; }
 static const struct satemu_hw hw = {
     .read = rd, .write = wr, .commit = strobe, .stats = strobe, .port_count = port_count,
     .limits = { .f_clk = 75000000u, .queue_depth = 1024, .max_frame = 2048,
@@ -24,6 +31,8 @@ static const struct satemu_hw hw = {
                 .mem_wpc = 40000u },
     .delay_line = { { 0, 6u << 20 }, { 6u << 20, 6u << 20 } },
     .bod_mask = 1u << SATEMU_CHANNEL_RETURN, .bod_ring = 8, .counter_bits = 32,
+    .log_bits = 4, .log = { { 12u << 20, 32 }, { (12u << 20) + 32, 32 } },
+    .mem_read = mem_read, .log_ctl = log_ctl,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,6 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static uint8_t wire[SATEMU_MAX_ENCODED];
     struct satemu_frame f, g;
     regs[1][SATEMU_REG_BOD_COUNT] = 300;     /* a full BoD ring, so BOD_TRACE reads records */
+    regs[0][SATEMU_REG_LOG_COUNT] = 70;      /* wrapped log rings, so READ_LOG reads records */
+    regs[1][SATEMU_REG_LOG_COUNT + 1] = 1;
     satemu_deframer_init(&d);
     for (size_t i = 0; i < size; i++) {
         if (!satemu_deframe_byte(&d, data[i], &f))
@@ -53,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t resp[SATEMU_MAX_PAYLOAD];
         struct satemu_frame r = { seq, op, len, payload };
         size_t rn = satemu_handle(&hw, &r, resp);
-        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_PENDING)
+        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_NO_LOG)
             abort();
         if (!satemu_encode_frame(seq, (uint8_t)(op | SATEMU_RESPONSE_BIT), resp, rn, wire))
             abort();

@@ -7,6 +7,11 @@
 #include "requests.h"
 #include "satemu_board_gen.h"
 
+/* The DRAM and LOG_CTL, as main.c has them where the CPU reads the DRAM (HELLO only asks
+ * whether they exist). */
+static uint64_t mem_read(void *ctx, uint32_t word) { (void)ctx; return word; }
+static void log_ctl(void *ctx, unsigned value) { (void)ctx; (void)value; }
+
 /* As main.c has it, less the register access HELLO does not use. */
 static const struct satemu_hw hw = {
     .limits = SATEMU_BOARD_LIMITS,
@@ -14,6 +19,10 @@ static const struct satemu_hw hw = {
     .bod_mask = SATEMU_BOD_CHANNELS,
     .bod_ring = SATEMU_BOD_RING,
     .counter_bits = SATEMU_COUNTER_BITS,
+    .log_bits = SATEMU_LOG_BITS,
+    .log = SATEMU_BOARD_LOG_RINGS,
+    .mem_read = mem_read,
+    .log_ctl = log_ctl,
 };
 
 int main(void)
@@ -31,5 +40,9 @@ int main(void)
                (unsigned long)hw.delay_line[ch].words);
     printf("bod_mask %lu\nbod_ring %lu\ncounter_bits %lu\n", (unsigned long)hw.bod_mask,
            (unsigned long)hw.bod_ring, (unsigned long)hw.counter_bits);
+    printf("log_bits %lu\n", (unsigned long)hw.log_bits);
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        printf("log_ring %d %lu %lu\n", ch, (unsigned long)hw.log[ch].base,
+               (unsigned long)hw.log[ch].words);
     return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The firmware's command layer on the host: the profile checks against the shared vectors, and
  * every request against a register file that stands in for the two channels' register banks,
- * with a BoD statistics ring behind the return channel's bod_sel/bod_rec. Fields are named by
- * the generated enum satemu_field, so the same test runs against any declaration of them. */
+ * with a BoD statistics ring behind the return channel's bod_sel/bod_rec and a memory that
+ * holds each channel's frame-log ring. Fields are named by the generated enum satemu_field, so
+ * the same test runs against any declaration of them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "satemu_profile_vectors.h"
 #include "satemu_bod_vectors.h"
 #include "satemu_hello_vectors.h"
+#include "satemu_log_vectors.h"
 #include "satemu_write_vector.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -38,7 +40,31 @@ struct bank {
      * after each commit); a layout commit is kept out (STATUS bit 1) on channels not empty
      * (bit 2) or in `keep`. */
     unsigned hold, slow, keep, kept;
+    /* The frame log: each channel's ring in the memory, at log_rings[ch] (LOG_VEC_RING records,
+     * two words each); reads elsewhere are counted. The first read of word `torn_at` of channel
+     * `torn_ch`'s ring (a record's word 1), while `torn` is set, overwrites that record with
+     * `later`, as the channel would. */
+    uint64_t mem[2][2 * LOG_VEC_RING];
+    unsigned mem_reads, mem_outside;
+    int torn, torn_ch;
+    unsigned torn_at;
+    uint64_t later[2];
+    /* LOG_CTL writes to both channels at once: how many, and the last value. */
+    unsigned log_ctls, last_log_ctl;
+    int carry;                  /* the next read of log_count's lower word sees it carry */
 };
+
+/* The frame-log rings of the tests below: 2^LOG_BITS records each, at these DRAM words. */
+#define LOG_BITS 5u
+_Static_assert(LOG_VEC_RING == 1u << LOG_BITS, "the READ_LOG vectors' ring");
+static const uint32_t log_rings[2] = { 0x00001000u, 0x00802000u };
+
+static void set_log(struct bank *b, int ch, uint64_t count, uint32_t lost)
+{
+    b->regs[ch][SATEMU_REG_LOG_COUNT] = (uint32_t)count;
+    b->regs[ch][SATEMU_REG_LOG_COUNT + 1] = (uint32_t)(count >> 32);
+    b->regs[ch][SATEMU_REG_LOG_LOST] = lost;
+}
 
 static void set_bod(struct bank *b, uint32_t count, uint64_t start)
 {
@@ -59,6 +85,12 @@ static uint32_t rd(void *ctx, int ch, unsigned word)
         b->restart = 0;
         set_bod(b, 0, b->restart_start);
         return v;
+    }
+    if (word == SATEMU_REG_LOG_COUNT && b->carry) {     /* a record taken across the carry */
+        uint64_t count = (uint64_t)b->regs[ch][word + 1] << 32 | b->regs[ch][word];
+        b->carry = 0;
+        set_log(b, ch, count + 2, b->regs[ch][SATEMU_REG_LOG_LOST]);
+        return b->regs[ch][word];
     }
     if (word == SATEMU_REG_STATUS) {
         uint32_t v = b->regs[ch][word] | ((b->kept >> ch) & 1u) << 1 | (b->hold ? 1u : 0u);
@@ -82,6 +114,37 @@ static void commit(void *ctx, unsigned flags)
             b->kept |= 1u << ch;
 }
 static void stats(void *ctx, unsigned flags) { ((struct bank *)ctx)->stats |= flags; }
+static uint64_t mem_read(void *ctx, uint32_t word)
+{
+    struct bank *b = ctx;
+    b->mem_reads++;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        uint32_t at = word - log_rings[ch];
+        if (at >= 2 * LOG_VEC_RING)
+            continue;
+        uint64_t v = b->mem[ch][at];
+        if (b->torn && ch == b->torn_ch && at == b->torn_at) {
+            b->torn = 0;
+            b->mem[ch][at - 1] = b->later[0];
+            b->mem[ch][at] = b->later[1];
+        }
+        return v;
+    }
+    b->mem_outside++;
+    return 0xdeadbeefdeadbeefull;
+}
+/* LOG_CTL of both channels: the ring's bits, and with LOG_CLEAR their counts start again. */
+static void log_ctl(void *ctx, unsigned value)
+{
+    struct bank *b = ctx;
+    b->log_ctls++;
+    b->last_log_ctl = value;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        b->regs[ch][SATEMU_REG_LOG_CTL] = value & SATEMU_LOG_BITS_MAX;
+        if (value & SATEMU_LOG_CLEAR)
+            set_log(b, ch, 0, 0);
+    }
+}
 static uint32_t port_count(void *ctx, int ch, unsigned counter)
 {
     return counter == SATEMU_PORT_DROP_PREAMBLE ? ((struct bank *)ctx)->port[ch] : 0;
@@ -170,6 +233,112 @@ static int profile_is(const struct satemu_hw *hw, int ch, int which, const uint6
         if (get_u64(resp + 1 + 8 * i) != fields[i])
             return 0;
     return 1;
+}
+
+/* READ_LOG: the exact answers of the shared vectors, from rings that hold the case's state in
+ * the memory and log_count (two words) and log_lost in the registers, a torn record
+ * overwritten while it is read; then CLEAR_LOG, a count read across its carry, HELLO's view of
+ * the log, and the log set up by satemu_requests_init. */
+static void frame_log(struct satemu_hw *hw, struct bank *b)
+{
+    uint8_t resp[SATEMU_MAX_PAYLOAD];
+    size_t n;
+    struct satemu_hw box = *hw;
+    box.mem_read = mem_read;
+    box.log_ctl = log_ctl;
+    for (size_t i = 0; i < N(log_cases); i++) {
+        const struct satemu_hw *h = &box;
+        unsigned st = log_cases[i].state;
+        box.log_bits = log_cases[i].records[0] || log_cases[i].records[1] ? LOG_BITS : 0;
+        for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+            expect(!log_cases[i].records[ch] || log_cases[i].records[ch] == LOG_VEC_RING,
+                   "a vector's ring", (long)i);
+            box.log[ch].base = log_rings[ch];
+            box.log[ch].words = log_cases[i].records[ch] ? 2 * LOG_VEC_RING : 0;
+            for (unsigned s = 0; s < LOG_VEC_RING; s++) {
+                b->mem[ch][2 * s] = log_states[st].slots[s][0];
+                b->mem[ch][2 * s + 1] = log_states[st].slots[s][1];
+            }
+            set_log(b, ch, log_states[st].count, log_states[st].lost);
+        }
+        b->torn = log_cases[i].torn;
+        b->torn_ch = log_cases[i].req_len ? log_cases[i].req[0] : 0;
+        b->torn_at = 2 * (unsigned)(log_cases[i].torn_record % LOG_VEC_RING) + 1;
+        b->later[0] = log_cases[i].later[0];
+        b->later[1] = log_cases[i].later[1];
+        b->mem_outside = b->log_ctls = 0;
+        n = request(h, SATEMU_OP_READ_LOG, log_cases[i].req, log_cases[i].req_len, resp);
+        int same = n == log_cases[i].resp_len && !memcmp(resp, log_cases[i].resp, n);
+        if (!same)
+            printf("  log case %zu: %zu bytes, status %u\n", i, n, resp[0]);
+        expect(same, "read log", (long)i);
+        expect(!b->mem_outside && !b->torn && !b->log_ctls, "read log: the ring only", (long)i);
+    }
+
+    /* A count read across the carry of its lower word: never half of each. */
+    box.log_bits = LOG_BITS;
+    box.log[1].words = 2 * LOG_VEC_RING;
+    set_log(b, 1, 0x1ffffffffull, 7);
+    b->carry = 1;
+    uint8_t req[SATEMU_READ_LOG_REQUEST_BYTES] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+    n = request(&box, SATEMU_OP_READ_LOG, req, sizeof(req), resp);
+    expect(n == 1 + SATEMU_READ_LOG_HEAD_BYTES && resp[0] == SATEMU_STATUS_OK
+           && get_u64(resp + 1) == 0x200000001ull && get_u32(resp + 9) == 7 && !b->carry,
+           "log count across a carry", 0);
+
+    /* CLEAR_LOG: one write of LOG_CLEAR with the ring's bits, to both channels at once. */
+    memset(b->regs, 0, sizeof(b->regs));
+    set_log(b, 0, 45, 3);
+    set_log(b, 1, 10, 1);
+    b->log_ctls = 0;
+    n = request(&box, SATEMU_OP_CLEAR_LOG, req, 0, resp);
+    expect(n == 1 && resp[0] == SATEMU_STATUS_OK && b->log_ctls == 1
+           && b->last_log_ctl == (LOG_BITS | SATEMU_LOG_CLEAR), "clear log", 0);
+    n = request(&box, SATEMU_OP_READ_LOG, req, sizeof(req), resp);
+    expect(n == 1 + SATEMU_READ_LOG_HEAD_BYTES && get_u64(resp + 1) == 0 && get_u32(resp + 9) == 0
+           && resp[21] == 0, "read log after the clear", 0);
+    expect(request(&box, SATEMU_OP_CLEAR_LOG, req, 1, resp) == 1
+           && resp[0] == SATEMU_STATUS_BAD_LENGTH && b->log_ctls == 1, "clear log, long", 0);
+    box.log_bits = 0;
+    expect(request(&box, SATEMU_OP_CLEAR_LOG, req, 0, resp) == 1
+           && resp[0] == SATEMU_STATUS_NO_LOG && b->log_ctls == 1, "clear log, no log", 0);
+    box.log_bits = LOG_BITS;
+    box.mem_read = NULL;                       /* the CPU cannot read the rings: no log */
+    expect(request(&box, SATEMU_OP_CLEAR_LOG, req, 0, resp) == 1
+           && resp[0] == SATEMU_STATUS_NO_LOG && b->log_ctls == 1, "clear log, no memory", 0);
+    expect(request(&box, SATEMU_OP_READ_LOG, req, sizeof(req), resp) == 1
+           && resp[0] == SATEMU_STATUS_NO_LOG, "read log, no memory", 0);
+
+    /* HELLO: FRAME_LOG and the ring's records, only where the firmware can read the rings. */
+    uint8_t ver[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
+    box.bod_mask = 0;
+    n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS
+           && get_u32(resp + 35) == 0, "hello without a log", 0);
+    box.mem_read = mem_read;
+    n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES
+           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG)
+           && get_u32(resp + 35) == LOG_VEC_RING, "hello with a log", 0);
+    box.log_bits = SATEMU_LOG_BITS_MAX + 1;
+    n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
+    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + 35) == 0, "hello, log_bits too big", 0);
+
+    /* At the start each channel with a log gets its ring, enabled and empty; one without none. */
+    box.log_bits = LOG_BITS;
+    box.log[1].words = 0;
+    memset(b->regs, 0, sizeof(b->regs));
+    b->regs[0][SATEMU_REG_STATUS] = b->regs[1][SATEMU_REG_STATUS] = 4;
+    satemu_requests_init(&box);
+    uint32_t zero[SATEMU_REG_WORDS] = { 0 };
+    zero[SATEMU_REG_STATUS] = 4;
+    expect(b->regs[0][SATEMU_REG_LOG_BASE] == log_rings[0]
+           && b->regs[0][SATEMU_REG_LOG_CTL] == (LOG_BITS | SATEMU_LOG_CLEAR)
+           && !memcmp(b->regs[1], zero, sizeof(zero)), "init sets the log up", 0);
+    b->regs[0][SATEMU_REG_LOG_BASE] = b->regs[0][SATEMU_REG_LOG_CTL] = 0;
+    expect(!memcmp(b->regs[0], zero, sizeof(zero)), "init writes nothing else", 0);
+    memset(b->regs, 0, sizeof(b->regs));
+    b->log_ctls = 0;
 }
 
 /* The box of the tests below (the profile vectors bring their own). */
@@ -445,11 +614,17 @@ int main(void)
     hw.bod_mask = BOD_VEC_BOD_MASK;
     hw.limits.mem_wpc = 0;
 
-    /* HELLO: the exact answers of the shared vectors, from the box parameters they name. */
+    /* HELLO: the exact answers of the shared vectors, from the box parameters they name (a
+     * frame log of log_records records: log_bits their logarithm). */
     for (size_t i = 0; i < N(hello_cases); i++) {
         struct satemu_hw box = hw;
         box.limits = hello_cases[i].limits;
         box.bod_mask = hello_cases[i].bod_mask;
+        uint32_t records = hello_cases[i].limits.log_records;
+        box.log_bits = records ? (uint32_t)__builtin_ctz(records) : 0;
+        box.mem_read = mem_read;
+        box.log_ctl = log_ctl;
+        box.limits.log_records = 12345;      /* HELLO reports what log_bits gives */
         n = request(&box, SATEMU_OP_HELLO, hello_cases[i].req, hello_cases[i].req_len, resp);
         expect(n == hello_cases[i].resp_len && !memcmp(resp, hello_cases[i].resp, n),
                "hello vector", (long)i);
@@ -481,6 +656,7 @@ int main(void)
                                          0, 0, 0, 0, 0 };
     expect(n == sizeof(restarted) && !memcmp(resp, restarted, n), "bod trace across a restart", 0);
 
+    frame_log(&hw, &bank);
     commit_rules(&hw, &bank, ok->fields);
 
     /* RESET_STATS clears both channels at once, the MAC's counts by a baseline. */

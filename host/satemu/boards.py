@@ -77,7 +77,10 @@ class Board:
     first, ``delay_line_base``); ``mem_wpc`` is the throughput the board guarantees each of them
     with both busy, in words per 65536 cycles (0: not limited), which its firmware enforces.
     ``dram`` names the DRAM chip (a ``litedram.modules`` class) and ``dram_rate`` LiteDRAM's
-    clock ratio for it."""
+    clock ratio for it. A board whose channels have the frame log (``channel.frame_log``) keeps
+    each channel's ring of ``log_words`` words (``log_words // 2`` records, a power of two) in
+    the DRAM's lower half, which the CPU does not use otherwise (forward first, ``log_base``);
+    the firmware reads the rings there for READ_LOG."""
 
     name: str
     title: str
@@ -92,6 +95,7 @@ class Board:
     dram_rate: str
     programmer: Programmer | None = None     # None: nothing to flash (the simulated board)
     bitstream: Bitstream | None = None       # None: no bitstream (the simulated board)
+    log_words: int = 0                       # each channel's frame-log ring (0: no log)
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (its number or its name)."""
@@ -102,19 +106,34 @@ class Board:
         first (the lower half is the CPU's main RAM, which the firmware does not use)."""
         return (2 + channel) * self.mem_words
 
+    def log_base(self, channel: int) -> int:
+        """The first word of channel ``channel``'s frame-log ring: the DRAM's lower half,
+        forward first."""
+        return channel * self.log_words
+
+    @property
+    def log_bits(self) -> int:
+        """The ring's records as a power of two (LOG_CTL's bits; 0: no log)."""
+        return (self.log_words // 2).bit_length() - 1 if self.log_words else 0
+
     @property
     def hardware(self) -> Hardware:
         """The board as its firmware reports itself (HELLO): what ``load`` checks profiles
         against on it."""
         return Hardware(f_clk=self.f_clk, mem_words=self.mem_words, port_bps=self.port_bps,
                         params=self.channel, bod_channels=self.bod_channels,
-                        mem_wpc=self.mem_wpc)
+                        mem_wpc=self.mem_wpc, log_records=self.log_words // 2)
 
 
 def _board(board: Board) -> tuple[str, Board]:
     for name in board.bod_channels:
         if name not in CHANNEL_NAMES:
             raise ValueError(f"{board.name}: no channel {name!r}")
+    records = board.log_words // 2
+    if board.channel.frame_log != (records > 0) or records & (records - 1) \
+            or board.log_words % 2 or board.log_words > board.mem_words:
+        raise ValueError(f"{board.name}: the frame log needs channel.frame_log and a ring of a "
+                         f"power of two records, two words each, in the DRAM's lower half")
     return board.name, board
 
 
@@ -130,8 +149,12 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # line-rate bursts of that wire (docs/architecture.md, "The simulated board").
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22, mem_wpc=0,
-          channel=ChannelParams(ingress_beats=4096, **MAC_PORT), bod_channels=("return",),
-          cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1"),
+          channel=ChannelParams(ingress_beats=4096, frame_log=True, **MAC_PORT),
+          bod_channels=("return",),
+          cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
+          # Frame-log rings of 2^12 records: what its UART reads in a test's time, and small
+          # enough that a test wraps them (docs/architecture.md, "The frame log").
+          log_words=1 << 13),
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
     # VexRiscv minimal to leave the LUTs to the channels, a BoD ring of 512 superframes to save
     # block RAM; mem_wpc is 90% of the lowest throughput bench/bench_datapath.py measured

@@ -168,6 +168,9 @@ class Device:
                               f"{Verdict(P.Status.THROUGHPUT, 0, need, 0, have).explain()}")
         if status == P.Status.NO_BOD:
             raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
+        if status == P.Status.NO_LOG:
+            raise DeviceError("this board's gateware has no frame log (a build option the "
+                              "board leaves out)")
         if status == P.Status.BUSY:
             raise DeviceError("the box is still applying the previous commit; try again")
         if status == P.Status.INCOMPLETE:
@@ -197,8 +200,9 @@ class Device:
         return self.info
 
     def hardware(self) -> Hardware:
-        """The box's hardware as it reports itself (HELLO): its limits, and the BOD capability,
-        which means the return channel has the BoD block. ``load`` checks profiles against it."""
+        """The box's hardware as it reports itself (HELLO): its limits (with the records of its
+        frame-log rings, 0 without a log), and the BOD capability, which means the return
+        channel has the BoD block. ``load`` checks profiles against it."""
         info = self.info or self.hello()
         bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
         return Hardware.from_limits(info, bod)
@@ -258,6 +262,11 @@ class Device:
     def reset_stats(self) -> None:
         self.call(P.Op.RESET_STATS)
 
+    def clear_log(self) -> None:
+        """Clears both channels' frame logs at once (CLEAR_LOG): their counts start from 0 and
+        their rings from slot 0."""
+        self.call(P.Op.CLEAR_LOG)
+
     def bod_trace(self, first: int = 0, max_records: int = P.BOD_TRACE_MAX,
                   channel: int = P.CHANNEL_RETURN) -> BodTrace:
         """The BoD records from superframe ``first`` up to the newest, ``max_records`` per request
@@ -299,3 +308,37 @@ class Device:
             want = got + len(records)
             if not records or want >= trace.count:
                 return trace
+
+    def read_log(self, channel: int,
+                 first: int = 0) -> tuple[int, int, int, list[tuple[int, int]]]:
+        """``channel``'s frame-log records (READ_LOG, ``READ_LOG_MAX`` a request) from record
+        ``first`` (records count from the log's last clear), or from the oldest its ring holds
+        if that is later, up to the ``log_count`` of the first answer: (log_count, log_lost, the
+        first record's number, the records as (word 0, word 1)), record ``first + i`` the i-th.
+        Not each is that record: one the ring overwrote before it was asked for is (0, 0) and
+        one the box saw overwritten while it read it has word 1 = 0 (no record: ``satemu.
+        framelog_model.unpack`` gives None), and one overwritten between the box's count and
+        its read shows a later lap; the caller checks each one's lap, as ``framelog_model.
+        read_ring`` does. A log cleared meanwhile (its count falls) is read anew."""
+        while True:
+            records: list[tuple[int, int]] = []
+            want, start, count, lost, last = first, None, 0, 0, 0
+            while True:
+                request = P.READ_LOG_REQUEST.pack(channel, want, P.READ_LOG_MAX)
+                rest = self.call(P.Op.READ_LOG, request)
+                try:
+                    now, dropped, got, words = P.decode_read_log(rest)
+                except P.ProtocolError as e:
+                    raise DeviceError(f"{self.url}: {e}") from None
+                if now < last:                  # cleared since the last answer
+                    break
+                last = now
+                if start is None:
+                    start, count, lost = got, now, dropped
+                    want = got
+                # Records the ring overwrote before they were asked for: none, in their place.
+                records += [(0, 0)] * max(0, min(got, count) - want)
+                records += words[:max(0, count - got)]
+                want = start + len(records)
+                if not words or want >= count:
+                    return count, lost, start, records

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -44,6 +44,8 @@ class Op(enum.IntEnum):
     RESET_STATS = 0x06    # payload: none → status; clears both channels at once
     BOD_TRACE = 0x07      # payload: BOD_TRACE_REQUEST → BOD_TRACE_HEAD, then n BoD records
     LINK_STATS = 0x08     # payload: none → LINK_STATS_FIELDS, u32 each: the control link's
+    READ_LOG = 0x09       # payload: READ_LOG_REQUEST → READ_LOG_HEAD, then n frame-log records
+    CLEAR_LOG = 0x0A      # payload: none → status; clears both channels' frame logs at once
 
 
 class Status(enum.IntEnum):
@@ -61,11 +63,13 @@ class Status(enum.IntEnum):
     INCOMPLETE = 10       # + each channel's staged generation u32: COMMIT of a load not staged
     LAYOUT_BUSY = 11      # + channel mask u8: BoD settings change while those hold frames
     PENDING = 12          # + channel mask u8: committed, but those channels' BoD part not yet
+    NO_LOG = 13           # the channel (READ_LOG) or the box (CLEAR_LOG) has no frame log
 
 
 class Capability(enum.IntFlag):
     CHANNELS = 1 << 0     # two link channels (forward, return)
     BOD = 1 << 1          # some channel (on the SoC: the return channel) has a BoD block
+    FRAME_LOG = 1 << 2    # the channels have a frame log (READ_LOG, CLEAR_LOG)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
@@ -75,9 +79,11 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # HELLO reports them, in this order after the version (u16) and the capabilities (u32): the
 # field and its ``struct`` format. ``mem_words``: delay-line words per channel; ``mem_wpc``: the
 # delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
-# cycles (0: not limited). ``satemu.validate.Hardware`` is the host's view of them.
+# cycles (0: not limited); ``log_records``: the records each channel's frame-log ring holds, a
+# power of two (0: no frame log). ``satemu.validate.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("max_frame", "H"),
-                ("latency_floor", "I"), ("mem_words", "I"), ("port_bps", "Q"), ("mem_wpc", "I"))
+                ("latency_floor", "I"), ("mem_words", "I"), ("port_bps", "Q"), ("mem_wpc", "I"),
+                ("log_records", "I"))
 # HELLO's request: the host's protocol version (u16).
 HELLO_REQUEST = struct.Struct("<H")
 # HELLO's answer after the status byte.
@@ -217,6 +223,7 @@ class Deframer:
 # Message payloads. Integers are little-endian.
 
 from .bod_model import BodRecord, unpack_record  # noqa: E402
+from .framelog_model import RECORD_WORDS as LOG_RECORD_WORDS  # noqa: E402
 from .regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
 
 # The profile fields a host sends, in this order, each as u64. The memory region (mem_base,
@@ -260,6 +267,23 @@ BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max
 BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
 
+# READ_LOG: records of a channel's frame log (satemu.framelog_model), which the channel writes
+# into a ring of ``ring`` (LIMIT_FIELDS' log_records) records in the DRAM. Records are numbered
+# from 0 since the log's last clear (CLEAR_LOG, and the firmware's start); record n sits in slot
+# n mod ring and carries the lap (n div ring) mod 2^10. The head carries ``log_count`` (records
+# the memory has taken since the clear) and ``log_lost`` (records lost: the log's buffer was
+# full). The answer starts at the requested record or at the oldest one the ring still holds
+# (``log_count - ring``), whichever is later, and carries as many records as were asked for,
+# exist and fit the payload, each its two 64-bit words. The firmware reads a record's word 1,
+# then word 0, then word 1 again: when the two reads of word 1 differ (the channel overwrote the
+# slot meanwhile) it sends word 1 as 0, which is not a record (its ``valid`` bit is 0), and the
+# host counts it stale. A slot overwritten between the count's read and the record's (its lap
+# is a later one) the host tells by the lap, and counts stale too.
+READ_LOG_REQUEST = struct.Struct("<BQB")       # channel, first record, max records
+READ_LOG_HEAD = struct.Struct("<QIQB")         # log_count, log_lost, first record returned, n
+LOG_RECORD = struct.Struct("<" + "Q" * LOG_RECORD_WORDS)    # word 0, word 1
+LOG_RECORD_BYTES = LOG_RECORD.size
+
 # LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
 # then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
 LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
@@ -267,29 +291,35 @@ LINK_STATS = struct.Struct("<" + "I" * len(LINK_STATS_FIELDS))
 
 # Every request's payload, by opcode: HELLO the host's version; GET_PROFILE a channel and which
 # profile; GET_STATS a channel; SET_PROFILE a channel, the generation and every profile field;
-# COMMIT its flags and the generation; RESET_STATS and LINK_STATS nothing; BOD_TRACE a channel,
-# the first superframe and the most records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The firmware's
-# table of request lengths is generated from these (satemu.gen_c).
+# COMMIT its flags and the generation; RESET_STATS, LINK_STATS and CLEAR_LOG nothing; BOD_TRACE
+# a channel, the first superframe and the most records; READ_LOG a channel, the first record and
+# the most records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The
+# firmware's table of request lengths is generated from these (satemu.gen_c).
 CHANNEL_REQUEST = struct.Struct("<B")
 EMPTY_REQUEST = struct.Struct("<")
 REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
             Op.SET_PROFILE: SET_PROFILE_REQUEST, Op.COMMIT: COMMIT_REQUEST,
             Op.GET_STATS: CHANNEL_REQUEST, Op.RESET_STATS: EMPTY_REQUEST,
-            Op.BOD_TRACE: BOD_TRACE_REQUEST, Op.LINK_STATS: EMPTY_REQUEST}
-REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE})
+            Op.BOD_TRACE: BOD_TRACE_REQUEST, Op.LINK_STATS: EMPTY_REQUEST,
+            Op.READ_LOG: READ_LOG_REQUEST, Op.CLEAR_LOG: EMPTY_REQUEST}
+REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE,
+                             Op.READ_LOG})
 assert set(REQUESTS) == set(Op)
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
+READ_LOG_MAX = (MAX_PAYLOAD - 1 - READ_LOG_HEAD.size) // LOG_RECORD_BYTES     # records per answer
 
 
 def hello_answer(request: bytes, limits: dict[str, int], bod_mask: int) -> bytes:
     """The firmware's answer (status byte first) to the HELLO request payload ``request``, from a
     box whose limits are ``limits`` (the values of ``LIMIT_FIELDS``) and whose channels with a
     BoD block are the bits of ``bod_mask``: the reference for the shared vectors. Any version
-    but ours is answered BAD_VERSION, with the same body, so the host can say which it is."""
+    but ours is answered BAD_VERSION, with the same body, so the host can say which it is. A
+    box with a frame log (``log_records`` not 0) announces FRAME_LOG."""
     if len(request) != HELLO_REQUEST.size:
         return bytes([Status.BAD_LENGTH])
     (version,) = HELLO_REQUEST.unpack(request)
-    caps = Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
+    caps = (Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
+            | (Capability.FRAME_LOG if limits["log_records"] else 0))
     status = Status.OK if version == PROTOCOL_VERSION else Status.BAD_VERSION
     return bytes([status]) + HELLO_RESPONSE.pack(PROTOCOL_VERSION, caps,
                                                  *(limits[name] for name, _ in LIMIT_FIELDS))
@@ -336,3 +366,54 @@ def decode_bod_trace(rest: bytes) -> tuple[int, int, int, list[BodRecord]]:
         at = BOD_TRACE_HEAD.size + i * BOD_RECORD_BYTES
         records.append(unpack_record(int.from_bytes(rest[at:at + BOD_RECORD_BYTES], "little")))
     return count, start, first, records
+
+
+def read_log_window(count: int, ring: int, first: int, max_records: int) -> tuple[int, int]:
+    """(first record, number of records) the firmware answers a READ_LOG request with, when the
+    log's memory has taken ``count`` records into a ring of ``ring`` records."""
+    first = max(first, count - ring)
+    return first, max(0, min(max_records, count - first, READ_LOG_MAX))
+
+
+def read_log_answer(request: bytes, log_records, count, lost, read_words) -> bytes:
+    """The firmware's answer (status byte first) to the READ_LOG request payload ``request``:
+    the reference for the shared vectors and for fakes of a box. ``log_records`` is the records
+    each channel's ring holds (one number for both, or one per channel; 0: no log there),
+    ``count(channel)`` reads its ``log_count``, ``lost(channel)`` its ``log_lost`` (in this
+    order) and ``read_words(channel, n)`` gives record ``n``'s two words as the firmware sends
+    them (word 1 as 0 where its two reads of it differed)."""
+    if len(request) != READ_LOG_REQUEST.size:
+        return bytes([Status.BAD_LENGTH])
+    channel, first, max_records = READ_LOG_REQUEST.unpack(request)
+    if channel > CHANNEL_RETURN:
+        return bytes([Status.BAD_CHANNEL])
+    ring = log_records if isinstance(log_records, int) else log_records[channel]
+    if not ring:
+        return bytes([Status.NO_LOG])
+    recorded, dropped = count(channel), lost(channel)
+    first, n = read_log_window(recorded, ring, first, max_records)
+    out = bytearray([Status.OK]) + READ_LOG_HEAD.pack(recorded, dropped, first, n)
+    for i in range(n):
+        out += LOG_RECORD.pack(*read_words(channel, first + i))
+    return bytes(out)
+
+
+def clear_log_answer(request: bytes, log_records: int) -> bytes:
+    """The firmware's answer to CLEAR_LOG on a box whose rings hold ``log_records`` records
+    (0: no frame log): it clears both channels' logs in one write."""
+    if len(request) != EMPTY_REQUEST.size:
+        return bytes([Status.BAD_LENGTH])
+    return bytes([Status.OK if log_records else Status.NO_LOG])
+
+
+def decode_read_log(rest: bytes) -> tuple[int, int, int, list[tuple[int, int]]]:
+    """(log_count, log_lost, first record, records as (word 0, word 1)) from a READ_LOG answer
+    after its status byte."""
+    if len(rest) < READ_LOG_HEAD.size:
+        raise ProtocolError(f"READ_LOG answer of {len(rest)} bytes is too short")
+    count, lost, first, n = READ_LOG_HEAD.unpack_from(rest)
+    if len(rest) != READ_LOG_HEAD.size + n * LOG_RECORD_BYTES:
+        raise ProtocolError(f"READ_LOG answer of {len(rest)} bytes does not hold {n} records")
+    return count, lost, first, [LOG_RECORD.unpack_from(rest, READ_LOG_HEAD.size
+                                                       + i * LOG_RECORD_BYTES)
+                                for i in range(n)]

@@ -49,6 +49,7 @@ class Hardware:
     params: ChannelParams = ChannelParams()
     bod_channels: tuple[str, ...] = ("return",)
     mem_wpc: int = 0
+    log_records: int = 0        # each channel's frame-log ring, records (0: no frame log)
 
     @property
     def bod_mask(self) -> int:
@@ -65,7 +66,8 @@ class Hardware:
         p = self.params
         values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth, "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
-                  "port_bps": self.port_bps, "mem_wpc": self.mem_wpc}
+                  "port_bps": self.port_bps, "mem_wpc": self.mem_wpc,
+                  "log_records": self.log_records}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -73,10 +75,11 @@ class Hardware:
         """The hardware a box reports: ``limits`` holds the values of ``protocol.LIMIT_FIELDS``
         (HELLO's answer)."""
         params = ChannelParams(queue_depth=limits["queue_depth"], max_frame=limits["max_frame"],
-                               latency_floor=limits["latency_floor"])
+                               latency_floor=limits["latency_floor"],
+                               frame_log=limits.get("log_records", 0) > 0)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
                    port_bps=limits["port_bps"], params=params, bod_channels=bod_channels,
-                   mem_wpc=limits["mem_wpc"])
+                   mem_wpc=limits["mem_wpc"], log_records=limits.get("log_records", 0))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Mapping, Sequence
 
 from satemu import protocol as P
 from satemu.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
-                          profile_vectors_header, proto_header, vectors_header)
+                          log_vectors_header, profile_vectors_header, proto_header,
+                          vectors_header)
 from satemu.params import ChannelRegs
 from satemu.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
 from satemu.validate import Hardware, validate
@@ -91,6 +92,7 @@ def write_headers(out: Path, profile_fields: Sequence[Field] | None = None,
              "satemu_vectors.h": vectors_header(VECTORS),
              "satemu_bod_vectors.h": bod_vectors_header(VECTORS["bod_trace"]),
              "satemu_hello_vectors.h": hello_vectors_header(VECTORS["hello"]),
+             "satemu_log_vectors.h": log_vectors_header(VECTORS["read_log"]),
              "satemu_profile_vectors.h": profile_vectors_header(
                  [*PROFILE_CASES, *extra_cases], profile_fields),
              "satemu_write_vector.h": write_vector_header(fields, regmap or REGMAP)}

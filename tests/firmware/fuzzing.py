@@ -9,7 +9,7 @@ Targets (firmware/tests/):
 - ``fuzz_stream``: one deframer for the whole run, never reset, checked against a model of the
   stream (partial frames, garbage and resynchronisation across inputs);
 - ``fuzz_hw``: the command layer on hardware the input chooses: every limit, the delay lines,
-  the BoD mask and ring, and what each register read returns.
+  the BoD mask and ring, the frame log's rings, and what each register and DRAM read returns.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def _requests() -> list[tuple[int, bytes]]:
     out.append((P.Op.COMMIT, b"\0" + b"\1" * (P.REQUESTS[P.Op.COMMIT].size - 1)))
     out.append((P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(P.CHANNEL_RETURN, 280,
                                                          P.BOD_TRACE_MAX)))
+    out.append((P.Op.READ_LOG, P.READ_LOG_REQUEST.pack(P.CHANNEL_RETURN, 0, P.READ_LOG_MAX)))
     for op, form in P.REQUESTS.items():
         if op not in dict(out):
             payload = bytearray(form.size)
@@ -81,17 +82,21 @@ def _requests() -> list[tuple[int, bytes]]:
 
 
 def _box(limits: dict[str, int], bod_mask: int, *, mem: int = 6 << 20, ring: int = 32,
-         counter_bits: int = 32, flags: int = 0) -> bytes:
+         counter_bits: int = 32, log_bits: int = 5, flags: int = 0) -> bytes:
     """fuzz_hw's box (firmware/tests/fuzz_hw.c): the limits in HELLO's order, each channel's
-    delay line one after the other, bod_mask, bod_ring, counter_bits, flags, then the link's
+    delay line one after the other, then each channel's frame-log ring (2 << log_bits words,
+    below the delay lines), bod_mask, bod_ring, counter_bits, log_bits, flags, then the link's
     counts (1, 2, ...)."""
     out = b"".join(limits[name].to_bytes(struct.calcsize(fmt), "little")
                    for name, fmt in P.LIMIT_FIELDS)
     for ch in range(len(P.CHANNEL_NAMES)):
         out += (ch * mem).to_bytes(4, "little") + mem.to_bytes(4, "little")
+    log = (2 << log_bits) & 0xFFFF_FFFF
+    for ch in range(len(P.CHANNEL_NAMES)):
+        out += (ch * log & 0xFFFF_FFFF).to_bytes(4, "little") + log.to_bytes(4, "little")
     counts = b"".join(n.to_bytes(4, "little") for n in range(1, len(P.LINK_STATS_FIELDS)))
     return (out + bod_mask.to_bytes(4, "little") + ring.to_bytes(4, "little")
-            + bytes([counter_bits, flags]) + counts)
+            + bytes([counter_bits, log_bits, flags]) + counts)
 
 
 def seed(target: str, corpus: Path) -> int:
@@ -116,8 +121,10 @@ def seed(target: str, corpus: Path) -> int:
     else:
         boxes = [_box(c, c["bod_mask"]) for c in VECTORS["hello"]]
         ones = {name: (1 << 8 * struct.calcsize(fmt)) - 1 for name, fmt in P.LIMIT_FIELDS}
-        boxes += [_box(ones, 0xFFFF_FFFF, mem=0xFFFF_FFFF, ring=0xFFFF_FFFF, counter_bits=255),
-                  _box(dict.fromkeys(ones, 0), 0, mem=0, ring=0, counter_bits=0, flags=3)]
+        boxes += [_box(ones, 0xFFFF_FFFF, mem=0xFFFF_FFFF, ring=0xFFFF_FFFF, counter_bits=255,
+                       log_bits=255),
+                  _box(dict.fromkeys(ones, 0), 0, mem=0, ring=0, counter_bits=0, log_bits=0,
+                       flags=7)]
         # Each request in its form's length (form byte 0).
         stream = b"".join(bytes([op, 0]) + payload for op, payload in requests)
         stream += b"\0\0"                # the end of the requests

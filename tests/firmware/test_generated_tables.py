@@ -109,7 +109,7 @@ def test_added_profile_field(monkeypatch):
     spare = R.Field("spare", 12, "cfg", "a field the test adds")
     at = [f.name for f in R.CFG_FIELDS].index("overhead") + 1
     cfg = [*R.CFG_FIELDS[:at], spare, *R.CFG_FIELDS[at:]]
-    regmap = R._layout([cfg, R.CTL_FIELDS, R.STAT_FIELDS, R.LIVE_FIELDS])
+    regmap = R._layout([cfg, R.CTL_FIELDS, R.STAT_FIELDS, R.LIVE_FIELDS, R.LOG_FIELDS])
     fields = [regmap[f.name] for f in cfg if f.name not in ("mem_base", "mem_size")]
     assert regmap["delay"].offset == R.REGMAP["delay"].offset + 1
     assert regmap["bod_rec"].offset == R.REGMAP["bod_rec"].offset + 1
@@ -154,8 +154,9 @@ def test_register_image_catches_a_swap():
                          + [("versa-ecp5", 0)])
 def test_board_header(name, mem_wpc):
     """A board's header, as main.c uses it: HELLO reports the board's limits (``mem_wpc``
-    replacing its guarantee when given), each channel's delay line is where ``satemu.boards``
-    puts it, and the BoD channels, ring and counter width are the board's."""
+    replacing its guarantee when given) and frame log, each channel's delay line and log ring
+    are where ``satemu.boards`` puts them, and the BoD channels, ring and counter width are the
+    board's."""
     board = BOARDS[name]
     out = BUILD / f"board-{name}-{mem_wpc}"
     paths = write_firmware_headers(out, board, mem_wpc)
@@ -171,7 +172,10 @@ def test_board_header(name, mem_wpc):
         *(f"delay_line {ch} {board.delay_line_base(ch)} {board.mem_words}"
           for ch in range(len(P.CHANNEL_NAMES))),
         f"bod_mask {board.hardware.bod_mask}", f"bod_ring {board.channel.bod_ring}",
-        f"counter_bits {board.channel.counter_bits}"]
+        f"counter_bits {board.channel.counter_bits}", f"log_bits {board.log_bits}",
+        *(f"log_ring {ch} {board.log_base(ch)} {board.log_words}"
+          for ch in range(len(P.CHANNEL_NAMES)))]
+    assert (1 << board.log_bits if board.log_words else 0) == hw.log_records
 
 
 def test_headers_written_only_when_changed():

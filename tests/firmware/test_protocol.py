@@ -11,6 +11,7 @@ import pytest
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOURCES, VECTORS,
                            compile_c, run_command_layer, write_headers)
 import fuzzing
+from satemu import framelog_model as L
 from satemu import protocol as P
 from satemu.bod_model import unpack_record
 from satemu.params import ChannelRegs
@@ -94,15 +95,81 @@ def test_hello_matches_vectors():
         info = dict(zip(P.HELLO_FIELDS, P.HELLO_RESPONSE.unpack(answer[1:])))
         assert info.pop("version") == P.PROTOCOL_VERSION
         assert info.pop("capabilities") == P.Capability.CHANNELS | (
-            P.Capability.BOD if c["bod_mask"] else 0)
+            P.Capability.BOD if c["bod_mask"] else 0) | (
+            P.Capability.FRAME_LOG if c["log_records"] else 0)
         assert info == {k: c[k] for k in info}
     assert {c["mem_wpc"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
+    assert {c["log_records"] for c in VECTORS["hello"]} >= {0, 1 << 31}
+
+
+def _read_words(log: dict, case: dict):
+    """The firmware's reads of a READ_LOG vector's ring (protocol.read_log_answer's
+    ``read_words``): word 1, word 0, word 1 again, the channel overwriting the case's torn
+    record with ``later`` right after the first read of its word 1."""
+    ring, state = log["ring"], log["states"][case["state"]]
+    memory = [list(w) for w in state["slots"]]
+
+    def read_words(channel, n):
+        assert state["count"] - ring <= n < state["count"]
+        slot = memory[n % ring]
+        w1 = slot[1]
+        if n == case["torn"]:
+            slot[:] = case["later"]
+        return slot[0], w1 if slot[1] == w1 else 0
+    return read_words
+
+
+def test_read_log_matches_vectors():
+    """The Python reference of the firmware's READ_LOG answer and the host's decoder against the
+    shared vectors (the C side answers them in test_firmware_command_layer): the window, the
+    records as the ring holds them (each one's lap that of its number), a torn record's word 1
+    as 0, and every refusal."""
+    log = VECTORS["read_log"]
+    ring = log["ring"]
+    statuses = {}
+    for c in log["cases"]:
+        state = log["states"][c["state"]]
+        request, response = bytes.fromhex(c["request"]), bytes.fromhex(c["response"])
+        got = P.read_log_answer(request, c["log_records"], lambda ch: state["count"],
+                                lambda ch: state["lost"], _read_words(log, c))
+        assert got == response, c
+        statuses[P.Status(response[0])] = statuses.get(P.Status(response[0]), 0) + 1
+        if response[0] != P.Status.OK:
+            continue
+        count, lost, first, records = P.decode_read_log(response[1:])
+        channel, want, most = P.READ_LOG_REQUEST.unpack(request)
+        assert (count, lost) == (state["count"], state["lost"])
+        assert (first, len(records)) == P.read_log_window(count, ring, want, most)
+        assert first == max(want, count - ring)
+        assert len(records) == min(most, max(0, count - first), P.READ_LOG_MAX)
+        for n, (w0, w1) in enumerate(records, first):
+            rec = L.unpack(w0, w1)
+            if n == c["torn"]:
+                assert rec is None and w1 == 0          # the host counts it stale
+                continue
+            assert [w0, w1] == state["slots"][n % ring]
+            assert rec.lap == (n // ring) % L.LAP_MOD
+    assert statuses[P.Status.OK] >= 15 and statuses[P.Status.NO_LOG] == 2
+    assert statuses[P.Status.BAD_CHANNEL] == 3 and statuses[P.Status.BAD_LENGTH] == 4
+    assert any(log["states"][c["state"]]["count"] >> 32 for c in log["cases"])
+    assert sum(c["torn"] is not None for c in log["cases"]) == 2
+    assert P.READ_LOG_HEAD.size == 21 and P.READ_LOG_MAX == 30 and P.LOG_RECORD_BYTES == 16
+    assert P.READ_LOG_HEAD.size + P.READ_LOG_MAX * P.LOG_RECORD_BYTES + 1 <= P.MAX_PAYLOAD
+    with pytest.raises(P.ProtocolError, match="does not hold 2 records"):
+        P.decode_read_log(P.READ_LOG_HEAD.pack(5, 0, 0, 2) + bytes(P.LOG_RECORD_BYTES))
+    with pytest.raises(P.ProtocolError, match="too short"):
+        P.decode_read_log(b"\1\0")
+    assert P.clear_log_answer(b"", 32) == bytes([P.Status.OK])
+    assert P.clear_log_answer(b"", 0) == bytes([P.Status.NO_LOG])
+    assert P.clear_log_answer(b"\0", 32) == bytes([P.Status.BAD_LENGTH])
 
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 5 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
-    assert P.HELLO_RESPONSE.size == 34 and P.HELLO_FIELDS[-1] == "mem_wpc"
+    assert P.PROTOCOL_VERSION == 6 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
+    assert P.Capability.FRAME_LOG == 1 << 2
+    assert P.HELLO_RESPONSE.size == 38 and P.HELLO_FIELDS[-1] == "log_records"
 
 
 def test_python_deframer_survives_random_input():
@@ -147,7 +214,9 @@ def test_fuzz_deframer_bounded():
                         (P.Op.SET_PROFILE, profile),
                         (P.Op.GET_PROFILE, b"\x01"), (P.Op.COMMIT, b"\x02"),
                         (P.Op.GET_STATS, b"\x00"), (P.Op.RESET_STATS, b""),
-                        (P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 280, 17))):
+                        (P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 280, 17)),
+                        (P.Op.READ_LOG, P.READ_LOG_REQUEST.pack(1, 0, P.READ_LOG_MAX)),
+                        (P.Op.CLEAR_LOG, b"")):
         (corpus / f"req{int(op)}").write_bytes(P.encode_frame(7, op, payload))
     run = subprocess.run([str(exe), str(corpus), "-runs=100000", "-seed=1", "-max_len=4096"],
                          capture_output=True, text=True, timeout=600)

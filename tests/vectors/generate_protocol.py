@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
 from satemu import protocol as P  # noqa: E402
 from satemu.bod_model import BodRecord, pack_record  # noqa: E402
+from satemu import framelog_model as L  # noqa: E402
 from satemu.regmap import BOD_RECORD, BOD_RECORD_WORDS  # noqa: E402
 
 
@@ -26,7 +27,9 @@ def frames():
              (9, 0x7F, rng.randbytes(P.MAX_PAYLOAD)),
              (3, P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(1, 0x01020304, 17)),
              (200, P.Op.LINK_STATS | P.RESPONSE_BIT,
-              bytes([P.Status.OK]) + P.LINK_STATS.pack(70000, 1, 2, 3, 0x01020304, 5))]
+              bytes([P.Status.OK]) + P.LINK_STATS.pack(70000, 1, 2, 3, 0x01020304, 5)),
+             (11, P.Op.READ_LOG, P.READ_LOG_REQUEST.pack(1, 0x0102_0304_0506_0708, 30)),
+             (12, P.Op.CLEAR_LOG, b"")]
     return [{"seq": s, "op": int(o), "payload": p.hex(), "wire": P.encode_frame(s, o, p).hex()}
             for s, o, p in cases]
 
@@ -95,15 +98,18 @@ def bod_trace():
 def hello():
     """HELLO answers, status byte first, of boxes with these limits (protocol.LIMIT_FIELDS) and
     BoD masks: the firmware must give exactly these bytes (protocol.hello_answer is its
-    reference), and the host reads its limits from them (HELLO_FIELDS)."""
+    reference), and the host reads its limits from them (HELLO_FIELDS). A frame log's rings
+    hold a power of two records (the firmware's log_bits), or none."""
     boxes = [dict(f_clk=75_000_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
-                  mem_words=6 << 20, port_bps=1_000_000_000, mem_wpc=0, bod_mask=2),
+                  mem_words=6 << 20, port_bps=1_000_000_000, mem_wpc=0, log_records=1 << 21,
+                  bod_mask=2),
              dict(f_clk=6_250_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
-                  mem_words=4 << 20, port_bps=400_000_000, mem_wpc=0x0001_2345, bod_mask=0),
+                  mem_words=4 << 20, port_bps=400_000_000, mem_wpc=0x0001_2345, log_records=0,
+                  bod_mask=0),
              dict(f_clk=0x89AB_CDEF, queue_depth=0xFEDC, max_frame=0x1234,
                   latency_floor=0x7654_3210,
                   mem_words=0xFFFF_FFFF, port_bps=0x0123_4567_89AB_CDEF, mem_wpc=0xFFFF_FFFF,
-                  bod_mask=3)]
+                  log_records=1 << 31, bod_mask=3)]
     out = []
     for box in boxes:
         for version in (P.PROTOCOL_VERSION, P.PROTOCOL_VERSION - 1):
@@ -111,6 +117,87 @@ def hello():
             answer = P.hello_answer(request, box, box["bod_mask"])
             out.append(dict(box, request=request.hex(), response=answer.hex()))
     return out
+
+
+def log_record(n: int) -> list[int]:
+    """Record number ``n`` of the READ_LOG vectors' log, its two words: made up, but of the
+    layout satemu.framelog_model gives, with the lap a ring of 32 records gives it."""
+    rng = random.Random(n)
+    kind = rng.randrange(2)
+    r = L.Record(kind=kind, cycle=rng.randrange(1 << 48), length=rng.randrange(60, 1519),
+                 index=n % L.INDEX_MOD if kind == L.DECIDED else 0, tx=rng.randrange(1 << 24),
+                 fate=rng.randrange(6) if kind == L.DECIDED else 0,
+                 late=bool(kind and rng.randrange(2)), lap=(n >> 5) % L.LAP_MOD)
+    return list(L.pack(r))
+
+
+def read_log():
+    """READ_LOG requests against a frame log's ring of 32 records, with the exact answers. A
+    state is what the memory has taken (log_count), lost (log_lost) and what each slot holds:
+    the last 32 records (record n in slot n mod 32), the other slots records of no concern (the
+    firmware must not read them). A case names a state, the records each channel's ring holds
+    (0: the channel has no log) and, where ``torn`` is set, the record the channel overwrites
+    with ``later`` right after the firmware's first read of its word 1."""
+    ring = 32
+    states = []
+    for count, lost in ((45, 3), (10, 0), (0, 0), ((1 << 32) + 7, 0xFFFF_FFFF), (32, 1)):
+        slots = [log_record(1_000_000 + k) for k in range(ring)]
+        for n in range(max(0, count - ring), count):
+            slots[n % ring] = log_record(n)
+        states.append({"count": count, "lost": lost, "slots": slots})
+    req = P.READ_LOG_REQUEST.pack
+    both, fwd, none = [ring, ring], [ring, 0], [0, 0]
+    big = (1 << 32) + 7
+    cases = [
+        (0, both, req(0, 0, 255), None),          # from the oldest held, across the wrap
+        (0, both, req(1, 0, 255), None),
+        (0, both, req(0, 30, 255), None),
+        (0, both, req(0, 40, 3), None),
+        (0, both, req(0, 45, 5), None),           # caught up: none
+        (0, both, req(0, 1000, 5), None),         # beyond the count
+        (0, both, req(0, (1 << 64) - 1, 30), None),
+        (0, both, req(0, 13, 0), None),           # max 0: the head only
+        (0, both, req(0, 14, 30), None),
+        (1, both, req(0, 0, 255), None),
+        (1, both, req(1, 4, 2), None),
+        (2, both, req(0, 0, 30), None),
+        (3, both, req(0, 0, 30), None),           # a count beyond 32 bits
+        (3, both, req(1, big - 2, 30), None),
+        (4, both, req(0, 0, 30), None),           # the ring just full
+        (4, both, req(0, 31, 30), None),
+        (0, fwd, req(0, 20, 4), None),            # the forward channel has a log ...
+        (0, fwd, req(1, 0, 30), None),            # ... the return channel none
+        (0, none, req(0, 0, 30), None),           # a box without a log
+        (0, none, req(2, 0, 30), None),
+        (0, both, req(2, 0, 30), None),
+        (0, both, req(255, 0, 30), None),
+        (0, both, req(0, 0, 30)[:-1], None),
+        (0, both, req(0, 0, 30) + b"\0", None),
+        (0, both, b"", None),
+        (0, none, req(0, 0, 30)[:-1], None),
+        (0, both, req(0, 13, 4), 13),             # the oldest slot overwritten while read
+        (0, both, req(1, 20, 5), 22),
+    ]
+    out = []
+    for state, records, request, torn in cases:
+        st = states[state]
+        memory = [list(w) for w in st["slots"]]
+        later = log_record(torn + ring) if torn is not None else None
+
+        def read_words(channel, n, st=st, memory=memory, torn=torn, later=later):
+            assert st["count"] - ring <= n < st["count"]   # only what the ring holds is read
+            slot = memory[n % ring]
+            w1 = slot[1]
+            if n == torn:                                  # the channel writes it now
+                slot[:] = later
+            w0 = slot[0]
+            return w0, w1 if slot[1] == w1 else 0
+
+        answer = P.read_log_answer(request, records, lambda ch, st=st: st["count"],
+                                   lambda ch, st=st: st["lost"], read_words)
+        out.append({"state": state, "log_records": records, "torn": torn, "later": later,
+                    "request": request.hex(), "response": answer.hex()})
+    return {"ring": ring, "states": states, "cases": out}
 
 
 def main():
@@ -126,6 +213,7 @@ def main():
         "streams": streams(),
         "bod_trace": bod_trace(),
         "hello": hello(),
+        "read_log": read_log(),
     }
     out = Path(__file__).with_name("protocol.json")
     out.write_text(json.dumps(vectors, indent=1) + "\n")
