@@ -32,6 +32,7 @@ from migen import Cat, ClockSignal, Instance, Record, Signal
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.io import CRG
 from litex.build.sim import SimPlatform
+from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 
 from litedram.phy.model import SDRAMPHYModel
@@ -41,6 +42,10 @@ from hw.simcrc import fast_fcs
 from hw.simmem import SimNativeMemory
 from hw.soc_common import add_channels, dram_module, read_firmware, soc_core_kwargs
 from satemu.boards import BOARDS, DEFAULT_BOARD
+
+# Where the simulated board's CPU reads its DRAM (the frame logs): in the CPU's uncached I/O
+# space, above the channels' register bridge (hw.soc_common.CHANNEL_BASE).
+FRAMELOG_BASE = 0xA000_0000
 
 SIM_THREADS = 1               # Verilator threads: with 2, a busy second core slowed it ~1000x
 PROBE_PERIOD_BITS = 16        # a board variant logs its probe counters every 2^16 cycles
@@ -149,12 +154,21 @@ class SatemuSimSoC(SoCCore):
         if board.bitstream is None:
             # Delay-line memory: a behavioural memory (hw.simmem) with a 64-bit native port for
             # each channel, holding the DRAM's upper half, where the delay lines are
-            # (Board.delay_line_base). Nothing else uses the DRAM, so there is no main RAM.
+            # (Board.delay_line_base), and with the frame log the lower half too, where its
+            # rings are (Board.log_base), which the CPU reads through the region "framelog"
+            # (uncached; word w at byte 8 w). Nothing else uses the DRAM: no main RAM.
             words = 2 * board.mem_words
-            self.delay_lines = SimNativeMemory(words=words, base=words,
-                                               address_width=(2 * words).bit_length() - 1,
-                                               nports=2)
+            space = 2 * words
+            log = board.log_words > 0
+            self.delay_lines = SimNativeMemory(words=space if log else words,
+                                               base=0 if log else words,
+                                               address_width=space.bit_length() - 1,
+                                               nports=2, cpu_bus=log)
             mem_ports = self.delay_lines.ports
+            if log:
+                self.bus.add_slave("framelog", self.delay_lines.bus,
+                                   SoCRegion(origin=FRAMELOG_BASE, size=8 * space,
+                                             cached=False))
         else:
             # A real board's: its DRAM chip at its clock, on a model set up like its PHY (the
             # Versa's DDR3L at 1:2, a 128-bit native port; the Colorlight's SDR SDRAM at 1:1, a

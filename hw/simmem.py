@@ -33,9 +33,15 @@ class SimNativeMemory(LiteXModule):
     (as LiteDRAM asks for a write's data once it has the command), honouring the byte enables.
     A read that follows a write to the same word sees the write once its data has been taken.
     A port whose ``rdata`` is not taken holds it and takes no command until it is (the channels
-    always take it)."""
+    always take it).
 
-    def __init__(self, words: int, base: int, address_width: int, nports: int):
+    With ``cpu_bus``, ``bus`` is a 32-bit Wishbone slave through which the CPU reads the
+    memory: word ``w`` (of the window) at byte ``8 w``, its low half first, each read answered
+    in the cycle after it is asked (the firmware reads the frame logs there). Writes are
+    acknowledged and ignored."""
+
+    def __init__(self, words: int, base: int, address_width: int, nports: int,
+                 cpu_bus: bool = False):
         assert words & (words - 1) == 0 and base % words == 0
         index_bits = words.bit_length() - 1
         self.ports = []
@@ -72,3 +78,12 @@ class SimNativeMemory(LiteXModule):
                 If(~stall, rdata.valid.eq(read)),
                 If(read, held.eq(index)),
             ]
+        if cpu_bus:
+            from litex.soc.interconnect import wishbone
+            self.bus = bus = wishbone.Interface(data_width=32)
+            rd = mem.get_port()
+            self.specials += rd
+            high = Signal()
+            self.comb += [rd.adr.eq(bus.adr[1:1 + index_bits]),
+                          bus.dat_r.eq(Mux(high, rd.dat_r[32:], rd.dat_r[:32]))]
+            self.sync += [bus.ack.eq(bus.cyc & bus.stb & ~bus.ack), high.eq(bus.adr[0])]

@@ -204,6 +204,74 @@ def cmd_bod_trace(args) -> int:
     return 0
 
 
+def _merge_spec(text: str) -> tuple[int, Path]:
+    """``--merge PORT=FILE`` (PORT: A or B) as (port number, path)."""
+    from .board_model import PORT_A, PORT_B
+    port, sep, path = text.partition("=")
+    if not sep or port.strip().upper() not in ("A", "B") or not path:
+        raise ProfileError(f"--merge {text[:60]!r}: PORT=FILE, PORT A or B (the port the host's "
+                           "interface is cabled to), FILE a pcapng capture of it")
+    return (PORT_A if port.strip().upper() == "A" else PORT_B), Path(path)
+
+
+def cmd_capture(args) -> int:
+    """`satemu capture`: the box's frame log read over the UART into a pcapng (or, with
+    --clear, the log started afresh)."""
+    from .logcapture import ChannelLog, merge_log_capture, write_log_capture
+    from .framelog_model import check_records
+    from .protocol import CHANNEL_NAMES
+    merges = dict(_merge_spec(m) for m in args.merge or ())
+    for port, path in merges.items():
+        if not path.is_file():
+            raise ProfileError(f"--merge: {path}: no such file")
+    t0 = time.monotonic()
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        ring = info.get("log_records", 0)
+        if not info["capabilities"] & Capability.FRAME_LOG or not ring:
+            raise DeviceError(f"{args.port} has no frame log: its gateware was built without "
+                              "one (a build option; the Colorlight 5A-75B and the Versa-5G leave "
+                              "it out, see docs/hardware.md)")
+        if args.clear:
+            dev.clear_log()
+            print(f"cleared the frame log of both channels ({ring} records each)")
+            return 0
+        bits = ring.bit_length() - 1
+        logs, nbytes = {}, 0
+        for ch, name in enumerate(CHANNEL_NAMES):
+            count, lost, first, pairs = dev.read_log(ch)
+            records, stale = check_records(first, pairs, bits)
+            logs[ch] = ChannelLog(ring, count, lost, first, records, stale)
+            nbytes += 16 * len(pairs)
+        f_clk = info["f_clk"]
+    wall = time.monotonic() - t0
+    comment = (f"satemu frame log of {args.port}: timestamps are the box's cycles since its "
+               f"reset at {1e9 / f_clk:g} ns a cycle, a frame into a port at its arrival at the "
+               "channel, one out of a port at its egress start")
+    problems = [f"{CHANNEL_NAMES[ch]}: {p}" for ch, log in logs.items() for p in log.problems()]
+    if problems:
+        comment += "; PARTIAL: " + "; ".join(problems)
+    if merges:
+        try:
+            summary = merge_log_capture(args.out, logs, f_clk, merges, comment)
+        except (ValueError, OSError) as e:
+            raise DeviceError(f"--merge: {e}") from None
+    else:
+        summary = write_log_capture(args.out, logs, f_clk, comment)
+    records = sum(len(log.records) for log in logs.values())
+    print(f"read {records} records of {sum(l.count for l in logs.values())} logged since the "
+          f"last clear ({ring} records a channel's ring) in {wall:.1f} s "
+          f"({nbytes / max(wall, 1e-9) / 1000:.1f} kB/s over the UART)")
+    print(f"wrote {args.out}: " + ", ".join(f"{k} {n}" for k, n in summary["interfaces"].items()))
+    for key, m in summary.get("merged", {}).items():
+        print(f"  port {key}: {m['matched']} of the host's {m['host']} frames matched the box's "
+              f"{m['box']}")
+    if problems:
+        print("the capture is PARTIAL: " + "; ".join(problems))
+        return 1
+    return 0
+
+
 def cmd_sim(args) -> int:
     use_checkout("satemu sim")
     from sim import board
@@ -718,6 +786,18 @@ def build_parser() -> argparse.ArgumentParser:
     # None marks an option the command line left alone: the kind's preset, else
     # EXPERIMENT_DEFAULTS, fills it in (cmd_experiment).
     exp.set_defaults(func=cmd_experiment, stack=None)
+    cap = sub.add_parser("capture", help="read the box's frame log (every frame's arrival, "
+                         "fate and egress, both channels) into a pcapng")
+    cap.add_argument("--out", default="frame-log.pcapng", metavar="FILE",
+                     help="the pcapng to write (default %(default)s)")
+    cap.add_argument("--merge", action="append", metavar="PORT=FILE",
+                     help="join a host capture of the interface cabled to port A or B (pcapng "
+                     "with directions, e.g. satemu's sniffer's or dumpcap's): its frames get the "
+                     "box's timestamps and fates; repeatable")
+    cap.add_argument("--clear", action="store_true",
+                     help="start the log afresh instead (both channels), e.g. before a run")
+    port_args(cap)
+    cap.set_defaults(func=cmd_capture)
     sim = sub.add_parser("sim", help="start, stop or check the simulated board")
     sim.add_argument("action", choices=["start", "stop", "status"])
     sim.add_argument("--port", type=whole(1, 65535, "a TCP port"),

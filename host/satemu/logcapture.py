@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The box's frame log (``satemu.framelog_model``) as pcapng, alone or joined with host captures
+of the ports: what ``satemu capture`` writes.
+
+The capture has the four interfaces of the co-simulation's (``satemu.captures``): port A in,
+port A out, port B in, port B out, with the same comments and flags for each frame's fate. The
+box keeps no payloads: a frame from the log alone has 0 bytes captured and its length as its
+original length (no FCS). Timestamps are the channel's own cycles, counted from the box's reset,
+at nanosecond resolution: a frame into a port at its arrival (the cycle its last beat entered
+the channel, after the MAC), a frame out of a port at its egress start (the cycle it began to
+leave the channel). docs/architecture.md, "The frame log" and "Captures".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .board_model import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B
+from .captures import CAUSES, CHANNEL_NAMES, INTERFACES, PORT_NAMES, ms_of, ns_of
+from .params import Fate
+from .pcapng import INBOUND, OUTBOUND, PcapngWriter
+
+__all__ = ["ChannelLog", "write_log_capture", "merge_log_capture"]
+
+
+@dataclass
+class ChannelLog:
+    """What READ_LOG gave for one channel: the ring's size (records), the records written and
+    lost since the last CLEAR_LOG, the first record number read and the records that checked
+    (satemu.framelog_model.check_records), with the count of those that did not."""
+    ring: int
+    count: int
+    lost: int
+    first: int
+    records: list
+    stale: int
+
+    def problems(self) -> list[str]:
+        """Why this channel's capture is not every frame since the clear, in words (empty:
+        it is)."""
+        out = []
+        if self.first:
+            out.append(f"the ring ({self.ring} records) wrapped: the oldest {self.first} records "
+                       "were overwritten before they were read")
+        if self.lost:
+            out.append(f"{self.lost} records were lost in the box (its log's buffer was full)")
+        if self.stale:
+            out.append(f"{self.stale} records were overwritten while they were read")
+        return out
+
+
+def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
+    """The frame log as packets, each a dict: ``ns`` (the channel's cycle, counted from the
+    box's reset), ``port``, ``dir`` ("in"/"out"), ``length``, ``flags``, ``text``, ``channel``
+    and ``n`` (its place among the channel's frames of that direction in the log read)."""
+    from .framelog_model import SENT, join, unwrap
+    out = []
+    for ch, log in logs.items():
+        port_in = [p for p, c in CHANNEL_INTO.items() if c == ch][0]
+        port_out = EGRESS_PORT[ch]
+        name, out_name = PORT_NAMES[port_in], PORT_NAMES[port_out]
+        entries, _ = join(log.records)
+        first = log.records[0].cycle if log.records else 0
+        arrivals = unwrap([e.arrival for e in entries], first)
+        egress = unwrap([e.arrival if e.egress is None else e.egress for e in entries], first)
+        for k, (e, a, g) in enumerate(zip(entries, arrivals, egress)):
+            at = f"{CHANNEL_NAMES[ch]} channel, frame {e.index} in on port {name}"
+            flags = INBOUND
+            if e.fate is Fate.DELIVERED:
+                key = "delivered"
+                text = (f"{at}: delivered, left the channel for port {out_name} at cycle {g}, "
+                        f"{ms_of(g - a, f_clk)} after its arrival" if e.egress is not None else
+                        f"{at}: delivered (its start is not in the log read)")
+                if e.late:
+                    text += ", late"
+            else:
+                cause, why, err = CAUSES[e.fate]
+                key = f"drop_{cause}"
+                flags |= err
+                text = f"{at}: dropped: {cause} ({why})"
+            out.append({"ns": ns_of(a, 0, f_clk), "port": port_in, "dir": "in",
+                        "length": e.length, "flags": flags, "channel": ch, "n": k, "fate": key,
+                        "text": text + f" (arrival: cycle {a})"})
+        # A delivered frame's decided record, by the sent-index it took: its number, arrival.
+        decided = {r.tx: (r.index, a) for r, a in zip(
+            [r for r in log.records if r.kind != SENT], arrivals) if Fate(r.fate) is Fate.DELIVERED}
+        sent = [r for r in log.records if r.kind == SENT]
+        for k, (r, g) in enumerate(zip(sent, unwrap([r.cycle for r in sent], first))):
+            origin = decided.get(r.tx)
+            text = (f"{CHANNEL_NAMES[ch]} channel, frame {origin[0]} in on port {name} at cycle "
+                    f"{origin[1]}, held {ms_of(g - origin[1], f_clk)}" if origin else
+                    f"{CHANNEL_NAMES[ch]} channel, a frame whose arrival is not in the log read")
+            if r.late:
+                text += "; it started later than scheduled"
+            out.append({"ns": ns_of(g, 0, f_clk), "port": port_out, "dir": "out",
+                        "length": r.length, "flags": OUTBOUND, "channel": ch, "n": k,
+                        "text": text + f" (egress: cycle {g})"})
+    return out
+
+
+LOG_DESCRIPTIONS = {
+    (PORT_A, "in"): "port A: frames into the box (the return channel's), at their arrival",
+    (PORT_A, "out"): "port A: frames out of the box (the forward channel's), at their start",
+    (PORT_B, "in"): "port B: frames into the box (the forward channel's), at their arrival",
+    (PORT_B, "out"): "port B: frames out of the box (the return channel's), at their start",
+}
+
+
+def _write_packets(path, packets: list[dict], comment: str) -> dict:
+    """Writes ``packets`` (``_log_packets``' dicts, with ``data`` where a payload is known) in
+    time order on the four interfaces; returns the counts per interface and per fate."""
+    iface = {key: i for i, key in enumerate(INTERFACES)}
+    counts = {f"{PORT_NAMES[p]}-{d}": 0 for p, d in INTERFACES}
+    fates: dict[str, dict[str, int]] = {name: {} for name in CHANNEL_NAMES.values()}
+    with PcapngWriter(path, comment=comment or None) as w:
+        for port, d in INTERFACES:
+            w.interface(f"port{PORT_NAMES[port]}-{d}", LOG_DESCRIPTIONS[(port, d)])
+        for k, p in sorted(enumerate(packets), key=lambda kp: (kp[1]["ns"], kp[0])):
+            data = p.get("data", b"")
+            w.packet(iface[(p["port"], p["dir"])], max(p["ns"], 0), data,
+                     orig_len=max(len(data), p["length"]), flags=p["flags"],
+                     comments=(p["text"],))
+            counts[f"{PORT_NAMES[p['port']]}-{p['dir']}"] += 1
+            if "fate" in p:
+                tally = fates[CHANNEL_NAMES[p["channel"]]]
+                tally[p["fate"]] = tally.get(p["fate"], 0) + 1
+    return {"path": str(path), "interfaces": counts, "fates": fates}
+
+
+def write_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: int,
+                      comment: str = "") -> dict:
+    """Writes the pcapng of the box's frame log: the four interfaces of the co-simulation's
+    captures, each frame without its payload (the box keeps none: 0 bytes captured, its length
+    as the original length, no FCS) at the channel's own cycles, counted from the box's reset:
+    a frame into a port at its arrival (the cycle its last beat entered the channel, after the
+    MAC), a frame out of a port at its egress start (the cycle it began to leave the channel).
+    Comments and flags as ``write_capture``'s. Returns the counts."""
+    return _write_packets(path, _log_packets(logs, f_clk), comment)
+
+
+MERGE_WINDOW = 32              # frames either side may skip to find the next match
+
+
+def _match(host: list[int], box: list[int]) -> list[tuple[int, int]]:
+    """Pairs (host index, box index) of two sequences of frame lengths, in order: each next
+    pair is the nearest equal lengths within MERGE_WINDOW frames of both."""
+    pairs, i, j = [], 0, 0
+    while i < len(host) and j < len(box):
+        best = None
+        for di in range(min(MERGE_WINDOW, len(host) - i)):
+            for dj in range(min(MERGE_WINDOW, len(box) - j)):
+                if host[i + di] == box[j + dj] and (best is None or di + dj < sum(best)):
+                    best = (di, dj)
+            if best is not None and best[0] + best[1] <= di:
+                break
+        if best is None:
+            i, j = i + MERGE_WINDOW, j + MERGE_WINDOW
+            continue
+        pairs.append((i + best[0], j + best[1]))
+        i, j = i + best[0] + 1, j + best[1] + 1
+    return pairs
+
+
+def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: int,
+                      hosts: dict[int, "str | Path"], comment: str = "") -> dict:
+    """The box's frame log joined with host captures (pcapng) of the ports: ``hosts`` maps a
+    port to a capture taken on the host's interface cabled to it, whose frames carry their
+    direction (``epb_flags``: satemu's sniffer and dumpcap write it). The frames the host sent
+    are matched, in order and by length (padded to 60 bytes), with the frames the box took in
+    on that port, and those it received with the frames the box sent out of it; a matched frame
+    gets the host's bytes with the box's timestamp, fate and comment. The host's clock is put
+    onto the box's by the median offset of the matched frames; a host frame the box's log does
+    not hold keeps its own time, so shifted, and says so. Raises ValueError when a capture does
+    not match the log (under half of the shorter side's frames: another run, or another port)."""
+    from .ether import MIN_FRAME
+    from .pcapng import read_pcapng
+    packets = _log_packets(logs, f_clk)
+    extra, offsets, summary = [], [], {}
+    for port, host_path in hosts.items():
+        cap = read_pcapng(host_path)
+        frames = [(p, cap.time_ns(p)) for p in cap.packets]
+        if frames and all(p.direction == 0 for p, _ in frames):
+            raise ValueError(f"{host_path}: its frames carry no direction (epb_flags); take the "
+                             "capture with satemu's sniffer or dumpcap")
+        for d, host_dir in (("in", OUTBOUND), ("out", INBOUND)):
+            mine = [p for p in frames if p[0].direction == host_dir]
+            box = [b for b in packets if b["port"] == port and b["dir"] == d]
+            pairs = _match([max(p.orig_len, MIN_FRAME) for p, _ in mine],
+                           [max(b["length"], MIN_FRAME) for b in box])
+            shorter = min(len(mine), len(box))
+            if shorter and len(pairs) * 2 < shorter:
+                raise ValueError(
+                    f"{host_path}: only {len(pairs)} of its {len(mine)} frames "
+                    f"{'sent into' if d == 'in' else 'received from'} port {PORT_NAMES[port]} "
+                    f"match the box's log ({len(box)} frames): a capture of another run, or of "
+                    "the other port?")
+            matched_host = set()
+            for hi, bi in pairs:
+                p, t = mine[hi]
+                box[bi]["data"] = p.data
+                box[bi]["text"] += "; in the host's capture"
+                offsets.append(t - box[bi]["ns"])
+                matched_host.add(hi)
+            for hi, (p, t) in enumerate(mine):
+                if hi not in matched_host:
+                    extra.append({"host_ns": t, "port": port, "dir": d, "length": p.orig_len,
+                                  "data": p.data, "flags": host_dir,
+                                  "text": "in the host's capture only: the box's log does not "
+                                          "hold it (never reached the box, or its record is "
+                                          "gone)"})
+            summary[f"{PORT_NAMES[port]}-{d}"] = {"host": len(mine), "box": len(box),
+                                                   "matched": len(pairs)}
+    offsets.sort()
+    offset = offsets[len(offsets) // 2] if offsets else 0
+    for e in extra:
+        e["ns"] = e.pop("host_ns") - offset
+    out = _write_packets(path, packets + extra, comment)
+    out["merged"] = summary
+    out["host_offset_ns"] = offset
+    return out

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The frame log on the simulated board: frames of every fate on both ports, the log read over
+the UART (READ_LOG, `satemu capture`) and held to the board model, record by record, across a
+wrap of each channel's ring; the pcapng it makes; and the clear errors of capture."""
+
+import random
+
+import pytest
+
+from satemu import protocol as P
+from satemu.board_model import FORWARD, INGRESS_PORT, RETURN, BoardModel
+from satemu.boards import BOARDS
+from satemu.cli import main
+from satemu.device import Device
+from satemu.ether import PREAMBLE, to_wire
+from satemu.framelog_model import check_records, expected, join
+from satemu.params import ChannelRegs, Fate
+from satemu.pcapng import read_pcapng
+from sim.frames import EthPorts, wire_cycles
+
+RING = BOARDS["sim"].log_words // 2
+# A lossy profile with short queues: every fate but mem comes up on both channels.
+PROFILE = """
+name = "log-test"
+[forward]
+rate = "20 Mbit/s"
+delay = "2 ms"
+loss = "5%"
+queue = "6 packets"
+[return]
+rate = "10 Mbit/s"
+delay = "1 ms"
+loss = "5%"
+queue = "6 packets"
+"""
+
+
+def _traffic(rng, n):
+    """n wire frames: mostly good ones of every size, some runts, fragments and bad FCS."""
+    out = []
+    for i in range(n):
+        kind = rng.random()
+        body = rng.randbytes(rng.choice((60, 64, 200, 600, 1400, 1514)))
+        if kind < 0.03:
+            out.append(to_wire(body[:rng.randint(14, 50)]))           # a runt
+        elif kind < 0.05:
+            out.append(PREAMBLE + body[:rng.randint(1, 8)])           # a fragment
+        elif kind < 0.08:
+            out.append(to_wire(body, bad_fcs=True))
+        else:
+            out.append(to_wire(body))
+    return out
+
+
+def test_the_log_holds_what_the_model_says_across_a_wrap(url, board_state, tmp_path, capsys):
+    path = tmp_path / "log-test.toml"
+    path.write_text(PROFILE)
+    assert main(["load", str(path), "--port", url, "--reseed"]) == 0
+    assert main(["capture", "--port", url, "--clear"]) == 0
+    with Device(url) as dev:
+        dev.reset_stats()
+        words = dev.hello()["mem_words"]
+        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=words) for ch in (FORWARD, RETURN)}
+    rng = random.Random(31)
+    # Enough frames that each channel's decided and sent records wrap its ring.
+    n = RING * 3 // 4
+    with EthPorts(board_state["eth_port"], timeout=600) as eth:
+        start = eth.now() + 50_000
+        model = BoardModel(regs, cycle=start)
+        for ch in (FORWARD, RETURN):
+            at = start
+            for wire in _traffic(rng, n):
+                eth.send(INGRESS_PORT[ch], wire, at)
+                model.send(INGRESS_PORT[ch], wire, at)
+                at += wire_cycles(len(wire)) + rng.choice((0, 0, 5, 40))
+        results = model.finish()
+        want_t = model.traffic
+        eth.wait({ch: len(want_t.events[ch]) for ch in (FORWARD, RETURN)},
+                 {ch: len(want_t.egress[ch]) for ch in (FORWARD, RETURN)}, timeout=600)
+    out = tmp_path / "log.pcapng"
+    # The rings wrapped: the capture says it is partial and why, and exits 1.
+    assert main(["capture", "--port", url, "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "PARTIAL" in text and "wrapped" in text and "kB/s" in text
+    with Device(url) as dev:
+        stats = {ch: dev.get_stats(ch) for ch in (FORWARD, RETURN)}
+        logs = {ch: dev.read_log(ch) for ch in (FORWARD, RETURN)}
+    bits = RING.bit_length() - 1
+    for ch in (FORWARD, RETURN):
+        count, lost, first, pairs = logs[ch]
+        frames = results[ch].frames
+        delivered = sum(r.fate is Fate.DELIVERED for r in frames)
+        assert lost == 0 and count == len(frames) + delivered > RING
+        assert first == count - RING and len(pairs) == RING
+        records, stale = check_records(first, pairs, bits)
+        assert stale == 0 and len(records) == RING
+        entries, joined = join(records)
+        assert joined["unsent"] == 0
+        arrivals = [c for c, kind in want_t.events[ch] if kind == "A"]
+        want = expected(arrivals, model.taken_lengths[ch], frames)
+        assert entries and all(e == want[e.index] for e in entries)
+        fates = {e.fate for e in entries}
+        assert {Fate.DELIVERED, Fate.LOSS, Fate.QUEUE} <= fates
+        assert stats[ch]["rx_frames"] == len(frames)
+    cap = read_pcapng(out)
+    assert [i.name for i in cap.interfaces] == ["portA-in", "portA-out", "portB-in", "portB-out"]
+    assert all(p.data == b"" and p.orig_len > 0 for p in cap.packets)
+    assert any("dropped: loss" in p.comments[0] for p in cap.packets)
+    assert "PARTIAL" in cap.comments[0]
+
+
+def test_capture_on_a_port_that_does_not_answer_says_so(tmp_path, capsys):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    status = main(["capture", "--port", f"socket://127.0.0.1:{port}", "--timeout", "1",
+                   "--out", str(tmp_path / "x.pcapng")])
+    err = capsys.readouterr().err
+    assert status != 0 and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.pcapng").exists()
+
+
+def test_merge_with_a_capture_of_another_run_is_refused(url, tmp_path, capsys):
+    from satemu.pcapng import OUTBOUND, PcapngWriter
+    other = tmp_path / "other.pcapng"
+    with PcapngWriter(other) as w:
+        i = w.interface("eth1")
+        for k in range(50):
+            w.packet(i, k * 1000, bytes(333), flags=OUTBOUND)       # lengths the box never saw
+    status = main(["capture", "--port", url, "--out", str(tmp_path / "m.pcapng"),
+                   "--merge", f"A={other}"])
+    err = capsys.readouterr().err
+    assert status != 0 and "another run" in err
