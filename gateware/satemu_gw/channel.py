@@ -90,7 +90,7 @@ class Channel(wiring.Component):
                 log.sent.payload.start.eq(self.now[:48]),
                 log.sent.payload.length.eq(egress.start_length),
                 log.sent.payload.late.eq(egress.start_late),
-                log.done.eq(writer.log_done),
+                log.done.eq(writer.log_done), writer.log_urgent.eq(log.urgent),
                 log.base.eq(regs.log_base), log.bits.eq(regs.log_bits),
                 log.clear.eq(regs.log_clear),
                 regs.log_count.eq(log.count), regs.log_lost.eq(log.lost),

@@ -26,7 +26,8 @@ class FrameLog(wiring.Component):
     """Records (``satemu.framelog_model``, which gives their layout) go into a FIFO of
     ``params.log_fifo`` records and from there, one at a time, to the writer (``write``: the
     address of the record's first word and its two words), which writes them when it has no
-    frame to store and says when the memory took a record's second word (``done``).
+    frame to store, or before the next frame once the FIFO is half full (``urgent``), and says
+    when the memory took a record's second word (``done``).
 
     ``bits`` (0: no log) makes the ring 2^bits records from word ``base``; the record written
     n-th since the last ``clear`` goes to slot n mod 2^bits, with lap n div 2^bits. ``count``
@@ -49,6 +50,8 @@ class FrameLog(wiring.Component):
             "done": In(1),
             "count": Out(64),
             "lost": Out(32),
+            # The FIFO is half full or more: the writer takes a record before the next frame.
+            "urgent": Out(1),
         })
 
     def elaborate(self, platform):
@@ -113,6 +116,7 @@ class FrameLog(wiring.Component):
             self.write.payload.data.eq(out),
             q.r_en.eq(self.write.ready & on),
         ]
+        m.d.comb += self.urgent.eq(q.r_level >= p.log_fifo // 2)
         issued = self.write.valid & self.write.ready
         with m.If(issued):
             wrap = (slot & mask) == mask

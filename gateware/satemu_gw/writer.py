@@ -23,9 +23,10 @@ class Writer(wiring.Component):
     frame once the writer has taken its decision.
 
     The frame log's records (``log``, with ``params.frame_log``) are written when there is
-    neither a header nor a decision waiting: two words at the record's address, which count
-    for nothing in ``written``; ``log_done`` pulses when the memory takes a record's second
-    word.
+    neither a header nor a decision waiting, or, when the log is short of room
+    (``log_urgent``), before a waiting decision: two words at the record's address, which
+    count for nothing in ``written``; ``log_done`` pulses when the memory takes a record's
+    second word.
     """
 
     def __init__(self, params):
@@ -41,6 +42,7 @@ class Writer(wiring.Component):
         }
         if params.frame_log:
             ports["log"] = In(stream.Signature(log_write_layout(params.addr_width)))
+            ports["log_urgent"] = In(1)
             ports["log_done"] = Out(1)
         super().__init__(ports)
 
@@ -73,11 +75,18 @@ class Writer(wiring.Component):
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += self.decision.ready.eq(~self.hdr.valid)
+                # A record before a decision only when the log is short of room.
+                log_first = (self.log.valid & self.log_urgent) if p.frame_log else 0
+                m.d.comb += self.decision.ready.eq(~self.hdr.valid & ~log_first)
                 if p.frame_log:
-                    m.d.comb += self.log.ready.eq(~self.hdr.valid & ~self.decision.valid)
+                    m.d.comb += self.log.ready.eq(~self.hdr.valid
+                                                  & (~self.decision.valid | self.log_urgent))
                 with m.If(self.hdr.valid):
                     m.next = "LATE_HEADER"
+                if p.frame_log:
+                    with m.Elif(log_first):
+                        m.d.sync += log.eq(self.log.payload)
+                        m.next = "LOG_LO"
                 with m.Elif(self.decision.valid):
                     nxt_off = Signal(33)
                     d = self.decision.payload
