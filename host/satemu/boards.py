@@ -54,13 +54,14 @@ class Cpu:
 class Bitstream:
     """How a board's bitstream is built (``hw.bitstream``): its LiteX target module (a SoC class,
     ``main()``, and ``dram_phy_settings()`` for its variant of the simulated board), its pin
-    and clock data (``constraints/<constraints>.py``), the build's name and nextpnr's extra
-    options."""
+    and clock data (``constraints/<constraints>.py``), the build's name, nextpnr's extra
+    options and its seed."""
 
     target: str
     constraints: str
     build_name: str
     nextpnr_args: str = ""
+    seed: int = 1               # nextpnr's placement seed: the one whose build is reported
 
 
 # The egress cost of a LiteEth MAC port, as the channels schedule it: padding to 60 bytes,
@@ -152,9 +153,9 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           channel=ChannelParams(ingress_beats=4096, frame_log=True, **MAC_PORT),
           bod_channels=("return",),
           cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
-          # Frame-log rings of 2^12 records: what its UART reads in a test's time, and small
-          # enough that a test wraps them (docs/architecture.md, "The frame log").
-          log_words=1 << 13),
+          # Frame-log rings of 2^10 records: its simulated CPU sends about 2 kB a second over
+          # the UART, so a ring takes some 8 s to read (docs/architecture.md, "The frame log").
+          log_words=1 << 11),
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
     # VexRiscv minimal to leave the LUTs to the channels, a BoD ring of 512 superframes to save
     # block RAM; mem_wpc is 90% of the lowest throughput bench/bench_datapath.py measured

@@ -142,10 +142,31 @@ def write_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: in
 MERGE_WINDOW = 32              # frames either side may skip to find the next match
 
 
+ANCHOR = 12                    # lengths in a row that place one sequence within the other
+
+
+def _anchor(host: list[int], box: list[int]) -> tuple[int, int]:
+    """Where the two sequences of frame lengths start to overlap: the first place in the host's
+    where the box's first ANCHOR lengths occur in a row (the ring had already overwritten the
+    records of the frames before), else the first place in the box's where the host's first
+    ones do (the host's capture began later); (0, 0) when neither."""
+    for a, b, flip in ((host, box, False), (box, host, True)):
+        k = min(ANCHOR, len(b))
+        if k == 0:
+            continue
+        head = b[:k]
+        for i in range(len(a) - k + 1):
+            if a[i:i + k] == head:
+                return (0, i) if flip else (i, 0)
+    return 0, 0
+
+
 def _match(host: list[int], box: list[int]) -> list[tuple[int, int]]:
-    """Pairs (host index, box index) of two sequences of frame lengths, in order: each next
-    pair is the nearest equal lengths within MERGE_WINDOW frames of both."""
-    pairs, i, j = [], 0, 0
+    """Pairs (host index, box index) of two sequences of frame lengths, in order, from where
+    they start to overlap (``_anchor``): each next pair is the nearest equal lengths within
+    MERGE_WINDOW frames of both."""
+    pairs = []
+    i, j = _anchor(host, box)
     while i < len(host) and j < len(box):
         best = None
         for di in range(min(MERGE_WINDOW, len(host) - i)):
@@ -188,8 +209,9 @@ def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: in
             box = [b for b in packets if b["port"] == port and b["dir"] == d]
             pairs = _match([max(p.orig_len, MIN_FRAME) for p, _ in mine],
                            [max(b["length"], MIN_FRAME) for b in box])
-            shorter = min(len(mine), len(box))
-            if shorter and len(pairs) * 2 < shorter:
+            # Under half the shorter side matched; or the host has frames and the log none.
+            shorter = max(1, min(len(mine), len(box)))
+            if mine and len(pairs) * 2 < shorter:
                 raise ValueError(
                     f"{host_path}: only {len(pairs)} of its {len(mine)} frames "
                     f"{'sent into' if d == 'in' else 'received from'} port {PORT_NAMES[port]} "
