@@ -90,13 +90,19 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def _key(board_name: str, seed: int) -> str:
+def _seed(board_name: str, seed: int | None) -> int:
+    """``seed``, or the board's own (``Bitstream.seed``: the one its committed report is of)."""
+    return BOARDS[board_name].bitstream.seed if seed is None else seed
+
+
+def _key(board_name: str, seed: int | None = None) -> str:
     """The build's content key (``hw.pipeline.content_key``): what the board's target and this
     flow import, the firmware and the board's constraints, the releases of the tools."""
     flow = BOARDS[board_name].bitstream
     return content_key([flow.target, "hw.bitstream", "hw.pipeline"],
                        [*FIRMWARE, f"constraints/{flow.constraints}.py"],
-                       [*SOC_PACKAGES, *TOOL_PACKAGES], extra=f"{board_name} {seed}")
+                       [*SOC_PACKAGES, *TOOL_PACKAGES],
+                       extra=f"{board_name} {_seed(board_name, seed)}")
 
 
 def _env() -> dict:
@@ -171,13 +177,15 @@ def synth_channels(channels: list[Path], log, env) -> tuple[list[Path], float]:
     return netlists, round(seconds, 1)
 
 
-def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True,
+def build_bitstream(board_name: str, seed: int | None = None, verbose: bool = True,
                     publish: bool = True) -> dict:
     """Build (or reuse) a board's bitstream; returns the report, which is also written to the
     build's ``report.json`` and, if ``publish`` (as `make bitstream` does), to the tracked
     ``bench/results/bitstream-<board>.json``. The test suite's build does not publish: its test
-    compares the tracked report with the one the build wrote."""
+    compares the tracked report with the one the build wrote. ``seed``: nextpnr's, the
+    board's own unless given."""
     board = BOARDS[board_name]
+    seed = _seed(board_name, seed)
     out = BUILD / board_name / _key(board_name, seed)
     report_path = out / "report.json"
     result = RESULTS / f"bitstream-{board_name}.json"
@@ -245,10 +253,11 @@ def build_bitstream(board_name: str, seed: int = 1, verbose: bool = True,
     return report
 
 
-def start_background(board_name: str, seed: int = 1) -> subprocess.Popen | None:
+def start_background(board_name: str, seed: int | None = None) -> subprocess.Popen | None:
     """Start this module's build of ``board_name`` in a process of lowest priority (the test
     suite runs it beside its other tests), unless the bitstream is up to date; its output goes
     to ``build/bitstream/<board>/background.log``. ``finish_background`` collects it."""
+    seed = _seed(board_name, seed)
     if (BUILD / board_name / _key(board_name, seed) / ".built").exists():
         return None
     (BUILD / board_name).mkdir(parents=True, exist_ok=True)
@@ -260,9 +269,11 @@ def start_background(board_name: str, seed: int = 1) -> subprocess.Popen | None:
                                 start_new_session=True, preexec_fn=lambda: os.nice(19))
 
 
-def finish_background(proc: subprocess.Popen | None, board_name: str, seed: int = 1) -> dict:
+def finish_background(proc: subprocess.Popen | None, board_name: str,
+                      seed: int | None = None) -> dict:
     """Wait for a ``start_background`` build and return its report, as ``build_bitstream``
     would (a failed build's report too, without building again)."""
+    seed = _seed(board_name, seed)
     if proc is not None:
         proc.wait()
         report_path = BUILD / board_name / _key(board_name, seed) / "report.json"
@@ -275,7 +286,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--board", default="versa-ecp5", choices=sorted(BOARDS))
-    ap.add_argument("--seed", type=int, default=1, help="nextpnr's placement seed")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="nextpnr's placement seed (default: the board's, satemu.boards)")
     ap.add_argument("--no-publish", action="store_true",
                     help="write the report only into the build, not to bench/results/ (the "
                     "test suite's build)")
