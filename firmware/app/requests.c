@@ -333,6 +333,21 @@ static size_t get_stats(const struct satemu_hw *hw, int ch, uint8_t *out)
     return (size_t)(o - out);
 }
 
+/* The window of a ring that holds the last `ring` of the `count` items written (superframes,
+ * log records): the first item to send is the one asked for (`*first`), or the oldest still
+ * held if that is later; returns how many to send, at most `max` (the request's) and `limit`
+ * (what fits a payload). */
+static uint64_t ring_window(uint64_t count, uint64_t ring, uint64_t *first, unsigned max,
+                            unsigned limit)
+{
+    if (count > ring && *first < count - ring)
+        *first = count - ring;
+    uint64_t n = *first < count ? count - *first : 0;
+    if (n > max)
+        n = max;
+    return n > limit ? limit : n;
+}
+
 /* BOD_TRACE: channel u8, first superframe u32, max records u8. */
 static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
@@ -351,15 +366,9 @@ static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *o
             break;
         start = again;
     }
-    uint32_t first = (uint32_t)get_le(p + 1, 4);
-    /* The ring holds the last bod_ring superframes; older ones are overwritten. */
-    if (count > hw->bod_ring && first < count - hw->bod_ring)
-        first = count - hw->bod_ring;
-    uint32_t n = first < count ? count - first : 0;
-    if (n > p[5])
-        n = p[5];
-    if (n > SATEMU_BOD_TRACE_MAX)
-        n = SATEMU_BOD_TRACE_MAX;
+    uint64_t from = get_le(p + 1, 4);
+    uint32_t n = (uint32_t)ring_window(count, hw->bod_ring, &from, p[5], SATEMU_BOD_TRACE_MAX);
+    uint32_t first = (uint32_t)from;
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
     o = put_le(o, count, 4);
@@ -398,14 +407,7 @@ static size_t read_log(const struct satemu_hw *hw, const uint8_t *p, uint8_t *ou
     uint64_t count = log_count(hw, ch);
     uint32_t lost = hw->read(hw->ctx, ch, SATEMU_REG_LOG_LOST);
     uint64_t first = get_le(p + 1, 8);
-    /* The ring holds the last 2^log_bits records; older ones are overwritten. */
-    if (count > ring && first < count - ring)
-        first = count - ring;
-    uint64_t n = first < count ? count - first : 0;
-    if (n > p[9])
-        n = p[9];
-    if (n > SATEMU_READ_LOG_MAX)
-        n = SATEMU_READ_LOG_MAX;
+    uint64_t n = ring_window(count, ring, &first, p[9], SATEMU_READ_LOG_MAX);
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
     o = put_le(o, count, 8);

@@ -23,6 +23,8 @@ from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS,
 from satemu.report.plots import plot_demand_grant
 from satemu.validate import Hardware, profile_fields, validate
 
+from fake_serial import FakeSerial
+
 SIM = BOARDS["sim"].hardware
 HW75 = Hardware(f_clk=75_000_000, mem_words=6 << 20)     # a 75 MHz clock, 48 MiB delay lines
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -262,7 +264,7 @@ def test_validate_bod_only_on_a_bod_channel():
 
 # ---- a fake box: the firmware's Python references behind a serial port ------------------------
 
-class FakeBox:
+class FakeBox(FakeSerial):
     """A box on a fake serial port: HELLO, SET/GET_PROFILE (satemu.validate), COMMIT and
     BOD_TRACE (protocol.bod_trace_answer) over a ring of ``ring`` records (by default the
     gateware's depth) from ``history``, superframe 0 having begun at cycle ``start``; each
@@ -275,30 +277,11 @@ class FakeBox:
         self.start = start
         self.restart_after: dict[int, tuple[int, int]] = {}   # request -> (count, start) after it
         self.requests = 0
-        self.deframer, self.out = P.Deframer(), bytearray()
+        super().__init__()
         self.regs = [ChannelRegs(), ChannelRegs()]
         self.staged = [0, 0]                      # each channel's staged generation
         self.commits = 0
         self.tamper: dict[int, int] = {}          # sf read -> sf the ring holds instead
-
-    # serial.Serial's surface, as Device uses it
-    def write(self, data: bytes):
-        for seq, op, payload in self.deframer.feed(data):
-            self.out += P.encode_frame(seq, op | P.RESPONSE_BIT, self.answer(op, payload))
-
-    def read(self, n: int) -> bytes:
-        data, self.out[:n] = bytes(self.out[:n]), b""
-        return data
-
-    def close(self):
-        pass
-
-    def reset_input_buffer(self):
-        self.out.clear()
-
-    @property
-    def in_waiting(self) -> int:
-        return len(self.out)
 
     def answer(self, op: int, p: bytes) -> bytes:
         hw = replace(self.hw, bod_channels=("return",) if self.bod else ())

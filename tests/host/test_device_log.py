@@ -13,6 +13,8 @@ from satemu import protocol as P
 from satemu.boards import BOARDS
 from satemu.device import Device, DeviceError
 
+from fake_serial import FakeSerial
+
 SIM = BOARDS["sim"].hardware
 
 
@@ -22,7 +24,7 @@ def record(n: int, ring: int) -> tuple[int, int]:
                            index=n % L.INDEX_MOD, tx=n, lap=n // ring))
 
 
-class LogBox:
+class LogBox(FakeSerial):
     """A box on a fake serial port with a frame log of ``ring`` records per channel (0: none):
     HELLO, READ_LOG (protocol.read_log_answer over the ring's slots) and CLEAR_LOG. ``count``
     records have been written; each READ_LOG lets ``per_request`` more be written after it is
@@ -35,7 +37,7 @@ class LogBox:
         self.slots = [{}, {}]
         self.requests, self.clears = [], 0
         self.clear_after: set[int] = set()
-        self.deframer, self.out = P.Deframer(), bytearray()
+        super().__init__()
         for ch in (0, 1):
             self.write_records(ch, count)
 
@@ -47,25 +49,6 @@ class LogBox:
 
     def clear(self):
         self.count, self.lost, self.clears = [0, 0], [0, 0], self.clears + 1
-
-    # serial.Serial's surface, as Device uses it
-    def write(self, data: bytes):
-        for seq, op, payload in self.deframer.feed(data):
-            self.out += P.encode_frame(seq, op | P.RESPONSE_BIT, self.answer(op, payload))
-
-    def read(self, n: int) -> bytes:
-        data, self.out[:n] = bytes(self.out[:n]), b""
-        return data
-
-    def close(self):
-        pass
-
-    def reset_input_buffer(self):
-        self.out.clear()
-
-    @property
-    def in_waiting(self) -> int:
-        return len(self.out)
 
     def answer(self, op: int, p: bytes) -> bytes:
         if op == P.Op.HELLO:
