@@ -217,8 +217,7 @@ def _merge_spec(text: str) -> tuple[int, Path]:
 def cmd_capture(args) -> int:
     """`satemu capture`: the box's frame log read over the UART into a pcapng (or, with
     --clear, the log started afresh)."""
-    from .logcapture import ChannelLog, merge_log_capture, write_log_capture
-    from .framelog_model import check_records
+    from .logcapture import merge_log_capture, read_box_log, write_log_capture
     from .protocol import CHANNEL_NAMES
     merges = dict(_merge_spec(m) for m in args.merge or ())
     for port, path in merges.items():
@@ -236,14 +235,9 @@ def cmd_capture(args) -> int:
             dev.clear_log()
             print(f"cleared the frame log of both channels ({ring} records each)")
             return 0
-        bits = ring.bit_length() - 1
-        logs, nbytes = {}, 0
-        for ch, name in enumerate(CHANNEL_NAMES):
-            count, lost, first, pairs = dev.read_log(ch)
-            records, stale = check_records(first, pairs, bits)
-            logs[ch] = ChannelLog(ring, count, lost, first, records, stale)
-            nbytes += 16 * len(pairs)
+        logs = read_box_log(dev, ring)
         f_clk = info["f_clk"]
+    nbytes = sum(16 * (len(log.records) + log.stale) for log in logs.values())
     wall = time.monotonic() - t0
     comment = (f"satemu frame log of {args.port}: timestamps are the box's cycles since its "
                f"reset at {1e9 / f_clk:g} ns a cycle, a frame into a port at its arrival at the "

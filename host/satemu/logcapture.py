@@ -21,7 +21,7 @@ from .captures import CAUSES, CHANNEL_NAMES, INTERFACES, PORT_NAMES, ms_of, ns_o
 from .params import Fate
 from .pcapng import INBOUND, OUTBOUND, PcapngWriter
 
-__all__ = ["ChannelLog", "write_log_capture", "merge_log_capture"]
+__all__ = ["ChannelLog", "read_box_log", "write_log_capture", "merge_log_capture"]
 
 
 @dataclass
@@ -48,6 +48,18 @@ class ChannelLog:
         if self.stale:
             out.append(f"{self.stale} records were overwritten while they were read")
         return out
+
+
+def read_box_log(dev, ring: int) -> dict[int, ChannelLog]:
+    """Both channels' frame logs from the box behind ``dev`` (a ``satemu.device.Device``), each
+    ring ``ring`` records (HELLO's ``log_records``), every record read checked."""
+    from .framelog_model import check_records
+    logs = {}
+    for ch in CHANNEL_NAMES:
+        count, lost, first, pairs = dev.read_log(ch)
+        records, stale = check_records(first, pairs, ring.bit_length() - 1)
+        logs[ch] = ChannelLog(ring, count, lost, first, records, stale)
+    return logs
 
 
 def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
