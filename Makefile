@@ -24,6 +24,7 @@ bench: bootstrap
 	$(PY) bench/bench_initial_rtt.py
 	$(PY) bench/bench_preset.py
 	$(PY) bench/bench_soak.py
+	$(PY) bench/bench_pcapng.py
 	$(PY) bench/bench_fuzz.py
 	$(PY) bench/bench_datapath.py
 	$(PY) bench/bench_datapath.py --board colorlight-5a-75b

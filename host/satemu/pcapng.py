@@ -63,6 +63,13 @@ def _options(items: Iterable[tuple[int, bytes]]) -> bytes:
     return body + struct.pack("<HH", OPT_END, 0) if body else b""
 
 
+_EPB_HEAD = struct.Struct("<IIIIIII")      # block type and length, then the EPB's fields
+_COMMENT_HEAD = struct.Struct("<HH")
+_FLAGS = struct.Struct("<HHI")
+_LENGTH = struct.Struct("<I")
+_ZEROS = b"\0\0\0\0"
+
+
 def _block(kind: int, body: bytes) -> bytes:
     length = 12 + len(body)
     return struct.pack("<II", kind, length) + body + struct.pack("<I", length)
@@ -112,13 +119,21 @@ class PcapngWriter:
             raise ValueError(f"interface {interface} was not added")
         if timestamp < 0 or timestamp >> 64:
             raise ValueError("timestamp: 0..2^64-1 in the interface's resolution")
-        items = [(OPT_COMMENT, c.encode()) for c in comments]
+        # The options written out here rather than through _options: this is the writer's
+        # inner loop, a packet of every frame a co-simulation captures.
+        opts = b""
+        for c in comments:
+            v = c.encode()
+            opts += _COMMENT_HEAD.pack(OPT_COMMENT, len(v)) + v + _ZEROS[:-len(v) % 4]
         if flags is not None:
-            items.append((EPB_FLAGS, struct.pack("<I", flags)))
+            opts += _FLAGS.pack(EPB_FLAGS, 4, flags)
+        if opts:
+            opts += _ZEROS
         n = len(data)
-        head = struct.pack("<IIIII", interface, timestamp >> 32, timestamp & 0xFFFFFFFF, n,
-                           n if orig_len is None else orig_len)
-        self._f.write(_block(EPB, head + data + b"\0" * _pad4(n) + _options(items)))
+        length = 32 + n + (-n % 4) + len(opts)
+        self._f.write(_EPB_HEAD.pack(EPB, length, interface, timestamp >> 32,
+                                     timestamp & 0xFFFFFFFF, n, n if orig_len is None else orig_len)
+                      + data + _ZEROS[:-n % 4] + opts + _LENGTH.pack(length))
 
     def statistics(self, interface: int, timestamp: int, received: int | None = None,
                    dropped: int | None = None, comments: Iterable[str] = ()) -> None:
