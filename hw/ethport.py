@@ -77,9 +77,9 @@ class EthPort(LiteXModule):
     LUTs per port). ``cdc_depth``: the clock-crossing FIFOs' depth in beats, each way;
     ``paced_cdc``: ``hw.cdc.PacedAsyncFIFO`` in their place, its wire side paced (at most a beat
     every other wire cycle, registered flags, short paths at 125 MHz), with an FCS checker whose
-    flag comes from registers (``_registered_fcs_check``), a register stage after it
-    (``_cut_after_fcs_check``) and one before the preamble inserter (``_cut_before_preamble``):
-    the Colorlight's slower FPGA.
+    flag comes from registers (``_registered_fcs_check``) and a register stage before the
+    preamble inserter (``_cut_before_preamble``): the Colorlight's slower FPGA. On either
+    byte-wide path a register stage follows the FCS checker (``_cut_after_fcs_check``).
 
     A fragment (a frame of four bytes or fewer after the SFD, or on the 64-bit path eight) reaches
     the channel as a runt flagged ``error``, never lost and never joined to the next frame:
@@ -93,8 +93,8 @@ class EthPort(LiteXModule):
             if paced_cdc:
                 self._paced_crossings(mac, cdc_depth)
                 self._registered_fcs_check(mac)
-                self._cut_after_fcs_check(mac)
                 self._cut_before_preamble(mac)
+            self._cut_after_fcs_check(mac)
             self._cut_tx_ready(mac)
             self._last_be_before_fcs_check(mac)
             self._pad_fragments(mac, 8, paced_cdc)
@@ -194,14 +194,16 @@ class EthPort(LiteXModule):
         pipeline.insert(index, cut)
 
     def _cut_after_fcs_check(self, mac):
-        """A register stage (valid and data) straight after the FCS checker, on the receive side,
-        so that the checker's error flag, the end of a 32-bit comparison, does not go on through
-        the last-byte stage into the width converter's register in the same wire cycle. Frames
+        """A register stage (valid and data) straight after the FCS checker (LiteEth's, or
+        ``hw.fcs.RegisteredFCSChecker`` where that replaced it), on the receive side, so that the
+        checker's error flag, the end of a 32-bit comparison, does not go on through the
+        last-byte stage into the width converter's register in the same wire cycle. Frames
         reach the system side one wire cycle later."""
+        from liteeth.mac.crc import LiteEthMACCRC32Checker
         from hw.fcs import RegisteredFCSChecker
         pipeline = mac.rx_datapath.pipeline
         index = next(i for i, stage in enumerate(pipeline)
-                     if isinstance(stage, RegisteredFCSChecker))
+                     if isinstance(stage, (RegisteredFCSChecker, LiteEthMACCRC32Checker)))
         cut = ClockDomainsRenamer("eth_rx")(stream.Buffer(eth_phy_description(8), pipe_valid=True))
         self.submodules += cut
         pipeline.insert(index + 1, cut)

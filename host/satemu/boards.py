@@ -157,19 +157,22 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           # the UART, so a ring takes some 8 s to read (docs/architecture.md, "The frame log").
           log_words=1 << 11),
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
-    # VexRiscv minimal to leave the LUTs to the channels, a BoD ring of 512 superframes to save
+    # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
+    # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
     # block RAM; mem_wpc is 90% of the lowest throughput bench/bench_datapath.py measured
     # (docs/hardware.md).
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
           mem_words=1 << 22, mem_wpc=6000,
-          channel=ChannelParams(bod_ring=512, **MAC_PORT), bod_channels=("return",),
+          channel=ChannelParams(bod_ring=512, counter_bits=32, **MAC_PORT),
+          bod_channels=("return",),
           cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another
           # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
           programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
                                                 "channel A)"),
+          # Seed 2: seed 1 left router2 diverging on this netlist (docs/hardware.md).
           bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
-                              "--router router2")),
+                              "--router router2", seed=2)),
     # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
     # counters that the firmware folds into 64-bit counts, to fit its LUTs (docs/hardware.md).
