@@ -40,7 +40,7 @@ def test_the_table_is_what_the_boards_say():
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
                                                                          4600)
     assert (sim_hw.params.counter_bits, versa.params.counter_bits,
-            colorlight.params.counter_bits) == (64, 64, 32)
+            colorlight.params.counter_bits) == (64, 32, 32)
     assert colorlight.params.queue_depth == 512
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
