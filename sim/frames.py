@@ -61,6 +61,12 @@ class EthPorts:
             self._parse()
         return self._halted
 
+    def hold(self) -> int:
+        """Lock-step: halt the board at once; returns the cycle it halted before. Frames sent
+        while it is held, at that cycle or later, start exactly when they say, however long the
+        host takes to send them; ``release`` lets it go on."""
+        return self.run(1, halt_on_egress=False)
+
     def release(self) -> None:
         """Leave lock-step: the board runs freely again."""
         self.sock.sendall(struct.pack("<cQB", b"R", 0, 0))
@@ -146,7 +152,7 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
         bod_start = {ch: dev.bod_trace(max_records=0).start if regs[ch].bod else 0 for ch in sent}
     with EthPorts(eth_port, timeout=timeout) as eth:
         expect_events = {}
-        start = eth.now() + 200_000                      # time to send them all
+        start = eth.hold() + 200_000
         for ch, frames in sent.items():
             bad = bad_preamble.get(ch, set())
             at = start
@@ -155,6 +161,7 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
                 eth.send(INGRESS_PORT[ch], wire, at if load < 1 else 0)
                 at += int(wire_cycles(len(wire)) / load)
             expect_events[ch] = len(frames) - len(bad)
+        eth.release()
         traffic = eth.wait(expect_events, {}, timeout)
         models, taken = {}, {}
         for ch, frames in sent.items():

@@ -264,7 +264,7 @@ def test_fragments_are_counted_and_spare_the_frames_around_them(url, board_state
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=words) for ch in (FORWARD, RETURN)}
     rng = random.Random(21)
     with EthPorts(board_state["eth_port"]) as eth:
-        start = eth.now() + 50_000
+        start = eth.hold() + 50_000
         model = BoardModel(regs, cycle=start)
         for ch in (FORWARD, RETURN):
             at = start
@@ -277,6 +277,7 @@ def test_fragments_are_counted_and_spare_the_frames_around_them(url, board_state
                 eth.send(INGRESS_PORT[ch], wire, at)
                 model.send(INGRESS_PORT[ch], wire, at)
                 at += wire_cycles(len(wire)) + rng.choice((0, 3))
+        eth.release()
         results = model.finish()
         want = model.traffic
         got = eth.wait({ch: len(want.events[ch]) for ch in (FORWARD, RETURN)},

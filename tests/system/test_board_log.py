@@ -69,7 +69,7 @@ def test_the_log_holds_what_the_model_says_across_a_wrap(url, board_state, tmp_p
     # does not predict), while the queues still overflow.
     n = RING * 5 // 4
     with EthPorts(board_state["eth_port"], timeout=120) as eth:
-        start = eth.now() + 50_000
+        start = eth.hold() + 50_000             # held while the frames and the model are made
         model = BoardModel(regs, cycle=start)
         sent = {}
         for ch in (FORWARD, RETURN):
@@ -79,6 +79,7 @@ def test_the_log_holds_what_the_model_says_across_a_wrap(url, board_state, tmp_p
                 eth.send(INGRESS_PORT[ch], wire, at)
                 model.send(INGRESS_PORT[ch], wire, at)
                 at += 4 * wire_cycles(len(wire)) + rng.choice((0, 5, 40))
+        eth.release()
         results = model.finish()
         want_t = model.traffic
         eth.wait({ch: len(want_t.events[ch]) for ch in (FORWARD, RETURN)},
