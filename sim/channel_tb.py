@@ -23,7 +23,7 @@ from satemu.bod_model import unpack_record
 from satemu.channel_model import Commit, simulate
 from satemu.framelog_model import expected as log_expected, join as log_join, read_ring
 from satemu.params import ChannelParams, ChannelRegs, Fate
-from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_RESEED,
+from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_AT, COMMIT_RESEED,
                            COMMIT_LAYOUT, STATS_SNAPSHOT)
 
 # Where the frame log's ring lies in the bench's memory, unless a scenario says ("log"): far
@@ -31,6 +31,7 @@ from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, C
 LOG_BASE, LOG_BITS = 1 << 26, 16
 
 MASK64 = (1 << 64) - 1
+MASK32 = (1 << 32) - 1
 
 
 def frame_bytes(seed: int, index: int, length: int) -> bytes:
@@ -223,12 +224,18 @@ class Bench:
                 addr, value, commit = self.bus_ops.popleft()
                 dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
                 if commit is not None:
-                    self.commits.append(Commit(t + 1, ChannelRegs(**commit["regs"]),
+                    # Written in cycle t + 1; one named ahead (AT) takes effect at its cycle.
+                    self.commits.append(Commit(max(t + 1, commit.get("cycle", 0)),
+                                               ChannelRegs(**commit["regs"]),
                                                bool(commit.get("reseed"))))
             elif commit_plan and t + 1 >= commit_plan[0]["at"]:
                 c = commit_plan.popleft()
                 ops = [(a, v, None) for a, v in reg_writes(c["regs"])]
                 flags = COMMIT_APPLY | (COMMIT_RESEED if c.get("reseed") else 0)
+                if "cycle" in c:        # a commit named ahead, as the firmware runs a timeline
+                    cycle = REGMAP["commit_cycle"].offset
+                    ops += [(cycle, c["cycle"] & MASK32, None), (cycle + 1, c["cycle"] >> 32, None)]
+                    flags |= COMMIT_AT
                 ops.append((REGMAP["commit"].offset, flags, c))
                 self.bus_ops.extend(ops)
             # --- ingress: next beat

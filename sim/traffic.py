@@ -70,7 +70,10 @@ def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(
         "name": name, "f_clk": f_clk, "params": asdict(params), "regs": asdict(regs),
         "frames": frames, "mem": mem or {}, "tb_seed": tb_seed, "beat_gap": beat_gap,
         "sink_ready": sink_ready,
-        "commits": [{"at": c["at"], "regs": asdict(c["regs"]), "reseed": c.get("reseed", False)}
+        # A commit is written at cycle ``at``; with ``cycle`` it is named for that cycle
+        # (COMMIT_AT), as the firmware commits a timeline's steps.
+        "commits": [{"at": c["at"], "regs": asdict(c["regs"]), "reseed": c.get("reseed", False),
+                     **({"cycle": c["cycle"]} if "cycle" in c else {})}
                     for c in (commits or [])],
     }
 

@@ -11,8 +11,8 @@ from amaranth.lib.wiring import In, Out
 
 from satemu.params import ChannelRegs
 from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
-                           STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS,
-                           LOG_CLEAR)
+                           COMMIT_AT, STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS,
+                           LAYOUT_FIELDS, LOG_CLEAR)
 
 from .layouts import Config, RegBusSignature
 
@@ -23,6 +23,10 @@ class Regs(wiring.Component):
     """Bus writes land in the shadow profile. A COMMIT with APPLY copies the whole shadow into the
     staged copy at once (refused while one is still pending); the channel then copies staged to
     active at a well-defined point (``apply``). Reads of counters come from the last snapshot.
+
+    The commit's cycle (``commit_at``) is the write's, or with AT the cycle in ``commit_cycle``
+    if that is later (a commit named ahead: a timeline step); an AT cycle already past takes the
+    write's and sets STATUS's late bit.
 
     The memory region and the BoD fields change only with an accepted layout commit; the cycle
     after one, ``bod_restart`` restarts the BoD block with superframe 0 at ``bod_start`` (the
@@ -64,6 +68,8 @@ class Regs(wiring.Component):
         bus = self.bus
         layout_rejected = Signal()
         refused = Signal()
+        late = Signal()
+        commit_cycle = Signal(64)
         # The snapshot has no reset (a reset leaves the last one readable until the next
         # SNAPSHOT): with a synchronous reset over the capture enable, yosys spent about 800
         # LUTs a channel on its 1,216 flip-flops.
@@ -77,13 +83,21 @@ class Regs(wiring.Component):
                 with m.If(bus.w_en & (bus.addr == f.offset + k)):
                     hi = min(32 * (k + 1), f.width)
                     m.d.sync += field[32 * k:hi].eq(bus.w_data[:hi - 32 * k])
+        cycle_reg = REGMAP["commit_cycle"].offset
+        for k in range(2):
+            with m.If(bus.w_en & (bus.addr == cycle_reg + k)):
+                m.d.sync += commit_cycle[32 * k:32 * (k + 1)].eq(bus.w_data)
         commit_reg = REGMAP["commit"].offset
         with m.If(bus.w_en & (bus.addr == commit_reg) & (bus.w_data & COMMIT_APPLY).any()):
             with m.If(self.pending):
                 m.d.sync += refused.eq(1)
             with m.Else():
+                at = (bus.w_data & COMMIT_AT).any()
+                ahead = at & (commit_cycle > self.now)
                 m.d.sync += [self.staged.eq(shadow), self.pending.eq(1), refused.eq(0),
-                             self.commit_at.eq(self.now), self.commit_flags.eq(bus.w_data[:3])]
+                             self.commit_at.eq(Mux(ahead, commit_cycle, self.now)),
+                             late.eq(at & (commit_cycle < self.now)),
+                             self.commit_flags.eq(bus.w_data[:3])]
         stats_w = bus.w_en & (bus.addr == REGMAP["stats"].offset)
         with m.If(stats_w & (bus.w_data & STATS_SNAPSHOT).any()):
             m.d.sync += [snap[n].eq(getattr(self, n)) for n in STAT_INPUTS]
@@ -150,7 +164,8 @@ class Regs(wiring.Component):
         m.d.comb += [rb_rd.addr.eq(bus.addr), bus.r_data.eq(Mux(from_memory, rb_rd.data, other))]
 
         words = {}
-        words[REGMAP["status"].offset] = Cat(self.pending, layout_rejected, self.empty, refused)
+        words[REGMAP["status"].offset] = Cat(self.pending, layout_rejected, self.empty, refused,
+                                             late)
         words[REGMAP["bod_count"].offset] = self.bod_count
         bod_start = Signal(64)
         with m.If(self.bod_restart):

@@ -25,7 +25,9 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "WINDOW_BOTH", "ADDR_BITS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD",
            "BOD_RECORD_WORDS", "BOD_BG_LEVELS", "BOD_ENABLE", "BOD_FCA", "BOD_BG_REPEAT",
            "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT",
-           "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS", "LOG_FIELDS", "LOG_CLEAR"]
+           "COMMIT_AT", "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS", "LOG_FIELDS",
+           "LOG_CLEAR", "STATUS_PENDING", "STATUS_LAYOUT_KEPT", "STATUS_EMPTY", "STATUS_REFUSED",
+           "STATUS_LATE"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -33,6 +35,13 @@ LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 COMMIT_APPLY = 1 << 0    # stage every shadow field; applied atomically (see architecture.md)
 COMMIT_RESEED = 1 << 1   # with APPLY: reload the PRNG from SEED and put Gilbert-Elliott in Good
 COMMIT_LAYOUT = 1 << 2   # with APPLY: also take MEM_BASE/MEM_SIZE, allowed only while the delay line is empty
+COMMIT_AT = 1 << 3       # with APPLY: the commit's cycle is COMMIT_CYCLE, not the write's (a timeline step)
+# STATUS register bits.
+STATUS_PENDING = 1 << 0      # a commit the channel has not applied yet
+STATUS_LAYOUT_KEPT = 1 << 1  # the last layout commit kept the old layout (frames were stored)
+STATUS_EMPTY = 1 << 2        # the delay line holds no frame
+STATUS_REFUSED = 1 << 3      # the last COMMIT came while one was pending, and was refused
+STATUS_LATE = 1 << 4         # the last COMMIT with AT named a cycle already past: it took the write's
 # STATS register bits.
 STATS_SNAPSHOT = 1 << 0  # copy every counter and gauge into the readable snapshot
 STATS_CLEAR = 1 << 1     # zero every counter and high-water mark (after the snapshot, if both are set)
@@ -98,7 +107,8 @@ BOD_FIELDS = [
 CFG_FIELDS = CFG_FIELDS + BOD_FIELDS
 
 CTL_FIELDS = [
-    Field("commit", 3, "ctl", "bit0 APPLY, bit1 RESEED, bit2 LAYOUT"),
+    Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
+    Field("commit", 4, "ctl", "bit0 APPLY, bit1 RESEED, bit2 LAYOUT, bit3 AT"),
     Field("stats", 2, "ctl", "bit0 SNAPSHOT, bit1 CLEAR"),
     Field("bod_sel", 32, "ctl", "superframe whose record bod_rec shows (mod the ring depth)"),
 ]
@@ -111,8 +121,9 @@ GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_byte
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 
 STAT_FIELDS = [
-    Field("status", 4, "stat", "bit0 commit pending, bit1 last layout commit rejected, "
-                               "bit2 delay line empty, bit3 reserved"),
+    Field("status", 5, "stat", "bit0 commit pending, bit1 last layout commit rejected, "
+                               "bit2 delay line empty, bit3 last commit refused (one pending), "
+                               "bit4 last commit late (AT: its cycle had passed)"),
     *[Field(name, 64, "stat", f"counter {name}") for name in COUNTERS],
     *[Field(name, 64, "stat", f"gauge {name}") for name in GAUGES],
 ]

@@ -100,12 +100,18 @@ def all_scenarios() -> dict[str, dict]:
     # (1 ms at 3.3 Mbit/s is ~53 beats), counted as late beyond that (architecture.md).
     r3 = replace(r2, delay=r2.delay - f // 1000, rate_q=r0.rate_q, rate_num=r0.rate_num,
                  rate_den=r0.rate_den)
+    # Then a delay rise and a queue cut. Each commit is written some 20,000 cycles ahead and
+    # named for its cycle (COMMIT_AT), as the firmware runs a timeline's steps; frames arrive
+    # on either side of every named cycle.
+    r4 = replace(r3, delay=r3.delay + f // 50, queue_frames=6, queue_bytes=4000)
+    steps = [(60_000, r1, True), (140_000, r2, False), (200_000, r3, True), (230_000, r4, False)]
     sc["commit-midstream"] = scenario(
-        "commits mid-stream: rate, delay, overhead and loss change atomically", f_clk=f, regs=r0,
-        tb_seed=9, mem=HOSTILE_MEM,
+        "timeline steps mid-stream: rate, delay down and up, overhead, loss and queue change "
+        "atomically at their named cycles", f_clk=f, regs=r0, tb_seed=9, mem=HOSTILE_MEM,
         frames=traffic(17, 900, rate_bps=4_000_000, f_clk=f, load=1.2, p_burst=0.05),
-        commits=[{"at": 60_000, "regs": r1, "reseed": True}, {"at": 140_000, "regs": r2},
-                 {"at": 200_000, "regs": r3, "reseed": True}])
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
+                 for cycle, regs, reseed in steps])
+    sc["commit-midstream"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
 
     # Frames whose last beat lands on the commit cycle C itself and on either side: frames up to
     # C keep the old rate, frames after it get the new one. The bench writes the 20 profile words

@@ -32,6 +32,8 @@ def test_channel_matches_model(name, scenario_pool):
     if "expect_commit_cycle" in sc:      # the scenario really hit the cycles it aims at
         assert summary["commit_cycles"] == [sc["expect_commit_cycle"]]
         assert set(sc["expect_arrivals"]) <= set(summary["arrivals"])
+    if "expect_commit_cycles" in sc:     # each commit named ahead took effect at its cycle
+        assert summary["commit_cycles"] == sc["expect_commit_cycles"]
 
 
 # The soak's first frames (sim/soak.py) through the RTL (about 10^6 cycles), built with the

@@ -8,8 +8,8 @@ from amaranth import Module
 from amaranth.sim import Simulator
 
 from satemu.params import ChannelParams, ChannelRegs
-from satemu.regmap import (CFG_FIELDS, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT, STATS_SNAPSHOT,
-                           STATS_CLEAR)
+from satemu.regmap import (CFG_FIELDS, REGMAP, COMMIT_APPLY, COMMIT_AT, COMMIT_LAYOUT,
+                           STATS_SNAPSHOT, STATS_CLEAR, STATUS_LATE, STATUS_PENDING)
 from satemu_gw.channel import Channel
 from satemu_gw.timebase import Timebase
 
@@ -226,3 +226,55 @@ def test_every_read_address_returns_its_word():
 
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_commit_at_a_named_cycle():
+    """COMMIT with AT: pending until the cycle in COMMIT_CYCLE, then applied; frames up to that
+    cycle keep the old profile (here: min_len), later ones take the new. A cycle already past
+    takes the write's cycle and sets STATUS's late bit."""
+    h = Harness()
+    base = ChannelRegs(mem_base=1000, mem_size=4096, delay=2000)
+    strict = replace(base, min_len=100)          # the 64-byte test frame becomes a runt
+
+    async def bench(ctx):
+        commit, cycle = REGMAP["commit"].offset, REGMAP["commit_cycle"].offset
+        await h.load(ctx, base)
+        await h.write(ctx, commit, COMMIT_APPLY | COMMIT_LAYOUT)
+        await ctx.tick().repeat(8)
+        await h.load(ctx, strict)
+        at = ctx.get(h.tb.now) + 300
+        await h.write(ctx, cycle, at & 0xFFFF_FFFF)
+        await h.write(ctx, cycle + 1, at >> 32)
+        await h.write(ctx, commit, COMMIT_APPLY | COMMIT_AT)
+        status = await h.read(ctx, "status")
+        assert status & (STATUS_PENDING | STATUS_LATE) == STATUS_PENDING, hex(status)
+        await h.frame(ctx)                       # arrives well before `at`: old profile
+        while ctx.get(h.tb.now) < at - 2:
+            await ctx.tick()
+        assert (await h.read(ctx, "status")) & STATUS_PENDING, "applied before its cycle"
+        await ctx.tick().repeat(8)
+        assert not (await h.read(ctx, "status")) & STATUS_PENDING, "not applied after its cycle"
+        await h.frame(ctx)                       # after `at`: a runt now
+        await ctx.tick().repeat(40)
+        await h.write(ctx, REGMAP["stats"].offset, STATS_SNAPSHOT)
+        assert await h.read64(ctx, "rx_frames") == 2
+        assert await h.read64(ctx, "drop_runt") == 1
+
+        # A named cycle already past: taken at the write, flagged late.
+        await h.load(ctx, base)
+        past = ctx.get(h.tb.now) - 10
+        await h.write(ctx, cycle, past & 0xFFFF_FFFF)
+        await h.write(ctx, cycle + 1, past >> 32)
+        await h.write(ctx, commit, COMMIT_APPLY | COMMIT_AT)
+        await ctx.tick().repeat(8)
+        status = await h.read(ctx, "status")
+        assert status & (STATUS_PENDING | STATUS_LATE) == STATUS_LATE, hex(status)
+        await h.frame(ctx)
+        await ctx.tick().repeat(40)
+        await h.write(ctx, REGMAP["stats"].offset, STATS_SNAPSHOT)
+        assert await h.read64(ctx, "drop_runt") == 1, "the late commit did not apply"
+        # A plain commit clears the late bit.
+        await h.write(ctx, commit, COMMIT_APPLY)
+        await ctx.tick().repeat(8)
+        assert not (await h.read(ctx, "status")) & STATUS_LATE
+    h.run(bench)
