@@ -11,7 +11,7 @@ array. Real boards' variants of the simulated board keep LiteDRAM and their DRAM
 
 from __future__ import annotations
 
-from migen import If, Memory, Mux, Replicate, Signal
+from migen import Cat, If, Memory, Mux, Replicate, Signal
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect.stream import SyncFIFO
@@ -35,10 +35,10 @@ class SimNativeMemory(LiteXModule):
     A port whose ``rdata`` is not taken holds it and takes no command until it is (the channels
     always take it).
 
-    With ``cpu_bus``, ``bus`` is a 32-bit Wishbone slave through which the CPU reads the
-    memory: word ``w`` (of the window) at byte ``8 w``, its low half first, each read answered
-    in the cycle after it is asked (the firmware reads the frame logs there). Writes are
-    acknowledged and ignored."""
+    With ``cpu_bus``, ``bus`` is a 32-bit Wishbone slave through which the CPU reads and writes
+    the memory: word ``w`` (of the window) at byte ``8 w``, its low half first, each access
+    answered in the cycle after it is asked, a write honouring the byte selects (the firmware
+    reads the frame logs there, and keeps its timeline store)."""
 
     def __init__(self, words: int, base: int, address_width: int, nports: int,
                  cpu_bus: bool = False):
@@ -81,9 +81,15 @@ class SimNativeMemory(LiteXModule):
         if cpu_bus:
             from litex.soc.interconnect import wishbone
             self.bus = bus = wishbone.Interface(data_width=32)
-            rd = mem.get_port()
+            rd = mem.get_port(write_capable=True, we_granularity=8)
             self.specials += rd
             high = Signal()
+            write = Signal()
             self.comb += [rd.adr.eq(bus.adr[1:1 + index_bits]),
-                          bus.dat_r.eq(Mux(high, rd.dat_r[32:], rd.dat_r[:32]))]
+                          bus.dat_r.eq(Mux(high, rd.dat_r[32:], rd.dat_r[:32])),
+                          write.eq(bus.cyc & bus.stb & bus.we & ~bus.ack),
+                          rd.dat_w.eq(Cat(bus.dat_w, bus.dat_w)),
+                          rd.we.eq(Mux(bus.adr[0], Cat(Replicate(0, 4), bus.sel),
+                                       Cat(bus.sel, Replicate(0, 4)))
+                                   & Replicate(write, 8))]
             self.sync += [bus.ack.eq(bus.cyc & bus.stb & ~bus.ack), high.eq(bus.adr[0])]

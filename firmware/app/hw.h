@@ -45,6 +45,13 @@ struct satemu_hw {
     /* One 64-bit word of the DRAM, by word address, as it is there now (no cached copy) (NULL:
      * the CPU cannot read the DRAM). */
     uint64_t (*mem_read)(void *ctx, uint32_t word);
+    /* The timeline store: entries of two 64-bit words from DRAM word timeline.base, which only
+     * the CPU uses (words 0, or no mem_write or mem_load: the box runs no timelines). */
+    struct satemu_region timeline;
+    /* One 64-bit word of the DRAM that only the CPU uses: written, and read back (possibly
+     * through the CPU's caches) (NULL: none). */
+    void (*mem_write)(void *ctx, uint32_t word, uint64_t value);
+    uint64_t (*mem_load)(void *ctx, uint32_t word);
     /* Writes LOG_CTL of both channels in the same cycle. */
     void (*log_ctl)(void *ctx, unsigned value);
     /* The UART deframer's discards by cause (enum satemu_deframe_error), for LINK_STATS

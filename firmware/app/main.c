@@ -26,7 +26,8 @@ static void commit(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_COMMI
 static void stats(void *ctx, unsigned flags) { (void)ctx; BOTH[SATEMU_REG_STATS] = flags; }
 static void log_ctl(void *ctx, unsigned value) { (void)ctx; BOTH[SATEMU_REG_LOG_CTL] = value; }
 
-/* The frame log's rings, read through the CPU's bus, DRAM word w at byte LOG_MEM + 8 w: the
+/* The frame log's rings and the timeline store, through the CPU's bus, DRAM word w at byte
+ * LOG_MEM + 8 w: the
  * main RAM where the SoC has one (a board, or its simulated variant: the whole DRAM), else the
  * simulated board's uncached window onto its DRAM (FRAMELOG); without either the firmware
  * cannot read the rings and reports no log. */
@@ -37,6 +38,27 @@ static void log_ctl(void *ctx, unsigned value) { (void)ctx; BOTH[SATEMU_REG_LOG_
 #endif
 
 #ifdef LOG_MEM
+/* The timeline store, which only the CPU uses: written and read back as two 32-bit words, the
+ * lower half first (through the caches, if any: nothing else touches these words). */
+static void mem_write(void *ctx, uint32_t word, uint64_t value)
+{
+    (void)ctx;
+    volatile uint32_t *p = (volatile uint32_t *)(uintptr_t)(LOG_MEM + 8u * (uintptr_t)word);
+    p[0] = (uint32_t)value;
+    p[1] = (uint32_t)(value >> 32);
+}
+
+static uint64_t mem_load(void *ctx, uint32_t word)
+{
+    (void)ctx;
+    volatile uint32_t *p = (volatile uint32_t *)(uintptr_t)(LOG_MEM + 8u * (uintptr_t)word);
+    uint32_t lo = p[0];
+    uint32_t hi = p[1];
+    return (uint64_t)hi << 32 | lo;
+}
+#define MEM_WRITE mem_write
+#define MEM_LOAD mem_load
+
 /* The channels write the DRAM behind the CPU's caches: each read first drops what the data
  * cache holds (flush_cpu_dcache does nothing on a CPU without one) and, where the SoC has an
  * L2 cache, refills that from the DRAM, then reads the word as two 32-bit loads, the lower half
@@ -58,6 +80,8 @@ static uint64_t mem_read(void *ctx, uint32_t word)
 #else
 #define LOG_MEM_READ NULL
 #define LOG_BITS 0u
+#define MEM_WRITE NULL
+#define MEM_LOAD NULL
 #endif
 
 /* The counters of each channel's ingress MAC: frames it discarded for a bad preamble. Forward
@@ -90,6 +114,9 @@ static const struct satemu_hw hw = {
     .log_bits = LOG_BITS,
     .log = SATEMU_BOARD_LOG_RINGS,
     .mem_read = LOG_MEM_READ,
+    .timeline = SATEMU_BOARD_TIMELINE,
+    .mem_write = MEM_WRITE,
+    .mem_load = MEM_LOAD,
     .log_ctl = log_ctl,
     .link_errors = deframer.errors,
 };

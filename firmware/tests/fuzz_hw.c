@@ -166,6 +166,32 @@ static uint64_t mem_read(void *ctx, uint32_t word)
     return lo | (uint64_t)read_value(b, 0) << 32;
 }
 
+/* The timeline store: every word written or read back lies within it (what is read back is
+ * what the input gives, as a channel's register). */
+static void timeline_word(struct box *b, uint32_t word)
+{
+    if (word - b->hw->timeline.base >= b->hw->timeline.words)
+        fail("a timeline-store word outside the store", b->channel, word);
+}
+
+static void mem_write(void *ctx, uint32_t word, uint64_t value)
+{
+    (void)value;
+    if (ctx != &box)
+        fail("a DRAM write without the hardware's context", -1, word);
+    timeline_word(ctx, word);
+}
+
+static uint64_t mem_load(void *ctx, uint32_t word)
+{
+    struct box *b = ctx;
+    if (ctx != &box)
+        fail("a DRAM load without the hardware's context", -1, word);
+    timeline_word(b, word);
+    uint64_t lo = read_value(b, 0);
+    return lo | (uint64_t)read_value(b, 0) << 32;
+}
+
 static void log_ctl(void *ctx, unsigned value)
 {
     struct box *b = ctx;
@@ -194,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct satemu_hw hw = { .ctx = b, .read = rd, .write = wr, .commit = strobe,
                             .stats = strobe, .port_count = port_count, .mem_read = mem_read,
-                            .log_ctl = log_ctl };
+                            .log_ctl = log_ctl, .mem_write = mem_write, .mem_load = mem_load };
     b->hw = &hw;
     uint8_t limits[SATEMU_LIMITS_BYTES];
     for (size_t i = 0; i < sizeof(limits); i++)
@@ -211,6 +237,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hw.log[ch].base = (uint32_t)take_front(b, 4);
         hw.log[ch].words = (uint32_t)take_front(b, 4);
     }
+    hw.timeline.base = (uint32_t)take_front(b, 4);
+    /* At most 2^16 words, so that a TIMELINE_START's check of every entry stays quick. */
+    hw.timeline.words = (uint32_t)take_front(b, 4) & 0xFFFFu;
     hw.bod_mask = (uint32_t)take_front(b, 4);
     hw.bod_ring = (uint32_t)take_front(b, 4);
     hw.counter_bits = (uint32_t)take_front(b, 1);
@@ -225,11 +254,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hw.link_errors = link_errors;
     if (flags & 4)
         hw.mem_read = NULL;
+    if (flags & 8)
+        hw.mem_write = NULL;
     /* HELLO reports the frame log's records as the firmware can read them: 2^log_bits with a
      * log (log_bits 1 .. SATEMU_LOG_BITS_MAX and the DRAM's reads), else 0. */
     int has_log = hw.log_bits >= 1 && hw.log_bits <= SATEMU_LOG_BITS_MAX && hw.mem_read;
     struct satemu_limits reported = hw.limits;
     reported.log_records = has_log ? 1u << hw.log_bits : 0;
+    /* ... and the timeline store's entries: two words each, with the DRAM's writes. */
+    reported.timeline_entries = hw.mem_write && hw.timeline.words >= 2 ? hw.timeline.words / 2 : 0;
     uint8_t *o = limits;
 #define PUT_LIMIT(name, bytes) \
     for (int i = 0; i < (bytes); i++) *o++ = (uint8_t)((uint64_t)reported.name >> (8 * i));

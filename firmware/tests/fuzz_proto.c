@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t resp[SATEMU_MAX_PAYLOAD];
         struct satemu_frame r = { seq, op, len, payload };
         size_t rn = satemu_handle(&hw, &r, resp);
-        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_NO_LOG)
+        if (rn < 1 || rn > SATEMU_MAX_PAYLOAD || resp[0] > SATEMU_STATUS_LAST)
             abort();
         if (!satemu_encode_frame(seq, (uint8_t)(op | SATEMU_RESPONSE_BIT), resp, rn, wire))
             abort();

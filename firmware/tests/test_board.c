@@ -11,6 +11,8 @@
  * whether they exist). */
 static uint64_t mem_read(void *ctx, uint32_t word) { (void)ctx; return word; }
 static void log_ctl(void *ctx, unsigned value) { (void)ctx; (void)value; }
+static void mem_write(void *ctx, uint32_t word, uint64_t value) { (void)ctx; (void)word; (void)value; }
+static uint64_t mem_load(void *ctx, uint32_t word) { (void)ctx; return word; }
 
 /* As main.c has it, less the register access HELLO does not use. */
 static const struct satemu_hw hw = {
@@ -23,6 +25,9 @@ static const struct satemu_hw hw = {
     .log = SATEMU_BOARD_LOG_RINGS,
     .mem_read = mem_read,
     .log_ctl = log_ctl,
+    .timeline = SATEMU_BOARD_TIMELINE,
+    .mem_write = mem_write,
+    .mem_load = mem_load,
 };
 
 int main(void)
@@ -44,5 +49,7 @@ int main(void)
     for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
         printf("log_ring %d %lu %lu\n", ch, (unsigned long)hw.log[ch].base,
                (unsigned long)hw.log[ch].words);
+    printf("timeline %lu %lu\n", (unsigned long)hw.timeline.base,
+           (unsigned long)hw.timeline.words);
     return 0;
 }

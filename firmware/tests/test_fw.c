@@ -52,7 +52,12 @@ struct bank {
     /* LOG_CTL writes to both channels at once: how many, and the last value. */
     unsigned log_ctls, last_log_ctl;
     int carry;                  /* the next read of log_count's lower word sees it carry */
+    /* The timeline store (TL_ENTRIES entries, two words each); the next commit is taken late
+     * (STATUS bit 4 until the commit after it) when `late_next` is set. */
+    uint64_t tl[2 * 64];
+    unsigned late_next, late;
 };
+#define TL_ENTRIES 64u
 
 /* The frame-log rings of the tests below: 2^LOG_BITS records each, at these DRAM words. */
 #define LOG_BITS 5u
@@ -93,7 +98,8 @@ static uint32_t rd(void *ctx, int ch, unsigned word)
         return b->regs[ch][word];
     }
     if (word == SATEMU_REG_STATUS) {
-        uint32_t v = b->regs[ch][word] | ((b->kept >> ch) & 1u) << 1 | (b->hold ? 1u : 0u);
+        uint32_t v = b->regs[ch][word] | ((b->kept >> ch) & 1u) << 1 | (b->hold ? 1u : 0u)
+                     | (b->late ? SATEMU_STATUS_REG_LATE : 0u);
         if (b->hold)
             b->hold--;
         return v;
@@ -108,6 +114,8 @@ static void commit(void *ctx, unsigned flags)
     b->last_commit = flags;
     b->hold = b->slow;
     b->kept = 0;
+    b->late = b->late_next;
+    b->late_next = 0;
     for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
         if ((flags & SATEMU_COMMIT_LAYOUT)
             && (((b->keep >> ch) & 1) || !(b->regs[ch][SATEMU_REG_STATUS] & 4u)))
@@ -148,6 +156,20 @@ static void log_ctl(void *ctx, unsigned value)
 static uint32_t port_count(void *ctx, int ch, unsigned counter)
 {
     return counter == SATEMU_PORT_DROP_PREAMBLE ? ((struct bank *)ctx)->port[ch] : 0;
+}
+
+static void tl_write(void *ctx, uint32_t word, uint64_t value)
+{
+    struct bank *b = ctx;
+    expect(word < 2 * TL_ENTRIES, "timeline store write within the store", (long)word);
+    if (word < 2 * TL_ENTRIES)
+        b->tl[word] = value;
+}
+static uint64_t tl_load(void *ctx, uint32_t word)
+{
+    struct bank *b = ctx;
+    expect(word < 2 * TL_ENTRIES, "timeline store read within the store", (long)word);
+    return word < 2 * TL_ENTRIES ? b->tl[word] : 0;
 }
 
 static size_t request(const struct satemu_hw *hw, uint8_t op, const uint8_t *payload, size_t len,
@@ -484,6 +506,225 @@ static void commit_rules(struct satemu_hw *hw, struct bank *bank, const uint64_t
     memset(bank->regs, 0, sizeof(bank->regs));
 }
 
+
+/* TIMELINE_WRITE of n entries from `first`: (offset, channel, field, value) each. */
+static size_t tl_request(const struct satemu_hw *hw, uint32_t first, unsigned n,
+                         const uint64_t (*e)[4], uint8_t *resp)
+{
+    uint8_t req[SATEMU_TIMELINE_WRITE_REQUEST_BYTES] = { 0 };
+    put_u32(req, first);
+    req[4] = (uint8_t)n;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t w1 = e[i][1] << 56 | e[i][2] << 48 | e[i][3];
+        for (int k = 0; k < 8; k++) {
+            req[5 + 16 * i + k] = (uint8_t)(e[i][0] >> (8 * k));
+            req[5 + 16 * i + 8 + k] = (uint8_t)(w1 >> (8 * k));
+        }
+    }
+    return request(hw, SATEMU_OP_TIMELINE_WRITE, req, sizeof(req), resp);
+}
+
+static size_t tl_start(const struct satemu_hw *hw, uint32_t entries, uint64_t start,
+                       uint64_t period, uint8_t *resp)
+{
+    uint8_t req[SATEMU_TIMELINE_START_REQUEST_BYTES];
+    put_u32(req, entries);
+    for (int k = 0; k < 8; k++) {
+        req[4 + k] = (uint8_t)(start >> (8 * k));
+        req[12 + k] = (uint8_t)(period >> (8 * k));
+    }
+    return request(hw, SATEMU_OP_TIMELINE_START, req, sizeof(req), resp);
+}
+
+/* TIMELINE_STATUS into resp; the state's fields by TIMELINE_STATE's layout. */
+static void tl_status(const struct satemu_hw *hw, uint8_t *resp)
+{
+    size_t n = request(hw, SATEMU_OP_TIMELINE_STATUS, NULL, 0, resp);
+    expect(n == 1 + SATEMU_TIMELINE_STATE_BYTES && resp[0] == SATEMU_STATUS_OK,
+           "timeline status", 0);
+}
+#define TL_STATE(r) ((r)[1])
+#define TL_NEXT(r) get_u32((r) + 22)
+#define TL_LAP(r) get_u32((r) + 26)
+#define TL_APPLIED(r) get_u32((r) + 30)
+#define TL_LATE(r) get_u32((r) + 34)
+#define TL_IN_FORCE(r) get_u64((r) + 38)
+#define TL_FAULT_ENTRY(r) get_u32((r) + 46)
+#define TL_FAULT(r) ((r)[50])
+#define TL_VERDICT(r) ((r)[51])
+
+static uint64_t reg64(const struct bank *b, int ch, unsigned word)
+{
+    return (uint64_t)b->regs[ch][word + 1] << 32 | b->regs[ch][word];
+}
+
+/* Timelines: entries checked as written and at the start, each step staged on the profile in
+ * force and committed named for its cycle once the one before it took effect, repeats, late
+ * steps, a step whose profile fails, and what a running timeline refuses. */
+static void test_timeline(const uint64_t *fields)
+{
+    static struct bank bank;
+    struct satemu_hw hw = {
+        .ctx = &bank, .read = rd, .write = wr, .commit = commit, .stats = stats,
+        .port_count = port_count, .limits = limits,
+        .delay_line = { { 0, 6u << 20 }, { 6u << 20, 6u << 20 } },
+        .timeline = { 0, 2 * TL_ENTRIES }, .mem_write = tl_write, .mem_load = tl_load,
+    };
+    uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
+        bank.regs[ch][SATEMU_REG_STATUS] = 4u;          /* empty delay lines */
+    satemu_requests_init(&hw);
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        profile_request(req, ch, fields);
+        expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp)
+               == 1 && resp[0] == SATEMU_STATUS_OK, "timeline: base profile", ch);
+    }
+    uint8_t c[5] = { 0 };
+    put_u32(c + 1, GEN);
+    expect(request(&hw, SATEMU_OP_COMMIT, c, 5, resp) == 2 && resp[0] == SATEMU_STATUS_OK,
+           "timeline: base committed", 0);
+    uint8_t hello[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
+    request(&hw, SATEMU_OP_HELLO, hello, 2, resp);
+    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 39) == TL_ENTRIES,
+           "hello: timeline entries", 0);
+
+    /* Refused entries: the seed, a layout field, a channel that does not exist, a value too
+     * wide, beyond the store, none; nothing is stored. */
+    const uint64_t seed[1][4] = { { 0, 0, SATEMU_F_SEED, 1 } };
+    const uint64_t layout[1][4] = { { 0, 1, SATEMU_F_BOD_FLAGS, 1 } };
+    const uint64_t nochan[1][4] = { { 0, 2, SATEMU_F_DELAY, 1 } };
+    const uint64_t wide[2][4] = { { 0, 0, SATEMU_F_DELAY, 5 },
+                                  { 0, 0, SATEMU_F_MIN_LEN, 1u << 16 } };
+    struct { const uint64_t (*e)[4]; unsigned first, n, entry, fault; } bad[] = {
+        { seed, 0, 1, 0, SATEMU_TIMELINE_FAULT_FIELD },
+        { layout, 3, 1, 3, SATEMU_TIMELINE_FAULT_FIELD },
+        { nochan, 0, 1, 0, SATEMU_TIMELINE_FAULT_FIELD },
+        { wide, 7, 2, 8, SATEMU_TIMELINE_FAULT_VALUE },
+        { wide, TL_ENTRIES - 1, 2, TL_ENTRIES - 1, SATEMU_TIMELINE_FAULT_BEYOND },
+        { wide, 0, 0, 0, SATEMU_TIMELINE_FAULT_EMPTY },
+    };
+    for (size_t i = 0; i < N(bad); i++) {
+        size_t n = tl_request(&hw, bad[i].first, bad[i].n, bad[i].e, resp);
+        expect(n == 1 + SATEMU_TIMELINE_FAULT_DETAIL_BYTES
+               && resp[0] == SATEMU_STATUS_TIMELINE_BAD && get_u32(resp + 1) == bad[i].entry
+               && resp[5] == bad[i].fault, "timeline write refused", (long)i);
+    }
+    uint64_t zero[2 * TL_ENTRIES] = { 0 };
+    expect(!memcmp(bank.tl, zero, sizeof(zero)), "refused writes store nothing", 0);
+
+    /* Three steps: at 0 both channels change, at 1000 the forward delay, at 2500 the return
+     * rate's fraction. */
+    uint64_t d0 = fields[SATEMU_F_DELAY];
+    const uint64_t steps[4][4] = {
+        { 0, 0, SATEMU_F_DELAY, d0 + 100 }, { 0, 1, SATEMU_F_LOSS_P, 5 },
+        { 1000, 0, SATEMU_F_DELAY, d0 - 100 }, { 2500, 1, SATEMU_F_RATE_NUM, 3 } };
+    expect(tl_request(&hw, 0, 4, steps, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "timeline written", 0);
+    expect(bank.tl[4] == 1000 && bank.tl[5] == ((uint64_t)SATEMU_F_DELAY << 48 | (d0 - 100)),
+           "an entry as stored", 0);
+    const uint64_t unsorted[1][4] = { { 999, 0, SATEMU_F_DELAY, d0 } };
+    expect(tl_request(&hw, 3, 1, unsorted, resp) == 1, "an unsorted entry is stored ...", 0);
+    expect(tl_start(&hw, 4, 10000, 0, resp) == 6 && resp[0] == SATEMU_STATUS_TIMELINE_BAD
+           && get_u32(resp + 1) == 3 && resp[5] == SATEMU_TIMELINE_FAULT_UNSORTED,
+           "... and refused at the start", 0);
+    expect(tl_request(&hw, 3, 1, steps + 3, resp) == 1, "rewritten", 0);
+    expect(tl_start(&hw, 4, 10000, 2500, resp) == 6 && resp[5] == SATEMU_TIMELINE_FAULT_PERIOD,
+           "a period not above the last offset", 0);
+    expect(tl_start(&hw, 0, 10000, 0, resp) == 6 && resp[5] == SATEMU_TIMELINE_FAULT_EMPTY,
+           "no entries", 0);
+    expect(tl_start(&hw, TL_ENTRIES + 1, 10000, 0, resp) == 6
+           && resp[5] == SATEMU_TIMELINE_FAULT_BEYOND, "beyond the store", 0);
+
+    /* Started: the first step is staged and committed, named for start + 0, before the answer. */
+    bank.slow = 3;                      /* each commit shows pending for 3 STATUS reads */
+    unsigned commits = bank.commits;
+    expect(tl_start(&hw, 4, 10000, 3000, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "timeline started", 0);
+    expect(bank.commits == commits + 1
+           && bank.last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_AT)
+           && reg64(&bank, 0, SATEMU_REG_COMMIT_CYCLE) == 10000
+           && reg64(&bank, 1, SATEMU_REG_COMMIT_CYCLE) == 10000, "first step committed AT", 0);
+    expect(reg64(&bank, 0, SATEMU_REG_DELAY) == d0 + 100
+           && bank.regs[1][SATEMU_REG_LOSS_P] == 5, "first step staged on both channels", 0);
+    /* The in-force profile is the base until the channels take the step. */
+    size_t n;
+    n = get_profile(&hw, 0, SATEMU_PROFILE_IN_FORCE, resp);
+    expect(n == 1 + SATEMU_PROFILE_BYTES && get_u64(resp + 1 + 8 * SATEMU_F_DELAY) == d0,
+           "in force: the base, before the step's cycle", 0);
+    /* Refused while it runs. */
+    profile_request(req, 0, fields);
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_RUNNING, "set profile while running", 0);
+    expect(request(&hw, SATEMU_OP_COMMIT, c, 5, resp) == 1 && resp[0] == SATEMU_STATUS_RUNNING,
+           "commit while running", 0);
+    expect(tl_request(&hw, 0, 1, steps, resp) == 1 && resp[0] == SATEMU_STATUS_RUNNING,
+           "timeline write while running", 0);
+    expect(tl_start(&hw, 4, 10000, 0, resp) == 1 && resp[0] == SATEMU_STATUS_RUNNING,
+           "timeline start while running", 0);
+
+    /* The poll finds the step taken, then commits the next one, with the second of these
+     * commits taken late. */
+    uint64_t cycles[] = { 11000, 12500, 13000, 14000, 15500, 16000 };
+    for (unsigned k = 1; k < N(cycles); k++) {
+        if (k == 3)
+            bank.late_next = 1;
+        for (unsigned poll = 0; poll < 10 && bank.commits == commits + k; poll++)
+            satemu_requests_poll(&hw);
+        expect(bank.commits == commits + k + 1
+               && reg64(&bank, 0, SATEMU_REG_COMMIT_CYCLE) == cycles[k - 1],
+               "next step committed at its cycle", (long)k);
+    }
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_RUNNING && TL_LAP(resp) == 1
+           && TL_APPLIED(resp) == 5 && TL_LATE(resp) == 1 && TL_IN_FORCE(resp) == 14000
+           && TL_NEXT(resp) == 4, "status while running", 0);
+    expect(reg64(&bank, 0, SATEMU_REG_DELAY) == d0 - 100
+           && bank.regs[1][SATEMU_REG_RATE_NUM] == 3, "the step staged", 0);
+
+    /* Stopped: the step committed still takes effect; nothing further is committed. */
+    expect(request(&hw, SATEMU_OP_TIMELINE_STOP, NULL, 0, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "timeline stopped", 0);
+    unsigned after = bank.commits;
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(bank.commits == after && TL_STATE(resp) == SATEMU_TIMELINE_RUN_IDLE
+           && TL_APPLIED(resp) == 6 && TL_IN_FORCE(resp) == 15500, "status after the stop", 0);
+    n = get_profile(&hw, 1, SATEMU_PROFILE_IN_FORCE, resp);
+    expect(get_u64(resp + 1 + 8 * SATEMU_F_RATE_NUM) == 3, "in force after the stop", 0);
+
+    /* A step whose profile fails the checks (rate_num not below rate_den) stops the run. */
+    const uint64_t failing[2][4] = { { 0, 0, SATEMU_F_LOSS_P, 7 },
+                                     { 500, 0, SATEMU_F_RATE_NUM, 1u << 31 } };
+    expect(tl_request(&hw, 0, 2, failing, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "failing timeline written", 0);
+    expect(tl_start(&hw, 2, 20000, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "failing timeline started", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_FAILED && TL_APPLIED(resp) == 1
+           && TL_FAULT(resp) == SATEMU_TIMELINE_FAULT_PROFILE && TL_FAULT_ENTRY(resp) == 1
+           && TL_VERDICT(resp) == SATEMU_STATUS_BAD_FIELD, "a failing step stops the run", 0);
+    profile_request(req, 0, fields);
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "loads again after a failed run", 0);
+
+    /* A run that does not repeat ends DONE after its last step. */
+    expect(tl_start(&hw, 1, 30000, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "one-step timeline", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_DONE && TL_APPLIED(resp) == 1
+           && TL_IN_FORCE(resp) == 30000, "done", 0);
+
+    /* A box without the store answers NO_TIMELINE. */
+    hw.mem_write = NULL;
+    expect(request(&hw, SATEMU_OP_TIMELINE_STATUS, NULL, 0, resp) == 1
+           && resp[0] == SATEMU_STATUS_NO_TIMELINE, "no timeline store", 0);
+}
+
 int main(void)
 {
     static struct bank bank;
@@ -625,6 +866,10 @@ int main(void)
         box.mem_read = mem_read;
         box.log_ctl = log_ctl;
         box.limits.log_records = 12345;      /* HELLO reports what log_bits gives */
+        box.timeline.words = 2 * hello_cases[i].limits.timeline_entries;
+        box.mem_write = tl_write;
+        box.mem_load = tl_load;
+        box.limits.timeline_entries = 54321; /* ... and what the store's size gives */
         n = request(&box, SATEMU_OP_HELLO, hello_cases[i].req, hello_cases[i].req_len, resp);
         expect(n == hello_cases[i].resp_len && !memcmp(resp, hello_cases[i].resp, n),
                "hello vector", (long)i);
@@ -717,6 +962,8 @@ int main(void)
     bank.regs[1][SATEMU_REG_RX_FRAMES] = 3;
     n = request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp);
     expect(get_u64(resp + 1 + 8 * SATEMU_STAT_RX_FRAMES) == 3, "counts restart after a reset", 0);
+
+    test_timeline(profile_cases[0].fields);
 
     printf("%d passed, %d failed\n", checks - failures, failures);
     return failures != 0;

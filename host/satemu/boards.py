@@ -97,6 +97,7 @@ class Board:
     programmer: Programmer | None = None     # None: nothing to flash (the simulated board)
     bitstream: Bitstream | None = None       # None: no bitstream (the simulated board)
     log_words: int = 0                       # each channel's frame-log ring (0: no log)
+    timeline_entries: int = 0                # the timeline store's entries (0: no timelines)
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (its number or its name)."""
@@ -106,6 +107,12 @@ class Board:
         """The first word of channel ``channel``'s delay line: the DRAM's upper half, forward
         first (the lower half is the CPU's main RAM, which the firmware does not use)."""
         return (2 + channel) * self.mem_words
+
+    @property
+    def timeline_base(self) -> int:
+        """The timeline store's first word: the DRAM's lower half, after the frame-log rings;
+        only the CPU reads and writes it."""
+        return 2 * self.log_words
 
     def log_base(self, channel: int) -> int:
         """The first word of channel ``channel``'s frame-log ring: the DRAM's lower half,
@@ -123,7 +130,8 @@ class Board:
         against on it."""
         return Hardware(f_clk=self.f_clk, mem_words=self.mem_words, port_bps=self.port_bps,
                         params=self.channel, bod_channels=self.bod_channels,
-                        mem_wpc=self.mem_wpc, log_records=self.log_words // 2)
+                        mem_wpc=self.mem_wpc, log_records=self.log_words // 2,
+                        timeline_entries=self.timeline_entries)
 
 
 def _board(board: Board) -> tuple[str, Board]:
@@ -135,10 +143,16 @@ def _board(board: Board) -> tuple[str, Board]:
             or board.log_words % 2 or board.log_words > board.mem_words:
         raise ValueError(f"{board.name}: the frame log needs channel.frame_log and a ring of a "
                          f"power of two records, two words each, in the DRAM's lower half")
+    if board.timeline_base + 2 * board.timeline_entries > 2 * board.mem_words:
+        raise ValueError(f"{board.name}: the timeline store does not fit the DRAM's lower half")
     return board.name, board
 
 
 SIM_F_CLK = 6_250_000
+# The timeline store's entries (2^18: 4 MiB of the DRAM's lower half): an entry sets one field,
+# so even steps of three fields each (a rate: rate_q, rate_num, rate_den) number 87,381, a
+# 10-minute trace at 7 ms resolution (docs/architecture.md, "Timelines").
+TIMELINE_ENTRIES = 1 << 18
 
 BOARDS: dict[str, Board] = dict(map(_board, [
     # What `make demo` and the system tests run: the SoC in Verilator, at a nominal clock low
@@ -155,7 +169,7 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
           # Frame-log rings of 2^10 records: its simulated CPU sends about 2 kB a second over
           # the UART, so a ring takes some 8 s to read (docs/architecture.md, "The frame log").
-          log_words=1 << 11),
+          log_words=1 << 11, timeline_entries=TIMELINE_ENTRIES),
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
     # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
@@ -172,7 +186,8 @@ BOARDS: dict[str, Board] = dict(map(_board, [
                                                 "channel A)"),
           # Seed 2: seed 1 left router2 diverging on this netlist (docs/hardware.md).
           bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
-                              "--router router2", seed=2)),
+                              "--router router2", seed=2),
+          timeline_entries=TIMELINE_ENTRIES),
     # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
     # counters that the firmware folds into 64-bit counts, to fit its LUTs (docs/hardware.md).
@@ -186,7 +201,9 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           programmer=Programmer("colorlight", "ft232", "a JTAG adapter wired to the J27 pads"),
           # Seed 2: at seed 1 port B's receive clock missed (114.55 MHz; docs/hardware.md).
           bitstream=Bitstream("hw.colorlight_5a_75b", "colorlight_5a_75b",
-                              "satemu_colorlight_5a_75b", "--router router2", seed=2)),
+                              "satemu_colorlight_5a_75b", "--router router2", seed=2),
+          # The timeline store fills the DRAM's lower half (4 MiB).
+          timeline_entries=TIMELINE_ENTRIES),
 ]))
 
 DEFAULT_BOARD = "sim"           # the one `make demo` runs

@@ -171,6 +171,16 @@ class Device:
         if status == P.Status.NO_LOG:
             raise DeviceError("this board's gateware has no frame log (a build option the "
                               "board leaves out)")
+        if status == P.Status.NO_TIMELINE:
+            raise DeviceError("this box runs no timelines (its firmware has no timeline store)")
+        if status == P.Status.RUNNING:
+            raise DeviceError("a timeline is running on the box; stop it first (satemu load "
+                              "stops it)")
+        if status == P.Status.TIMELINE_BAD:
+            entry, fault = P.TIMELINE_FAULT_DETAIL.unpack(rest[:P.TIMELINE_FAULT_DETAIL.size])
+            name = P.TimelineFault(fault).name if fault in P.TimelineFault._value2member_map_ \
+                else str(fault)
+            raise DeviceError(f"the box refused the timeline at entry {entry}: {name}")
         if status == P.Status.BUSY:
             raise DeviceError("the box is still applying the previous commit; try again")
         if status == P.Status.INCOMPLETE:
@@ -243,11 +253,35 @@ class Device:
         raises DeviceError (CommitPending) saying which."""
         self.hello()
         regs = profile.check(self.hardware())
-        generation = _RNG.randrange(1, 1 << 32)
+        generation = _RNG.randrange(1, (1 << 32) - 1)     # 2^32 - 1: the timeline's
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"], generation)
         self.set_profile(P.CHANNEL_RETURN, regs["return"], generation)
         self.commit(generation, reseed=reseed, settle=settle)
         return regs
+
+    def now(self) -> int:
+        """The box's cycle, as a statistics snapshot takes it (GET_STATS)."""
+        return self.get_stats(P.CHANNEL_FORWARD)["snapshot_cycle"]
+
+    def timeline_status(self) -> dict[str, int]:
+        """The timeline run as the box reports it (TIMELINE_STATUS: TIMELINE_STATE_FIELDS)."""
+        rest = self.call(P.Op.TIMELINE_STATUS)
+        return dict(zip(P.TIMELINE_STATE_FIELDS, P.TIMELINE_STATE.unpack(rest)))
+
+    def stop_timeline(self) -> None:
+        """No further step; the profile in force stays."""
+        self.call(P.Op.TIMELINE_STOP)
+
+    def load_timeline(self, entries, start: int, period: int = 0) -> None:
+        """Stores ``entries`` ((offset, channel, field index, value) each, sorted by offset:
+        satemu.timeline.CompiledTimeline.entries) and runs them from cycle ``start``, again
+        every ``period`` cycles (0: once). The profile in force is the one each step changes."""
+        for first in range(0, len(entries), P.TIMELINE_WRITE_MAX):
+            chunk = entries[first:first + P.TIMELINE_WRITE_MAX]
+            body = b"".join(P.timeline_entry(*e) for e in chunk)
+            body += bytes(P.TIMELINE_ENTRY.size * (P.TIMELINE_WRITE_MAX - len(chunk)))
+            self.call(P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(first, len(chunk)) + body)
+        self.call(P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(len(entries), start, period))
 
     def link_stats(self) -> dict[str, int]:
         """The control link as the box counts it (LINK_STATS): requests answered, and what its

@@ -32,6 +32,8 @@ from typing import Mapping, Sequence
 
 from . import protocol as P
 from .params import ChannelParams
+from .regmap import (STATUS_PENDING, STATUS_LAYOUT_KEPT, STATUS_EMPTY, STATUS_REFUSED, STATUS_LATE,
+                     COMMIT_AT)
 from .regmap import (REGMAP, LAYOUT_FIELDS, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH, COMMIT_APPLY,
                      COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATS_CLEAR, LOSS_NONE,
                      LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT,
@@ -98,15 +100,21 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
               "READ_LOG_MAX": P.READ_LOG_MAX,
               "PROFILE_STAGED": P.PROFILE_STAGED, "PROFILE_IN_FORCE": P.PROFILE_IN_FORCE,
               "COMMIT_APPLIED": P.COMMIT_APPLIED, "COMMIT_ALREADY": P.COMMIT_ALREADY,
-              "LINK_STATS_FIELDS": len(P.LINK_STATS_FIELDS)}
+              "LINK_STATS_FIELDS": len(P.LINK_STATS_FIELDS),
+              "TIMELINE_WRITE_MAX": P.TIMELINE_WRITE_MAX,
+              "TIMELINE_VALUE_BITS": P.TIMELINE_VALUE_BITS}
     lines += [f"#define SATEMU_{k} {v}" for k, v in consts.items()]
     lines += ["/* The channels, by number (satemu.protocol.CHANNEL_NAMES). */"]
     lines += [f"#define SATEMU_CHANNEL_{name.upper()} {i}"
               for i, name in enumerate(P.CHANNEL_NAMES)]
     lines.append(f"#define SATEMU_CHANNELS {len(P.CHANNEL_NAMES)}")
-    for enum_name, enum in (("op", P.Op), ("status", P.Status), ("cap", P.Capability)):
+    for enum_name, enum in (("op", P.Op), ("status", P.Status), ("cap", P.Capability),
+                            ("timeline_fault", P.TimelineFault),
+                            ("timeline_run", P.TimelineRun)):
         lines += [""] + _enum(f"satemu_{enum_name}", [(f"SATEMU_{enum_name.upper()}_{m.name}",
                                                        int(m)) for m in enum])
+
+    lines.append(f"#define SATEMU_STATUS_LAST {max(P.Status)}   /* the highest status */")
 
     sizes = {"HELLO_REQUEST": P.HELLO_REQUEST.size, "HELLO_RESPONSE": P.HELLO_RESPONSE.size,
              "SET_PROFILE_REQUEST": _with_fields(P.SET_PROFILE_REQUEST, len(fields)),
@@ -120,7 +128,11 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
              "INCOMPLETE_DETAIL": P.INCOMPLETE_DETAIL.size,
              "CHANNEL_MASK_DETAIL": P.CHANNEL_MASK_DETAIL.size, "LINK_STATS": P.LINK_STATS.size,
              "READ_LOG_REQUEST": P.READ_LOG_REQUEST.size, "READ_LOG_HEAD": P.READ_LOG_HEAD.size,
-             "LOG_RECORD": P.LOG_RECORD_BYTES}
+             "LOG_RECORD": P.LOG_RECORD_BYTES,
+             "TIMELINE_WRITE_REQUEST": P.TIMELINE_WRITE_REQUEST.size,
+             "TIMELINE_START_REQUEST": P.TIMELINE_START_REQUEST.size,
+             "TIMELINE_ENTRY": P.TIMELINE_ENTRY.size, "TIMELINE_STATE": P.TIMELINE_STATE.size,
+             "TIMELINE_FAULT_DETAIL": P.TIMELINE_FAULT_DETAIL.size}
     lines += ["", "/* Message sizes in bytes (satemu.protocol): PROFILE is GET_PROFILE's answer "
               "after its", " * status byte, STATS GET_STATS', the details follow a status. */"]
     lines += [f"#define SATEMU_{name}_BYTES {size}" for name, size in sizes.items()]
@@ -195,7 +207,11 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
 
     lines.append("")
     for name, value in (("COMMIT_APPLY", COMMIT_APPLY), ("COMMIT_RESEED", COMMIT_RESEED),
-                        ("COMMIT_LAYOUT", COMMIT_LAYOUT), ("STATS_SNAPSHOT", STATS_SNAPSHOT),
+                        ("COMMIT_LAYOUT", COMMIT_LAYOUT), ("COMMIT_AT", COMMIT_AT),
+                        ("STATUS_REG_PENDING", STATUS_PENDING),
+                        ("STATUS_REG_LAYOUT_KEPT", STATUS_LAYOUT_KEPT),
+                        ("STATUS_REG_EMPTY", STATUS_EMPTY), ("STATUS_REG_REFUSED", STATUS_REFUSED),
+                        ("STATUS_REG_LATE", STATUS_LATE), ("STATS_SNAPSHOT", STATS_SNAPSHOT),
                         ("STATS_CLEAR", STATS_CLEAR), ("LOSS_NONE", LOSS_NONE),
                         ("LOSS_BERNOULLI", LOSS_BERNOULLI),
                         ("LOSS_GILBERT_ELLIOTT", LOSS_GILBERT_ELLIOTT), ("BOD_ENABLE", BOD_ENABLE),
@@ -251,6 +267,10 @@ def board_header(board, mem_wpc: int | None = None) -> str:
     lines += _initializer("SATEMU_BOARD_LOG_RINGS", [
         f"[SATEMU_CHANNEL_{name.upper()}] = {{ .base = {board.log_base(ch)}u, "
         f".words = {board.log_words}u }}" for ch, name in enumerate(P.CHANNEL_NAMES)])
+    lines += ["/* The timeline store (struct satemu_region): its first 64-bit word in the DRAM "
+              "and its size", " * in words, two an entry (0: the board runs no timelines). */",
+              f"#define SATEMU_BOARD_TIMELINE {{ .base = {board.timeline_base}u, "
+              f".words = {2 * board.timeline_entries}u }}"]
     names = " and ".join(board.bod_channels) or "none"
     lines += [f"/* The channels built with the BoD block, a bit each ({names}). */",
               f"#define SATEMU_BOD_CHANNELS 0x{hw.bod_mask:x}u",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -46,6 +46,10 @@ class Op(enum.IntEnum):
     LINK_STATS = 0x08     # payload: none → LINK_STATS_FIELDS, u32 each: the control link's
     READ_LOG = 0x09       # payload: READ_LOG_REQUEST → READ_LOG_HEAD, then n frame-log records
     CLEAR_LOG = 0x0A      # payload: none → status; clears both channels' frame logs at once
+    TIMELINE_WRITE = 0x0B     # payload: TIMELINE_WRITE_REQUEST, then n entries → status
+    TIMELINE_START = 0x0C     # payload: TIMELINE_START_REQUEST → status
+    TIMELINE_STOP = 0x0D      # payload: none → status; the profile in force stays
+    TIMELINE_STATUS = 0x0E    # payload: none → TIMELINE_STATE
 
 
 class Status(enum.IntEnum):
@@ -64,12 +68,16 @@ class Status(enum.IntEnum):
     LAYOUT_BUSY = 11      # + channel mask u8: BoD settings change while those hold frames
     PENDING = 12          # + channel mask u8: committed, but those channels' BoD part not yet
     NO_LOG = 13           # the channel (READ_LOG) or the box (CLEAR_LOG) has no frame log
+    NO_TIMELINE = 14      # the box has no timeline store
+    TIMELINE_BAD = 15     # + TIMELINE_FAULT_DETAIL: the timeline (or this write) cannot run
+    RUNNING = 16          # a timeline is running: TIMELINE_STOP first
 
 
 class Capability(enum.IntFlag):
     CHANNELS = 1 << 0     # two link channels (forward, return)
     BOD = 1 << 1          # some channel (on the SoC: the return channel) has a BoD block
     FRAME_LOG = 1 << 2    # the channels have a frame log (READ_LOG, CLEAR_LOG)
+    TIMELINE = 1 << 3     # the box runs timelines (TIMELINE_*)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
@@ -80,10 +88,11 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # field and its ``struct`` format. ``mem_words``: delay-line words per channel; ``mem_wpc``: the
 # delay-line throughput each channel is guaranteed with both busy, in 64-bit words per 65536
 # cycles (0: not limited); ``log_records``: the records each channel's frame-log ring holds, a
-# power of two (0: no frame log). ``satemu.validate.Hardware`` is the host's view of them.
+# power of two (0: no frame log); ``timeline_entries``: the entries its timeline store holds (0:
+# no timelines). ``satemu.validate.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("max_frame", "H"),
                 ("latency_floor", "I"), ("mem_words", "I"), ("port_bps", "Q"), ("mem_wpc", "I"),
-                ("log_records", "I"))
+                ("log_records", "I"), ("timeline_entries", "I"))
 # HELLO's request: the host's protocol version (u16).
 HELLO_REQUEST = struct.Struct("<H")
 # HELLO's answer after the status byte.
@@ -284,6 +293,72 @@ READ_LOG_HEAD = struct.Struct("<QIQB")         # log_count, log_lost, first reco
 LOG_RECORD = struct.Struct("<" + "Q" * LOG_RECORD_WORDS)    # word 0, word 1
 LOG_RECORD_BYTES = LOG_RECORD.size
 
+# Timelines (docs/architecture.md, "Timelines"). The box holds up to ``timeline_entries``
+# entries (LIMIT_FIELDS) in its DRAM; an entry sets one profile field of one channel at a cycle
+# offset from the timeline's start, and the entries with the same offset are one step, which
+# the firmware stages on the profile in force and commits named for its cycle (COMMIT_AT), so
+# that it applies to every frame that arrives after that cycle. Entries are sorted by offset.
+# A step may change any profile field but the seed and the layout fields (the memory region,
+# the BoD settings). TIMELINE_WRITE stores n entries from entry ``first``; TIMELINE_START runs
+# the first ``entries`` of them with offset 0 at cycle ``start``, again every ``period`` cycles
+# (0: once); while one runs, SET_PROFILE, COMMIT, TIMELINE_WRITE and TIMELINE_START answer
+# RUNNING.
+TIMELINE_ENTRY = struct.Struct("<QQ")           # offset (cycles), channel << 56 | field << 48 | value
+TIMELINE_VALUE_BITS = 48
+TIMELINE_WRITE_HEAD = struct.Struct("<IB")      # first entry, n entries (1..TIMELINE_WRITE_MAX)
+TIMELINE_WRITE_MAX = (MAX_PAYLOAD - TIMELINE_WRITE_HEAD.size) // TIMELINE_ENTRY.size
+# TIMELINE_WRITE's request: the head, then TIMELINE_WRITE_MAX entries, of which the first n count
+# (the rest are zero): one length for every write.
+TIMELINE_WRITE_REQUEST = struct.Struct(TIMELINE_WRITE_HEAD.format
+                                       + "QQ" * TIMELINE_WRITE_MAX)
+TIMELINE_START_REQUEST = struct.Struct("<IQQ")  # entries, start cycle, period (0: once)
+
+
+class TimelineFault(enum.IntEnum):
+    """Why a timeline (or a TIMELINE_WRITE) cannot run: TIMELINE_BAD's reason, and the one
+    TIMELINE_STATUS reports for a timeline that stopped on a step."""
+    NONE = 0
+    BEYOND = 1            # the entries go beyond the store
+    UNSORTED = 2          # an entry's offset is below the one before it
+    FIELD = 3             # a channel or a field a step may not set (the seed, the layout)
+    VALUE = 4             # a value wider than its field
+    PERIOD = 5            # a period not above the last offset
+    EMPTY = 6             # no entries
+    PROFILE = 7           # a step's profile failed the checks (TIMELINE_STATE's ``verdict``)
+    STEP = 8              # a step of more entries than both channels have fields
+
+
+TIMELINE_FAULT_DETAIL = struct.Struct("<IB")    # the entry, the reason (TimelineFault)
+
+
+class TimelineRun(enum.IntEnum):
+    """TIMELINE_STATE's ``state``."""
+    IDLE = 0              # none started (or stopped)
+    RUNNING = 1
+    DONE = 2              # its last step took effect, and it does not repeat
+    FAILED = 3            # stopped on a step whose profile failed the checks
+
+
+# TIMELINE_STATUS's answer after the status byte: the run's state, its entries, start and
+# period; the next step's first entry and the laps begun; the steps that took effect, of which
+# late (their cycle had passed when the firmware committed them: they took the commit's cycle);
+# the cycle the step in force took effect at (0: none yet); the fault's entry, reason and the
+# failed step's verdict status.
+TIMELINE_STATE = struct.Struct("<BIQQIIIIQIBB")
+TIMELINE_STATE_FIELDS = ("state", "entries", "start", "period", "next", "lap", "applied", "late",
+                         "in_force_cycle", "fault_entry", "fault", "verdict")
+
+
+def timeline_entry(offset: int, channel: int, field: int, value: int) -> bytes:
+    """One entry as TIMELINE_WRITE carries it (and the box stores it: word 0, word 1)."""
+    return TIMELINE_ENTRY.pack(offset, channel << 56 | field << 48 | value)
+
+
+def split_timeline_entry(word1: int) -> tuple[int, int, int]:
+    """(channel, field, value) of an entry's second word."""
+    return word1 >> 56, word1 >> 48 & 0xFF, word1 & ((1 << TIMELINE_VALUE_BITS) - 1)
+
+
 # LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
 # then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
 LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
@@ -291,9 +366,10 @@ LINK_STATS = struct.Struct("<" + "I" * len(LINK_STATS_FIELDS))
 
 # Every request's payload, by opcode: HELLO the host's version; GET_PROFILE a channel and which
 # profile; GET_STATS a channel; SET_PROFILE a channel, the generation and every profile field;
-# COMMIT its flags and the generation; RESET_STATS, LINK_STATS and CLEAR_LOG nothing; BOD_TRACE
-# a channel, the first superframe and the most records; READ_LOG a channel, the first record and
-# the most records. A channel, where a request has one (REQUEST_CHANNEL), comes first. The
+# COMMIT its flags and the generation; RESET_STATS, LINK_STATS, CLEAR_LOG, TIMELINE_STOP and
+# TIMELINE_STATUS nothing; BOD_TRACE a channel, the first superframe and the most records;
+# READ_LOG a channel, the first record and the most records; TIMELINE_WRITE the first entry, a
+# count and the entries; TIMELINE_START the entries, the start cycle and the period. A channel, where a request has one (REQUEST_CHANNEL), comes first. The
 # firmware's table of request lengths is generated from these (satemu.gen_c).
 CHANNEL_REQUEST = struct.Struct("<B")
 EMPTY_REQUEST = struct.Struct("<")
@@ -301,7 +377,9 @@ REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
             Op.SET_PROFILE: SET_PROFILE_REQUEST, Op.COMMIT: COMMIT_REQUEST,
             Op.GET_STATS: CHANNEL_REQUEST, Op.RESET_STATS: EMPTY_REQUEST,
             Op.BOD_TRACE: BOD_TRACE_REQUEST, Op.LINK_STATS: EMPTY_REQUEST,
-            Op.READ_LOG: READ_LOG_REQUEST, Op.CLEAR_LOG: EMPTY_REQUEST}
+            Op.READ_LOG: READ_LOG_REQUEST, Op.CLEAR_LOG: EMPTY_REQUEST,
+            Op.TIMELINE_WRITE: TIMELINE_WRITE_REQUEST, Op.TIMELINE_START: TIMELINE_START_REQUEST,
+            Op.TIMELINE_STOP: EMPTY_REQUEST, Op.TIMELINE_STATUS: EMPTY_REQUEST}
 REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE,
                              Op.READ_LOG})
 assert set(REQUESTS) == set(Op)
@@ -314,12 +392,14 @@ def hello_answer(request: bytes, limits: dict[str, int], bod_mask: int) -> bytes
     box whose limits are ``limits`` (the values of ``LIMIT_FIELDS``) and whose channels with a
     BoD block are the bits of ``bod_mask``: the reference for the shared vectors. Any version
     but ours is answered BAD_VERSION, with the same body, so the host can say which it is. A
-    box with a frame log (``log_records`` not 0) announces FRAME_LOG."""
+    box with a frame log (``log_records`` not 0) announces FRAME_LOG, one with a timeline store
+    (``timeline_entries`` not 0) TIMELINE."""
     if len(request) != HELLO_REQUEST.size:
         return bytes([Status.BAD_LENGTH])
     (version,) = HELLO_REQUEST.unpack(request)
     caps = (Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
-            | (Capability.FRAME_LOG if limits["log_records"] else 0))
+            | (Capability.FRAME_LOG if limits["log_records"] else 0)
+            | (Capability.TIMELINE if limits["timeline_entries"] else 0))
     status = Status.OK if version == PROTOCOL_VERSION else Status.BAD_VERSION
     return bytes([status]) + HELLO_RESPONSE.pack(PROTOCOL_VERSION, caps,
                                                  *(limits[name] for name, _ in LIMIT_FIELDS))

@@ -50,6 +50,7 @@ class Hardware:
     bod_channels: tuple[str, ...] = ("return",)
     mem_wpc: int = 0
     log_records: int = 0        # each channel's frame-log ring, records (0: no frame log)
+    timeline_entries: int = 0   # entries the timeline store holds (0: no timelines)
 
     @property
     def bod_mask(self) -> int:
@@ -67,7 +68,7 @@ class Hardware:
         values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth, "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
                   "port_bps": self.port_bps, "mem_wpc": self.mem_wpc,
-                  "log_records": self.log_records}
+                  "log_records": self.log_records, "timeline_entries": self.timeline_entries}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -79,7 +80,8 @@ class Hardware:
                                frame_log=limits.get("log_records", 0) > 0)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
                    port_bps=limits["port_bps"], params=params, bod_channels=bod_channels,
-                   mem_wpc=limits["mem_wpc"], log_records=limits.get("log_records", 0))
+                   mem_wpc=limits["mem_wpc"], log_records=limits.get("log_records", 0),
+                   timeline_entries=limits.get("timeline_entries", 0))
 
 
 @dataclass(frozen=True)

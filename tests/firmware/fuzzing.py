@@ -24,6 +24,7 @@ from pathlib import Path
 from command_layer import C_TESTS, SOURCES, VECTORS, compile_c, write_headers
 from satemu import protocol as P
 from satemu.params import ChannelRegs
+from satemu.regmap import REGMAP
 from satemu.validate import profile_fields
 
 TARGETS = ("fuzz_proto", "fuzz_stream", "fuzz_hw")
@@ -72,6 +73,14 @@ def _requests() -> list[tuple[int, bytes]]:
     out.append((P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(P.CHANNEL_RETURN, 280,
                                                          P.BOD_TRACE_MAX)))
     out.append((P.Op.READ_LOG, P.READ_LOG_REQUEST.pack(P.CHANNEL_RETURN, 0, P.READ_LOG_MAX)))
+    entries = [P.timeline_entry(0, 0, P.PROFILE_FIELDS.index(REGMAP["delay"]), 1200),
+               P.timeline_entry(5000, 1, P.PROFILE_FIELDS.index(REGMAP["rate_q"]), 300)]
+    out.append((P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(0, len(entries))
+                + b"".join(entries)
+                + bytes(P.TIMELINE_WRITE_REQUEST.size - P.TIMELINE_WRITE_HEAD.size
+                        - len(entries) * P.TIMELINE_ENTRY.size)))
+    out.append((P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(2, 10_000, 20_000)))
+    out.append((P.Op.TIMELINE_STATUS, b""))
     for op, form in P.REQUESTS.items():
         if op not in dict(out):
             payload = bytearray(form.size)
@@ -85,8 +94,8 @@ def _box(limits: dict[str, int], bod_mask: int, *, mem: int = 6 << 20, ring: int
          counter_bits: int = 32, log_bits: int = 5, flags: int = 0) -> bytes:
     """fuzz_hw's box (firmware/tests/fuzz_hw.c): the limits in HELLO's order, each channel's
     delay line one after the other, then each channel's frame-log ring (2 << log_bits words,
-    below the delay lines), bod_mask, bod_ring, counter_bits, log_bits, flags, then the link's
-    counts (1, 2, ...)."""
+    below the delay lines), the timeline store (64 entries after the rings), bod_mask,
+    bod_ring, counter_bits, log_bits, flags, then the link's counts (1, 2, ...)."""
     out = b"".join(limits[name].to_bytes(struct.calcsize(fmt), "little")
                    for name, fmt in P.LIMIT_FIELDS)
     for ch in range(len(P.CHANNEL_NAMES)):
@@ -94,6 +103,7 @@ def _box(limits: dict[str, int], bod_mask: int, *, mem: int = 6 << 20, ring: int
     log = (2 << log_bits) & 0xFFFF_FFFF
     for ch in range(len(P.CHANNEL_NAMES)):
         out += (ch * log & 0xFFFF_FFFF).to_bytes(4, "little") + log.to_bytes(4, "little")
+    out += (2 * log & 0xFFFF_FFFF).to_bytes(4, "little") + (128).to_bytes(4, "little")
     counts = b"".join(n.to_bytes(4, "little") for n in range(1, len(P.LINK_STATS_FIELDS)))
     return (out + bod_mask.to_bytes(4, "little") + ring.to_bytes(4, "little")
             + bytes([counter_bits, log_bits, flags]) + counts)

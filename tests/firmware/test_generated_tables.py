@@ -174,7 +174,8 @@ def test_board_header(name, mem_wpc):
         f"bod_mask {board.hardware.bod_mask}", f"bod_ring {board.channel.bod_ring}",
         f"counter_bits {board.channel.counter_bits}", f"log_bits {board.log_bits}",
         *(f"log_ring {ch} {board.log_base(ch)} {board.log_words}"
-          for ch in range(len(P.CHANNEL_NAMES)))]
+          for ch in range(len(P.CHANNEL_NAMES))),
+        f"timeline {board.timeline_base} {2 * board.timeline_entries}"]
     assert (1 << board.log_bits if board.log_words else 0) == hw.log_records
 
 

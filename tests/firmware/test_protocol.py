@@ -96,10 +96,12 @@ def test_hello_matches_vectors():
         assert info.pop("version") == P.PROTOCOL_VERSION
         assert info.pop("capabilities") == P.Capability.CHANNELS | (
             P.Capability.BOD if c["bod_mask"] else 0) | (
-            P.Capability.FRAME_LOG if c["log_records"] else 0)
+            P.Capability.FRAME_LOG if c["log_records"] else 0) | (
+            P.Capability.TIMELINE if c["timeline_entries"] else 0)
         assert info == {k: c[k] for k in info}
     assert {c["mem_wpc"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
     assert {c["log_records"] for c in VECTORS["hello"]} >= {0, 1 << 31}
+    assert {c["timeline_entries"] for c in VECTORS["hello"]} >= {0, 1 << 18}
 
 
 def _read_words(log: dict, case: dict):
@@ -166,10 +168,13 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 6 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 7 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
-    assert P.Capability.FRAME_LOG == 1 << 2
-    assert P.HELLO_RESPONSE.size == 38 and P.HELLO_FIELDS[-1] == "log_records"
+    assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
+    assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
+    assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
+    assert P.HELLO_RESPONSE.size == 42 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.TIMELINE_WRITE_REQUEST.size <= P.MAX_PAYLOAD and P.TIMELINE_WRITE_MAX == 31
 
 
 def test_python_deframer_survives_random_input():

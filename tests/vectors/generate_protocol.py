@@ -29,7 +29,15 @@ def frames():
              (200, P.Op.LINK_STATS | P.RESPONSE_BIT,
               bytes([P.Status.OK]) + P.LINK_STATS.pack(70000, 1, 2, 3, 0x01020304, 5)),
              (11, P.Op.READ_LOG, P.READ_LOG_REQUEST.pack(1, 0x0102_0304_0506_0708, 30)),
-             (12, P.Op.CLEAR_LOG, b"")]
+             (12, P.Op.CLEAR_LOG, b""),
+             (13, P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(0x0102_0304, 2)
+              + P.timeline_entry(0, 1, 7, 0x0000_1234_5678_9ABC)
+              + P.timeline_entry(0x0011_2233_4455_6677, 0, 11, 0xFF)
+              + bytes(P.TIMELINE_ENTRY.size * (P.TIMELINE_WRITE_MAX - 2))),
+             (14, P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(3, 1 << 40, 93_750_000)),
+             (15, P.Op.TIMELINE_STATUS | P.RESPONSE_BIT, bytes([P.Status.OK])
+              + P.TIMELINE_STATE.pack(1, 3, 1 << 40, 93_750_000, 2, 7, 22, 1, (1 << 40) + 5, 0,
+                                      0, 0))]
     return [{"seq": s, "op": int(o), "payload": p.hex(), "wire": P.encode_frame(s, o, p).hex()}
             for s, o, p in cases]
 
@@ -99,17 +107,18 @@ def hello():
     """HELLO answers, status byte first, of boxes with these limits (protocol.LIMIT_FIELDS) and
     BoD masks: the firmware must give exactly these bytes (protocol.hello_answer is its
     reference), and the host reads its limits from them (HELLO_FIELDS). A frame log's rings
-    hold a power of two records (the firmware's log_bits), or none."""
+    hold a power of two records (the firmware's log_bits), or none; a timeline store any number
+    of entries."""
     boxes = [dict(f_clk=75_000_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
                   mem_words=6 << 20, port_bps=1_000_000_000, mem_wpc=0, log_records=1 << 21,
-                  bod_mask=2),
+                  timeline_entries=1 << 18, bod_mask=2),
              dict(f_clk=6_250_000, queue_depth=1024, max_frame=2048, latency_floor=2048,
                   mem_words=4 << 20, port_bps=400_000_000, mem_wpc=0x0001_2345, log_records=0,
-                  bod_mask=0),
+                  timeline_entries=0, bod_mask=0),
              dict(f_clk=0x89AB_CDEF, queue_depth=0xFEDC, max_frame=0x1234,
                   latency_floor=0x7654_3210,
                   mem_words=0xFFFF_FFFF, port_bps=0x0123_4567_89AB_CDEF, mem_wpc=0xFFFF_FFFF,
-                  log_records=1 << 31, bod_mask=3)]
+                  log_records=1 << 31, timeline_entries=0x7654_3210, bod_mask=3)]
     out = []
     for box in boxes:
         for version in (P.PROTOCOL_VERSION, P.PROTOCOL_VERSION - 1):
