@@ -145,16 +145,19 @@ def join(records: Iterable[Record]) -> tuple[list[Entry], dict]:
     return entries, {"unsent": unsent, "orphans": len(sent) - len(used)}
 
 
-def expected(arrivals: Iterable[int], lengths: Iterable[int], frames) -> list[Entry]:
+def expected(arrivals: Iterable[int], lengths: Iterable[int], frames,
+             first_index: int = 0) -> list[Entry]:
     """The entries of a channel's log by the model: one per frame decided (``frames``:
     ``satemu.channel_model.FrameResult``, with each frame's arrival and length), a delivered
     one with its scheduled egress (the log shows the actual start; they are equal whenever the
-    channel met its schedule)."""
+    channel met its schedule). The channel numbers the frames it decides from its start, never
+    from a clear: the first of ``frames`` is its frame ``first_index``."""
     out = []
     for i, (a, n, r) in enumerate(zip(arrivals, lengths, frames)):
         egress = r.egress % CYCLE_MOD if r.fate is Fate.DELIVERED and r.egress is not None \
             else None
-        out.append(Entry(i % INDEX_MOD, a % CYCLE_MOD, min(n, 0xFFFF), r.fate, egress))
+        out.append(Entry((first_index + i) % INDEX_MOD, a % CYCLE_MOD, min(n, 0xFFFF), r.fate,
+                         egress))
     return out
 
 
