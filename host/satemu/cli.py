@@ -22,7 +22,7 @@ from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
 from .params import ConfigError
 from .profile import ProfileError, builtin_profiles, load_profile
-from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
+from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status, TimelineFault, TimelineRun
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .quic.packets import MAX_UDP_PAYLOAD
 from .quic.settings import DEFAULT_INITIAL_RTT_MS
@@ -88,7 +88,9 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
            else "throughput not limited")
     return hw, [f"board: {args.board} ({board.title}), {hw.f_clk / 1e6:g} MHz, ports at "
                 f"{format_rate(hw.port_bps)}{over}",
-                f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}"]
+                f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}",
+                f"       timelines: " + (f"up to {hw.timeline_entries} entries (a field of a "
+                                         f"channel each)" if hw.timeline_entries else "none")]
 
 
 def cmd_show(args) -> int:
@@ -122,16 +124,60 @@ def cmd_show(args) -> int:
         have = (f" of {hw.mem_wpc} guaranteed ({100 * wpc / hw.mem_wpc:.1f}%)" if hw.mem_wpc
                 else " (not limited)")
         print(f"           delay-line throughput: up to {wpc} words per 65536 cycles{have}")
+    if p.timeline is not None:
+        _show_timeline(p, hw, args)
     return 0
 
 
+def _show_timeline(p, hw: Hardware, args) -> None:
+    """``satemu show``'s timeline: every step checked against the board, then listed (and
+    plotted with ``--plot``)."""
+    from .timeline import compile_timeline
+    c = compile_timeline(p, hw)
+    t = p.timeline
+    repeat = f", repeating every {format_time(t.repeat)}" if t.repeat else ", once"
+    print(f"  timeline: {len(c.steps)} steps, {len(c.entries)} of the board's "
+          f"{hw.timeline_entries} entries{repeat}")
+    for source in t.sources:
+        print(f"    trace {source}")
+    lines = t.describe()
+    shown = lines if args.steps is None else lines[:args.steps]
+    for line in shown:
+        print(f"    {line}")
+    if len(shown) < len(lines):
+        print(f"    ... {len(lines) - len(shown)} more steps (--steps N shows more)")
+    if args.plot:
+        from .report.timeline_plot import plot_timeline
+        plot_timeline(p, c, Path(args.plot))
+        print(f"  plot: {args.plot}")
+
+
 def cmd_load(args) -> int:
+    from .timeline import compile_timeline
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        running = (info["capabilities"] & Capability.TIMELINE
+                   and dev.timeline_status()["state"] == TimelineRun.RUNNING)
+        compiled = None
+        if p.timeline is not None:
+            compiled = compile_timeline(p, dev.hardware())   # every step checked first
+        if running:
+            dev.stop_timeline()
+            print("stopped the timeline that was running")
         dev.load(p, reseed=args.reseed)
-    print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
-    for name, ch in p.channels():
-        print(f"  {name:<8} {ch.describe()}")
+        print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
+        for name, ch in p.channels():
+            print(f"  {name:<8} {ch.describe()}")
+        if compiled is None:
+            return 0
+        f_clk = info["f_clk"]
+        start = dev.load_timeline(compiled.entries, compiled.period, args.start_cycle,
+                                  lead=round(Fraction(args.start_in) * f_clk))
+    repeat = (f", repeating every {format_time(Fraction(compiled.period, f_clk))}"
+              if compiled.period else ", once")
+    print(f"timeline: {len(compiled.steps)} steps ({len(compiled.entries)} entries of the box's "
+          f"{dev.hardware().timeline_entries}), from cycle {start}{repeat}")
     return 0
 
 
@@ -163,12 +209,32 @@ def cmd_stats(args) -> int:
             print(f"  {'':<24}{'forward':>16}{'return':>16}")
             for key, label in STAT_ROWS:
                 print(f"  {label:<24}{fwd[key]:>16}{ret[key]:>16}")
+            if info["capabilities"] & Capability.TIMELINE:
+                print(f"  {_timeline_line(dev.timeline_status(), info['f_clk'])}")
             link = dev.link_stats()
             print(f"  control link: {link['requests']} requests answered; discarded by the "
                   f"box: {_discards(link)}; by this host: {_discards(dev.deframer.errors)}")
             if not args.watch:
                 return 0
             time.sleep(args.watch)
+
+
+def _timeline_line(t: dict, f_clk: int) -> str:
+    """TIMELINE_STATUS in words: the run's state and the step in force."""
+    state = TimelineRun(t["state"]).name.lower()
+    if t["state"] == TimelineRun.IDLE and not t["applied"]:
+        return "timeline: none running"
+    since = (f", the last since cycle {t['in_force_cycle']} "
+             f"({t['in_force_cycle'] / f_clk:.3f} s)" if t["applied"] else "")
+    late = f", {t['late']} late" if t["late"] else ", none late"
+    lap = f" (lap {t['lap'] + 1})" if t["period"] else ""
+    out = (f"timeline: {state}, {t['applied']} steps taken{lap}{since}{late}; next entry "
+           f"{t['next']} of {t['entries']}")
+    if t["state"] == TimelineRun.FAILED:
+        verdict = Status(t["verdict"]).name if t["verdict"] in Status._value2member_map_ else ""
+        out += (f"; stopped at entry {t['fault_entry']}: {TimelineFault(t['fault']).name}"
+                + (f" ({verdict})" if t["fault"] == TimelineFault.PROFILE else ""))
+    return out
 
 
 def cmd_bod_trace(args) -> int:
@@ -644,6 +710,11 @@ def build_parser() -> argparse.ArgumentParser:
                       metavar="N",
                       help="delay-line throughput per channel with both busy, in 64-bit words "
                            "per 65536 cycles; 0: not limited (default: the board's)")
+    show.add_argument("--steps", type=whole(0, U32_MAX, "a number of steps"), default=40,
+                      metavar="N", help="a timeline's steps to list (default %(default)s)")
+    show.add_argument("--plot", metavar="FILE.png",
+                      help="a profile with a timeline: plot each channel's rate, delay and "
+                           "loss over time into FILE.png")
     show.set_defaults(func=cmd_show)
 
     def port_args(p):
@@ -655,6 +726,11 @@ def build_parser() -> argparse.ArgumentParser:
     load = sub.add_parser("load", help="load a profile into a box and commit it")
     load.add_argument("profile", help="a built-in profile name or a TOML file")
     load.add_argument("--reseed", action="store_true", help="restart the loss PRNGs from the seeds")
+    load.add_argument("--start-in", type=seconds(0, DAY, "a time"), default=1.0, metavar="S",
+                      help="a profile with a timeline: start it S seconds of box time after "
+                           "it is stored (default %(default)s)")
+    load.add_argument("--start-cycle", type=whole(0, (1 << 63) - 1, "a cycle"), metavar="N",
+                      help="... or at the box's cycle N")
     port_args(load)
     load.set_defaults(func=cmd_load)
     stats = sub.add_parser("stats", help="read a box's counters")

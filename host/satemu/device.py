@@ -272,16 +272,22 @@ class Device:
         """No further step; the profile in force stays."""
         self.call(P.Op.TIMELINE_STOP)
 
-    def load_timeline(self, entries, start: int, period: int = 0) -> None:
+    def load_timeline(self, entries, period: int = 0, start: int | None = None,
+                      lead: int = 0) -> int:
         """Stores ``entries`` ((offset, channel, field index, value) each, sorted by offset:
-        satemu.timeline.CompiledTimeline.entries) and runs them from cycle ``start``, again
-        every ``period`` cycles (0: once). The profile in force is the one each step changes."""
+        satemu.timeline.CompiledTimeline.entries) and runs them from cycle ``start`` (None:
+        ``lead`` cycles after the box's cycle once they are stored), again every ``period``
+        cycles (0: once); returns the start. The profile in force is the one each step
+        changes."""
         for first in range(0, len(entries), P.TIMELINE_WRITE_MAX):
             chunk = entries[first:first + P.TIMELINE_WRITE_MAX]
             body = b"".join(P.timeline_entry(*e) for e in chunk)
             body += bytes(P.TIMELINE_ENTRY.size * (P.TIMELINE_WRITE_MAX - len(chunk)))
             self.call(P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(first, len(chunk)) + body)
+        if start is None:
+            start = self.now() + lead
         self.call(P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(len(entries), start, period))
+        return start
 
     def link_stats(self) -> dict[str, int]:
         """The control link as the box counts it (LINK_STATS): requests answered, and what its

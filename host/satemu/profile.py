@@ -60,12 +60,13 @@ from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_
 from .units import (UnitError, check_magnitude, format_rate, format_size, format_time,
                     parse_probability, parse_queue, parse_rate, parse_size, parse_time, shown)
 from .validate import Hardware, Verdict, profile_fields, validate
+from .timeline import Timeline, parse_timeline
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
            "builtin_profiles", "parse_profile", "override_profile", "read_profile_text"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
-                "min_len", "max_len", "bod"}
+                "min_len", "max_len", "bod", "trace", "trace_resolution"}
 GE_KEYS = {"p", "r", "loss_good", "loss_bad"}
 BOD_REQUIRED = ("superframe", "slots", "slot_bytes", "latency")
 BOD_KEYS = set(BOD_REQUIRED) | {"cra", "rbdc_max", "rbdc_timeout", "vbdc_max", "fca",
@@ -239,6 +240,7 @@ class Profile:
     description: str = ""
     source: str = ""
     path: Path | None = field(default=None, compare=False)
+    timeline: "Timeline | None" = None     # the link's changes over time (satemu.timeline)
 
     def channels(self):
         return (("forward", self.forward), ("return", self.ret))
@@ -504,14 +506,19 @@ def _toml(text: str, where) -> dict:
         raise ProfileError(f"{where}: not valid TOML: arrays or tables nested too deeply") from None
 
 
-def parse_profile(text: str, name: str = "", path: Path | None = None) -> Profile:
+TOP_KEYS = {"name", "description", "source", "forward", "return", "timeline", "timeline_repeat"}
+
+
+def parse_profile(text: str, name: str = "", path: Path | None = None,
+                  base_dir: Path | None = None) -> Profile:
     """The profile in TOML ``text``, named ``name`` unless it names itself; ProfileError, a line
-    that starts with the field's path, for anything it cannot be."""
+    that starts with the field's path, for anything it cannot be. Trace files are found
+    relative to ``base_dir`` (default: the file's folder)."""
     doc = _toml(text, path or name)
-    unknown = set(doc) - {"name", "description", "source", "forward", "return"}
+    unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ProfileError(f"{_key(sorted(unknown)[0])}: unknown top-level setting; "
-                           f"known ones are description, forward, name, return, source")
+                           f"known ones are {', '.join(sorted(TOP_KEYS))}")
     for key in ("name", "description", "source"):
         if not isinstance(doc.get(key, ""), str):
             raise ProfileError(f"{key}: expected a string, got {shown(doc[key])}")
@@ -523,10 +530,13 @@ def parse_profile(text: str, name: str = "", path: Path | None = None) -> Profil
                   Fraction(0))
     except (UnitError, AttributeError):
         rtt = Fraction(0)        # the channel parser reports the bad delay with its path
+    forward = _channel("forward", doc["forward"], rtt, 1)
+    ret = _channel("return", doc["return"], rtt, 2)
+    if base_dir is None and path is not None:
+        base_dir = path.parent
     return Profile(name=doc.get("name", name), description=doc.get("description", ""),
-                   source=doc.get("source", ""),
-                   forward=_channel("forward", doc["forward"], rtt, 1),
-                   ret=_channel("return", doc["return"], rtt, 2), path=path)
+                   source=doc.get("source", ""), forward=forward, ret=ret, path=path,
+                   timeline=parse_timeline(doc, base_dir))
 
 
 def override_profile(text: str, overrides, name: str) -> str:
@@ -584,9 +594,11 @@ def override_profile(text: str, overrides, name: str) -> str:
 def builtin_profiles() -> dict[str, Profile]:
     """The profiles shipped in ``satemu/profiles/``, by name."""
     out = {}
-    for entry in resources.files("satemu").joinpath("profiles").iterdir():
+    folder = resources.files("satemu").joinpath("profiles")
+    for entry in folder.iterdir():
         if entry.name.endswith(".toml"):
-            p = parse_profile(entry.read_text(encoding="utf-8"), entry.name[:-5])
+            p = parse_profile(entry.read_text(encoding="utf-8"), entry.name[:-5],
+                              base_dir=Path(str(folder)))
             out[p.name] = p
     return dict(sorted(out.items()))
 

@@ -298,6 +298,9 @@ class FakeBox(FakeSerial):
                 return bytes([v.status]) + P.BUDGET_DETAIL.pack(v.value, v.hi)
             self.regs[p[0]] = ChannelRegs(**fields)
             return bytes([v.status])
+        if op == P.Op.TIMELINE_STATUS:           # no timeline ever started
+            return bytes([P.Status.OK]) + P.TIMELINE_STATE.pack(
+                *[0] * len(P.TIMELINE_STATE_FIELDS))
         if op == P.Op.GET_PROFILE:
             regs = profile_fields(self.regs[p[0]])
             return bytes([P.Status.OK]) + P.PROFILE.pack(*regs.values())

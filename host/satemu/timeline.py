@@ -1,0 +1,379 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Timelines: a profile's link changing over time, as steps the box applies at exact cycles.
+
+A profile's ``[[timeline]]`` list holds steps; each has a time ``at`` from the timeline's start
+and the settings it changes on either channel, in a ``forward`` or ``return`` table with the
+keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``, ``overhead``,
+``min_len``, ``max_len``). A step changes only what it names; everything else stays as the steps
+before it left it. ``timeline_repeat`` (a time above the last step's) repeats the whole list.
+A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
+Mahimahi trace; satemu.traces), which then also sets the period.
+
+The box holds a timeline as entries (satemu.protocol's TIMELINE_*): each sets one register of
+one channel at a cycle offset from the start, and the entries of one offset form one step. The
+firmware stages each step on the profile in force and commits it named for its cycle
+(COMMIT_AT), so that it applies to every frame that arrives after that cycle, and to none
+before: the same rule as every commit (docs/architecture.md, "Timelines"). A step's time is
+made whole cycles by rounding to the nearest cycle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from pathlib import Path
+
+from . import profile as _profile
+from .channel_model import Commit
+from .params import ChannelRegs
+from .protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
+from .units import UnitError, format_time, parse_probability, parse_queue, parse_rate, parse_time
+from .validate import Hardware, profile_fields, validate
+
+__all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", "parse_timeline",
+           "compile_timeline", "timeline_dict"]
+
+STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
+             "max_len"}
+GE_KEYS = ("p", "r", "loss_good", "loss_bad")
+FIELD_INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
+# The most steps a profile may list (a trace may give more, up to the box's store).
+MAX_STEPS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its time from the start (seconds), what it changes on each channel (a channel
+    name → the ChannelProfile fields it sets, in physical units), and where it was written, for
+    messages."""
+
+    at: Fraction
+    changes: dict
+    where: str
+
+
+@dataclass(frozen=True)
+class Timeline:
+    steps: tuple[Step, ...]
+    repeat: Fraction | None = None       # seconds; None: once
+    sources: tuple[str, ...] = ()        # each trace's description
+
+    def describe(self) -> list[str]:
+        """The steps, a line each (at most ``limit`` of them)."""
+        lines = []
+        for s in self.steps:
+            parts = [f"{name} {_describe_changes(c)}" for name, c in s.changes.items()]
+            lines.append(f"{format_time(s.at):>10}  " + "; ".join(parts))
+        return lines
+
+
+@dataclass(frozen=True)
+class CompiledStep:
+    at: Fraction                         # seconds from the start, as written
+    offset: int                          # cycles from the start
+    where: str
+    regs: dict                           # channel name → ChannelRegs in force from this step on
+    profiles: dict                       # channel name → ChannelProfile in force from it on
+
+
+@dataclass(frozen=True)
+class CompiledTimeline:
+    """A timeline at a box's clock: its steps with their registers, the entries the box stores
+    (offset, channel, field index, value) and the period in cycles (0: once)."""
+
+    steps: tuple[CompiledStep, ...]
+    entries: tuple[tuple[int, int, int, int], ...]
+    period: int
+
+    def cycles(self, start: int, laps: int = 1) -> list[tuple[int, CompiledStep]]:
+        """(cycle, step) of every step of the first ``laps`` laps from cycle ``start``."""
+        laps = laps if self.period else 1
+        return [(start + lap * self.period + s.offset, s) for lap in range(laps)
+                for s in self.steps]
+
+    def commits(self, start: int, channel: str, laps: int = 1) -> list[Commit]:
+        """The model's commits (satemu.channel_model) of channel ``channel`` for a run started
+        at cycle ``start``: every step, as the box commits it (both channels at each step)."""
+        return [Commit(cycle, s.regs[channel]) for cycle, s in self.cycles(start, laps)]
+
+    def step_in_force(self, applied: int) -> CompiledStep | None:
+        """The step in force after ``applied`` steps took effect (TIMELINE_STATUS)."""
+        if not applied:
+            return None
+        return self.steps[(applied - 1) % len(self.steps)]
+
+
+def _describe_changes(c: dict) -> str:
+    out = []
+    for key, v in c.items():
+        if key == "rate":
+            out.append(f"rate {_profile.format_rate(v)}")
+        elif key == "delay":
+            out.append(f"delay {format_time(v)}")
+        elif key == "loss":
+            out.append(f"loss {float(v) * 100:g}%")
+        elif key == "queue":
+            frames, nbytes = v
+            q = [f"{frames} packets"] if frames else []
+            q += [_profile.format_size(nbytes)] if nbytes else []
+            out.append("queue " + " or ".join(q))
+        elif key == "gilbert_elliott":
+            out.append("Gilbert-Elliott " + "/".join(f"{float(x):g}" for x in v))
+        else:
+            out.append(f"{key} {v}")
+    return ", ".join(out)
+
+
+def _changes(path: str, table) -> dict:
+    """A step's changes to one channel, parsed: the keys of STEP_KEYS in physical units."""
+    t = _profile._Table(path, table, STEP_KEYS, "a channel's settings a step may change")
+    out = {}
+    if "rate" in table:
+        out["rate"] = t.get("rate", parse_rate, None)
+    if "delay" in table:
+        out["delay"] = t.get("delay", parse_time, None)
+    if "queue" in table:
+        queues = table["queue"]
+        frames = nbytes = None
+        for q in queues if isinstance(queues, list) else [queues]:
+            try:
+                kind, value = parse_queue(q)
+            except UnitError as e:
+                raise _profile.ProfileError(f"{path}.queue: {e}") from None
+            if kind == "frames":
+                frames = value
+            else:
+                nbytes = value
+        out["queue"] = (frames, nbytes)
+    if "loss" in table and "gilbert_elliott" in table:
+        raise _profile.ProfileError(f"{path}.loss: give either loss or gilbert_elliott, not both")
+    if "loss" in table:
+        out["loss"] = t.get("loss", parse_probability, None)
+    if "gilbert_elliott" in table:
+        g = table["gilbert_elliott"]
+        if not isinstance(g, dict) or set(g) != set(GE_KEYS):
+            raise _profile.ProfileError(f"{path}.gilbert_elliott: expected a table with exactly "
+                                        f"{', '.join(sorted(GE_KEYS))}")
+        try:
+            out["gilbert_elliott"] = tuple(parse_probability(g[k]) for k in GE_KEYS)
+        except UnitError as e:
+            raise _profile.ProfileError(f"{path}.gilbert_elliott: {e}") from None
+    if "overhead" in table:
+        out["overhead"] = t.bytes("overhead", 0)
+    for key in ("min_len", "max_len"):
+        if key in table:
+            out[key] = t.whole(key, None)
+    return out
+
+
+def apply_changes(ch, changes: dict):
+    """ChannelProfile ``ch`` with a step's ``changes`` made."""
+    fields = {}
+    for key, v in changes.items():
+        if key == "queue":
+            fields["queue_frames"], fields["queue_bytes"] = v
+        elif key == "loss":
+            fields["loss"], fields["gilbert_elliott"] = v, None
+        elif key == "gilbert_elliott":
+            fields["loss"], fields["gilbert_elliott"] = Fraction(0), v
+        else:
+            fields[key] = v
+    return replace(ch, **fields)
+
+
+def _time(path: str, value) -> Fraction:
+    try:
+        return parse_time(value)
+    except UnitError as e:
+        raise _profile.ProfileError(f"{path}: {e}") from None
+
+
+def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
+    """The timeline of a profile's TOML ``doc`` (its ``timeline`` list, ``timeline_repeat`` and
+    each channel's ``trace``), or None without one. Trace paths are relative to ``base_dir``."""
+    from .traces import TraceError, read_trace
+    P = _profile
+    raw = doc.get("timeline")
+    repeat = None
+    if "timeline_repeat" in doc:
+        repeat = _time("timeline_repeat", doc["timeline_repeat"])
+        if repeat <= 0:
+            raise P.ProfileError("timeline_repeat: must be above 0 s")
+    steps = []
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise P.ProfileError("timeline: expected a list of steps ([[timeline]] tables)")
+        if len(raw) > MAX_STEPS:
+            raise P.ProfileError(f"timeline: {len(raw)} steps; at most {MAX_STEPS} may be "
+                                 f"listed (a trace file can give more)")
+        for i, entry in enumerate(raw):
+            path = f"timeline[{i}]"
+            if not isinstance(entry, dict):
+                raise P.ProfileError(f"{path}: expected a table with at, and forward or return")
+            unknown = set(entry) - {"at", "forward", "return"}
+            if unknown:
+                raise P.ProfileError(f"{path}.{P._key(sorted(unknown)[0])}: unknown setting; a "
+                                     f"step has at, forward and return")
+            if "at" not in entry:
+                raise P.ProfileError(f"{path}.at: missing; every step has a time")
+            at = _time(f"{path}.at", entry["at"])
+            changes = {name: _changes(f"{path}.{name}", entry[name])
+                       for name in CHANNEL_NAMES if name in entry}
+            if not any(changes.values()):
+                raise P.ProfileError(f"{path}: changes nothing; give forward or return settings")
+            if steps and at <= steps[-1].at:
+                raise P.ProfileError(f"{path}.at: {format_time(at)} is not after the step "
+                                     f"before it ({format_time(steps[-1].at)}); steps are in "
+                                     f"time order, one per time")
+            steps.append(Step(at, changes, f"{path} (at {format_time(at)})"))
+    sources = []
+    traced = {}
+    for name in CHANNEL_NAMES:
+        table = doc.get(name)
+        if not isinstance(table, dict) or "trace" not in table:
+            continue
+        file = table["trace"]
+        if not isinstance(file, str):
+            raise P.ProfileError(f"{name}.trace: expected a file name")
+        resolution = None
+        if "trace_resolution" in table:
+            resolution = _time(f"{name}.trace_resolution", table["trace_resolution"])
+        path = Path(file) if base_dir is None else base_dir / file
+        try:
+            trace = read_trace(path, resolution=resolution)
+        except TraceError as e:
+            raise P.ProfileError(f"{name}.trace: {e}") from None
+        sources.append(f"{name}: {trace.source}")
+        traced[name] = trace
+    if traced:
+        periods = {t.period for t in traced.values()}
+        if len(periods) > 1:
+            raise P.ProfileError("forward.trace: the two traces repeat with different periods; "
+                                 "give traces of one length")
+        period = periods.pop()
+        if repeat is not None and repeat != period:
+            raise P.ProfileError(f"timeline_repeat: {format_time(repeat)}, but the trace "
+                                 f"repeats every {format_time(period)}")
+        repeat = period
+        steps = _merge(steps, traced)
+    if not steps:
+        if repeat is not None:
+            raise P.ProfileError("timeline_repeat: there is no timeline to repeat")
+        return None
+    if repeat is not None and repeat <= steps[-1].at:
+        raise P.ProfileError(f"timeline_repeat: {format_time(repeat)} is not after the last "
+                             f"step ({steps[-1].where})")
+    return Timeline(tuple(steps), repeat, tuple(sources))
+
+
+def _trace_changes(changes: dict) -> dict:
+    """A trace step's changes as a step's: a rate of 0 (no delivery) is an outage, every frame
+    lost; the rate stays as it was."""
+    out = dict(changes)
+    if out.get("rate") == 0:
+        del out["rate"]
+        out["loss"] = Fraction(1)
+    return out
+
+
+def _merge(steps: list[Step], traced: dict) -> list[Step]:
+    """The listed steps and the traces' steps, by time, one step per time."""
+    at: dict[Fraction, Step] = {s.at: s for s in steps}
+    for name, trace in traced.items():
+        for ts in trace.steps:
+            where = f"{name}.trace at {format_time(ts.at)}"
+            old = at.get(ts.at)
+            changes = dict(old.changes) if old else {}
+            if name in changes:
+                raise _profile.ProfileError(f"{old.where}: sets the {name} channel at a time its "
+                                            f"trace sets it too")
+            changes[name] = _trace_changes(ts.changes)
+            at[ts.at] = Step(ts.at, changes, old.where if old else where)
+    return [at[t] for t in sorted(at)]
+
+
+def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
+    """``profile``'s timeline at ``hw``'s clock, every step checked as the box will check it
+    (satemu.validate): a step whose profile the box would refuse raises ProfileError naming the
+    step and the setting, as does a timeline the box cannot hold or time."""
+    P = _profile
+    timeline = profile.timeline
+    if timeline is None:
+        raise P.ProfileError(f"{profile.name}: has no timeline")
+    if not hw.timeline_entries:
+        raise P.ProfileError("this box runs no timelines (its firmware has no timeline store)")
+    current = dict(profile.channels())
+    regs_now = profile.check(hw)
+    entries, compiled = [], []
+    last_offset = -1
+    for step in timeline.steps:
+        offset = round(step.at * hw.f_clk)
+        if offset <= last_offset:
+            raise P.ProfileError(f"{step.where}: falls on the same cycle as the step before it "
+                                 f"at {hw.f_clk / 1e6:g} MHz")
+        last_offset = offset
+        regs_step = dict(regs_now)
+        for index, name in enumerate(CHANNEL_NAMES):
+            if name not in step.changes:
+                continue
+            ch = apply_changes(current[name], step.changes[name])
+            if ch.bod is not None and "rate" in step.changes[name]:
+                raise P.ProfileError(f"{step.where}: {name}.rate: a BoD channel is paced by "
+                                     f"its grants, not a rate")
+            try:
+                P._check_meaning(name, ch)
+            except P.ProfileError as e:
+                raise P.ProfileError(f"{step.where}: {e}") from None
+            regs = ch.registers(hw)
+            verdict = validate(profile_fields(regs), hw, index)
+            if verdict.status != Status.OK:
+                raise P.ProfileError(f"{step.where}: {P._explain(name, ch, hw, verdict)}")
+            old = profile_fields(regs_now[name])
+            for field, value in profile_fields(regs).items():
+                if value != old[field]:
+                    if value >> TIMELINE_VALUE_BITS:
+                        raise P.ProfileError(f"{step.where}: {name}.{field} does not fit a "
+                                             f"timeline entry")
+                    entries.append((offset, index, FIELD_INDEX[field], value))
+            current[name], regs_step[name] = ch, regs
+        regs_now = regs_step
+        compiled.append(CompiledStep(step.at, offset, step.where, regs_step, dict(current)))
+    period = 0
+    if timeline.repeat is not None:
+        period = round(timeline.repeat * hw.f_clk)
+        if period <= last_offset:
+            raise P.ProfileError(f"timeline_repeat: {format_time(timeline.repeat)} is not after "
+                                 f"the last step at {hw.f_clk / 1e6:g} MHz")
+        # A repeating timeline starts each lap from the last step's settings, which must lead
+        # back to the first step's: the first lap's first step is applied on the profile, the
+        # next laps' on the last step. Entries are kept for every field the first step sets,
+        # so each lap starts from the same settings.
+        first = compiled[0]
+        for index, name in enumerate(CHANNEL_NAMES):
+            old = profile_fields(regs_now[name])
+            for field, value in profile_fields(first.regs[name]).items():
+                if value != old[field] and (first.offset, index, FIELD_INDEX[field], value) \
+                        not in entries:
+                    entries.append((first.offset, index, FIELD_INDEX[field], value))
+        entries.sort(key=lambda e: e[0])
+    if len(entries) > hw.timeline_entries:
+        raise P.ProfileError(f"timeline: needs {len(entries)} entries, the box holds "
+                             f"{hw.timeline_entries}")
+    if not entries:
+        raise P.ProfileError(f"{timeline.steps[0].where}: the timeline changes nothing")
+    return CompiledTimeline(tuple(compiled), tuple(entries), period)
+
+
+def _settings(ch) -> dict:
+    return {"rate_bps": None if ch.rate is None else float(ch.rate),
+            "delay_s": float(ch.delay), "loss": float(ch.loss)}
+
+
+def timeline_dict(profile, compiled: CompiledTimeline, start_cycle: int, f_clk: int) -> dict:
+    """A run's timeline for result.json and its plot: the cycle it started at, its period (s,
+    0: once) and the settings in force from 0 (the profile) and from each step on."""
+    steps = [{"at_s": 0.0, **{name: _settings(ch) for name, ch in profile.channels()}}]
+    steps += [{"at_s": s.offset / f_clk, **{name: _settings(s.profiles[name])
+                                            for name in CHANNEL_NAMES}}
+              for s in compiled.steps]
+    return {"start_cycle": start_cycle, "period_s": compiled.period / f_clk, "steps": steps}

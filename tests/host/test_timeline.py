@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Timelines on the host: the profile format, every step checked against the board with errors
+that name the step, the entries the box stores, traces merged in, the model's commits, and
+``satemu show``'s listing and plot."""
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+from satemu.boards import BOARDS
+from satemu.channel_model import simulate
+from satemu.cli import main
+from satemu.params import Fate
+from satemu.profile import ProfileError, builtin_profiles, parse_profile
+from satemu.protocol import PROFILE_FIELDS
+from satemu.timeline import compile_timeline
+
+HW = BOARDS["sim"].hardware
+F = HW.f_clk
+FIELD = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
+
+BASE = """
+name = "t"
+[forward]
+rate = "10 Mbit/s"
+delay = "100 ms"
+queue = "100 packets"
+[return]
+rate = "2 Mbit/s"
+delay = "100 ms"
+queue = "50 packets"
+"""
+
+
+def profile(steps: str, extra: str = "", base_dir=None):
+    return parse_profile(extra + BASE + steps, "t", base_dir=base_dir)
+
+
+def test_steps_become_entries_at_their_cycles():
+    p = profile("""
+[[timeline]]
+at = "1 s"
+forward = { delay = "50 ms", loss = "1%" }
+[[timeline]]
+at = "2.5 s"
+return = { queue = ["10 packets", "8 KB"] }
+""")
+    c = compile_timeline(p, HW)
+    assert [s.offset for s in c.steps] == [F, F * 5 // 2] and c.period == 0
+    r0 = p.check(HW)
+    assert c.entries == (
+        (F, 0, FIELD["loss_mode"], 1), (F, 0, FIELD["loss_p"], 42949673),
+        (F, 0, FIELD["delay"], F // 20),
+        (F * 5 // 2, 1, FIELD["queue_frames"], 10), (F * 5 // 2, 1, FIELD["queue_bytes"], 8000))
+    # A step changes what it names; the rest stays as the steps before it left it.
+    assert c.steps[1].regs["forward"] == replace(r0["forward"], delay=F // 20, loss_mode=1,
+                                                 loss_p=42949673)
+    assert c.steps[1].regs["return"] == replace(r0["return"], queue_frames=10, queue_bytes=8000)
+
+
+def test_a_repeating_timeline_returns_to_its_first_step_each_lap():
+    p = profile("""
+[[timeline]]
+at = "0 s"
+forward = { rate = "5 Mbit/s" }
+[[timeline]]
+at = "1 s"
+forward = { rate = "10 Mbit/s" }
+return = { delay = "20 ms" }
+""", 'timeline_repeat = "3 s"\n')
+    c = compile_timeline(p, HW)
+    assert c.period == 3 * F
+    # The first step also puts back the return delay the last one changed.
+    first = [e for e in c.entries if e[0] == 0]
+    assert (0, 1, FIELD["delay"], F // 10) in first
+    assert [cm.cycle for cm in c.commits(1000, "forward", laps=2)] == [1000, 1000 + F,
+                                                                        1000 + 3 * F,
+                                                                        1000 + 4 * F]
+
+
+def test_the_model_applies_each_step_at_its_cycle():
+    """Frames 100 cycles apart against a rate step: before the step's cycle the 10 Mbit/s
+    spacing, after it the 2 Mbit/s one, exactly."""
+    p = profile("""
+[[timeline]]
+at = "0.01 s"
+forward = { rate = "2 Mbit/s" }
+""")
+    c = compile_timeline(p, HW)
+    regs = p.check(HW)["forward"]
+    start = 50_000
+    step = start + c.steps[0].offset
+    frames = [(a, 100, False) for a in range(step - 2000, step + 2000, 1000)]
+    out = simulate(frames, regs, HW.channel_params("forward"),
+                   commits=c.commits(start, "forward"))
+    per_byte = {a: (8 * F // 10_000_000 if a <= step else 8 * F // 2_000_000) for a, _, _ in frames}
+    departures = [r.departure for r in out.frames]
+    assert all(r.fate == Fate.DELIVERED for r in out.frames)
+    for (a, n, _), d, prev in zip(frames, departures, [None] + departures[:-1]):
+        begin = a if prev is None else max(a, prev)
+        assert d == begin + n * per_byte[a]
+
+
+@pytest.mark.parametrize("steps, extra, message", [
+    ('[[timeline]]\nat = "2 s"\nforward = { delay = "1 ms" }\n'
+     '[[timeline]]\nat = "1 s"\nforward = { delay = "2 ms" }\n', "",
+     "timeline[1].at: 1 s is not after the step before it (2 s)"),
+    ('[[timeline]]\nat = "1 s"\nforward = { delay = "1 ms" }\n'
+     '[[timeline]]\nat = "1 s"\nforward = { delay = "2 ms" }\n', "",
+     "timeline[1].at: 1 s is not after the step before it (1 s)"),
+    ('[[timeline]]\nat = "1 s"\nforward = { seed = 3 }\n', "",
+     "timeline[0].forward.seed: unknown setting"),
+    ('[[timeline]]\nat = "1 s"\nforward = { loss = "1%", gilbert_elliott = '
+     '{ p = 0.1, r = 0.1, loss_good = 0, loss_bad = 1 } }\n', "",
+     "timeline[0].forward.loss: give either loss or gilbert_elliott"),
+    ('[[timeline]]\nforward = { delay = "1 ms" }\n', "", "timeline[0].at: missing"),
+    ('[[timeline]]\nat = "1 s"\n', "", "timeline[0]: changes nothing"),
+    ('[[timeline]]\nat = "1 s"\nforward = { delay = "1 ms" }\n', 'timeline_repeat = "1 s"\n',
+     "timeline_repeat: 1 s is not after the last step"),
+    ('[[timeline]]\nat = "1 s"\nforward = { delay = "sometime" }\n', "",
+     "timeline[0].forward.delay:"),
+    ("", 'timeline_repeat = "5 s"\n', "timeline_repeat: there is no timeline to repeat"),
+])
+def test_bad_timelines_get_one_line_errors(steps, extra, message):
+    with pytest.raises(ProfileError) as e:
+        profile(steps, extra)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("steps, message", [
+    # Beyond the delay line's budget at this rate: the step, the channel's key, the figures.
+    ('[[timeline]]\nat = "3 s"\nforward = { rate = "300 Mbit/s", delay = "2 s", '
+     'queue = "1000 packets" }\n', "timeline[0] (at 3 s): forward: delay x rate needs"),
+    ('[[timeline]]\nat = "3 s"\nreturn = { queue = "5000 packets" }\n',
+     "timeline[0] (at 3 s): return.queue: 5000 packets is outside the allowed range"),
+    ('[[timeline]]\nat = "1 s"\nforward = { rate = "1 Mbit/s" }\n'
+     '[[timeline]]\nat = "1.00000001 s"\nforward = { rate = "2 Mbit/s" }\n',
+     "timeline[1] (at 1 s): falls on the same cycle as the step before it"),
+])
+def test_steps_beyond_the_board_are_refused_naming_the_step(steps, message):
+    with pytest.raises(ProfileError) as e:
+        compile_timeline(profile(steps), HW)
+    assert message in str(e.value), str(e.value)
+
+
+def test_a_timeline_too_long_for_the_board():
+    steps = "".join(f'[[timeline]]\nat = "{i} s"\nforward = {{ delay = "{10 + i % 2} ms" }}\n'
+                    for i in range(1, 12))
+    with pytest.raises(ProfileError) as e:
+        compile_timeline(profile(steps), replace(HW, timeline_entries=10))
+    assert str(e.value) == "timeline: needs 11 entries, the box holds 10"
+    with pytest.raises(ProfileError, match="runs no timelines"):
+        compile_timeline(profile(steps), replace(HW, timeline_entries=0))
+
+
+def test_traces_merge_into_the_timeline(tmp_path):
+    # Mahimahi: 100 ms windows of 5 (300 is the next loop's 0), 0 (an outage) and 2
+    # opportunities, looping at 300 ms.
+    (tmp_path / "down.mm").write_text("".join(f"{t}\n" for t in
+                                              (0, 10, 20, 30, 210, 250, 300)))
+    (tmp_path / "up.csv").write_text("time,delay,loss\n0,20 ms,0\n0.1,30 ms,\n0.2,20 ms,1%\n")
+    text = (BASE.replace('[forward]', '[forward]\ntrace = "down.mm"\ntrace_resolution = "100 ms"')
+            .replace('[return]', '[return]\ntrace = "up.csv"'))
+    p = parse_profile(text, "t", base_dir=tmp_path)
+    t = p.timeline
+    assert t.repeat == Fraction(3, 10)
+    assert [s.at for s in t.steps] == [0, Fraction(1, 10), Fraction(2, 10)]
+    assert t.steps[0].changes == {"forward": {"rate": Fraction(600_000)},
+                                  "return": {"delay": Fraction(1, 50), "loss": 0}}
+    # The empty window is an outage: every frame lost, the rate left as it was.
+    assert t.steps[1].changes == {"forward": {"loss": 1}, "return": {"delay": Fraction(3, 100)}}
+    c = compile_timeline(p, HW)
+    assert c.steps[1].regs["forward"].loss_p == (1 << 32) - 1
+    assert c.steps[1].regs["forward"].rate_q == c.steps[0].regs["forward"].rate_q
+    with pytest.raises(ProfileError, match=r"forward.trace: .*down2.mm"):
+        parse_profile(BASE.replace('[forward]', '[forward]\ntrace = "down2.mm"\n'
+                                   'trace_resolution = "100 ms"'), "t", base_dir=tmp_path)
+
+
+def test_show_lists_and_plots_a_timeline(tmp_path, capsys):
+    path = tmp_path / "t.toml"
+    path.write_text(BASE + '[[timeline]]\nat = "1 s"\nforward = { rate = "5 Mbit/s" }\n')
+    png = tmp_path / "t.png"
+    assert main(["show", str(path), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert f"timelines: up to {HW.timeline_entries} entries" in out
+    assert "timeline: 1 steps, 1 of the board's" in out and "forward rate 5 Mbit/s" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_builtin_timelines_fit_every_board_that_runs_them():
+    timed = {name: p for name, p in builtin_profiles().items() if p.timeline is not None}
+    assert {"leo-starlink", "geo-rainfade", "geo-outage", "geo-outage-bod"} <= set(timed)
+    refused = set()
+    for name, p in timed.items():
+        assert p.source, name
+        for board in BOARDS.values():
+            hw = board.hardware
+            try:
+                c = compile_timeline(p, hw)
+            except ProfileError as e:
+                refused.add((name, board.name, str(e).split(":")[0]))
+                continue
+            assert 0 < len(c.entries) <= hw.timeline_entries, (name, board.name)
+    # The Colorlight: its 2 MiB delay lines and its DRAM's throughput refuse geo-rainfade's
+    # clear sky (50 Mbit/s x 300 ms) at all and leo-starlink's 180 Mbit/s interval by its step;
+    # it has no BoD block. Every other board runs every timeline.
+    assert refused == {("geo-rainfade", "colorlight-5a-75b", "forward"),
+                       ("leo-starlink", "colorlight-5a-75b", "timeline[32] (at 30 s)"),
+                       ("geo-outage-bod", "colorlight-5a-75b", "return.bod")}
