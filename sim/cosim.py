@@ -16,6 +16,10 @@ from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer, write_r
 from satemu.transfer import Transfer
 from sim.frames import EthPorts
 
+# A timeline starts 1/TIMELINE_LEAD s of box time after its entries are stored: time enough for
+# START's answer over the simulated UART.
+TIMELINE_LEAD = 20
+
 
 def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
     """After the transfer: the endpoints stop; the board runs freely until every frame they
@@ -57,9 +61,21 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
 
     settings = settings or EndpointSettings()
     link = load_profile(profile)
+    timeline = None
     with Device(url) as dev:             # as `satemu load PROFILE --reseed` does
         info = dev.hello()
+        if info["capabilities"] & P.Capability.TIMELINE \
+                and dev.timeline_status()["state"] == P.TimelineRun.RUNNING:
+            dev.stop_timeline()
         dev.load(link, reseed=True)
+        if link.timeline is not None:
+            # Started a moment after it is stored, in box time: the transfer starts at about
+            # the same cycle, and the run records where it did.
+            from satemu.timeline import compile_timeline, timeline_dict
+            compiled = compile_timeline(link, dev.hardware())
+            start = dev.load_timeline(compiled.entries, compiled.period,
+                                      lead=info["f_clk"] // TIMELINE_LEAD)
+            timeline = timeline_dict(link, compiled, start, info["f_clk"])
         dev.reset_stats()
     t0 = time.monotonic()
     keylog = io.StringIO() if pcap is not None else None
@@ -81,6 +97,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
                       wall, "board")
     if pcap is not None:
         t.capture = write_run_capture(sim, pcap, keylog.getvalue(), "board", link.name, board)
+    t.timeline = timeline
     return t
 
 

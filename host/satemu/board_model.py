@@ -17,6 +17,7 @@ traffic). See docs/architecture.md, "Two engines".
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -108,8 +109,12 @@ class BoardModel:
     channel's superframe 0 began at ``bod_start``."""
 
     def __init__(self, regs: dict[int, ChannelRegs], cycle: int = 0, bod_start: int = 0,
-                 board: Board | None = None):
+                 board: Board | None = None, commits: dict | None = None):
         self.board = board or BOARDS[DEFAULT_BOARD]
+        # Later commits per channel (a timeline's steps: satemu.channel_model.Commit), each
+        # applied to the frames that arrive after its cycle.
+        self._commits = {ch: deque(sorted((commits or {}).get(ch, ()), key=lambda c: c.cycle))
+                         for ch in (FORWARD, RETURN)}
         self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start)
                          for ch in (FORWARD, RETURN)}
         self.cycle = cycle                  # every cycle before this one has run
@@ -166,6 +171,9 @@ class BoardModel:
             frame = body[:-FCS_BYTES]
             bad_fcs = fcs(frame) != body[-FCS_BYTES:]
         arrival = arrival_from_wire(start, len(frame))
+        pending = self._commits[ch]
+        while pending and pending[0].cycle < arrival:
+            self.channels[ch].commit(pending.popleft())
         self.traffic.events[ch].append((arrival, "A"))
         self._frames[ch].append(frame)
         self.taken_lengths[ch].append(len(frame))

@@ -64,3 +64,9 @@ class Transfer:
     # its path, frames per interface and per fate, the key log's path, and where its counts
     # disagree with the channels' counters: nowhere, normally).
     capture: dict | None = None
+    # The data sender's RTT estimate each time it changed: [cycle, ms] pairs.
+    rtt: list | None = None
+    # A profile with a timeline: where it started, from the transfer's start (s; negative:
+    # before it), its period (s, 0: once) and the settings in force from each step on
+    # (satemu.timeline.timeline_dict).
+    timeline: dict | None = None

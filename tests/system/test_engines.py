@@ -17,7 +17,9 @@ from satemu.quic.settings import EndpointSettings
 from satemu.report.metrics import summarize
 from sim.cosim import run_transfer
 
-# Short paths, so that each board run takes seconds; losses on both channels; BoD on the return.
+# Short paths, so that each board run takes seconds; losses on both channels, with a timeline
+# that changes the rate, the delay (up, then cut) and the loss while the transfer runs; BoD on
+# the return.
 LOSSY = """
 name = "short-asym-lossy"
 [forward]
@@ -29,6 +31,16 @@ queue = "20 packets"
 rate = "1.5 Mbit/s"
 delay = "10 ms"
 gilbert_elliott = {p = 0.05, r = 0.5, loss_good = 0.01, loss_bad = 0.3}
+
+[[timeline]]
+at = "80 ms"
+forward = { rate = "4 Mbit/s", delay = "25 ms" }
+[[timeline]]
+at = "160 ms"
+forward = { delay = "5 ms", loss = "1%" }
+[[timeline]]
+at = "240 ms"
+forward = { rate = "8.5 Mbit/s" }
 """
 
 BOD = """
@@ -98,9 +110,18 @@ def test_second_stack_on_the_board_equals_the_model(board_state, tmp_path, case)
                                         <= burst["ingress_fifo_room_beats"])
     if case == "quinn":
         assert board.board_stats["forward"]["drop_loss"] > 0
+        _crossed_the_timeline(board)
     if case == "mixed":
         assert board.server_stats["ack_frequency_sent"] >= 1
         assert board.client_stats["ack_frequency_received"] >= 1
+
+
+def _crossed_the_timeline(t) -> None:
+    """The transfer ran while every step of its timeline took effect."""
+    from satemu.report.metrics import origin_cycle
+    start = t.timeline["start_cycle"]
+    last = start + round(t.timeline["steps"][-1]["at_s"] * t.f_clk)
+    assert origin_cycle(t) < last < t.sent[-1].cycle, (start, last)
 
 
 def _packets(path):
@@ -124,6 +145,8 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
                        pcap=tmp_path / "model" / "capture.pcapng")
     assert model.exactness["exact"]
     assert differences(board, model) == []
+    if case == "lossy":
+        _crossed_the_timeline(board)
     # The captures too, packet for packet: the board's frames, timed from its cycles and with
     # the fates its channels reported, are the model's; and both agree with the counters.
     assert board.capture["disagreements"] == [] == model.capture["disagreements"]

@@ -120,6 +120,12 @@ class _Peer:
         """The endpoint's counters (:class:`EndpointStats`), or {} before its connection."""
         return {"stack": self.stack, **asdict(self.conn.stats)} if self.conn is not None else {}
 
+    def rtt_ms(self) -> Optional[float]:
+        """The latest RTT sample of the connection's loss recovery (ms), None before one."""
+        if self.conn is None or not self.conn._loss._rtt_initialized:
+            return None
+        return self.conn._loss._rtt_latest * 1000.0
+
     def max_ack_delay_used_ms(self) -> Optional[float]:
         """The peer's max_ack_delay as this endpoint's loss recovery assumes it (ms)."""
         return self.conn._loss.max_ack_delay * 1000.0 if self.conn is not None else None

@@ -60,6 +60,8 @@ class CoSim:
     # for :meth:`write_capture`.
     capture: bool = False
     wires: dict[int, list[bytes]] = field(default_factory=lambda: {PORT_A: [], PORT_B: []})
+    # The data sender's (the server's) RTT estimate each time it changed: (cycle, ms).
+    rtt: list[tuple[int, float]] = field(default_factory=list)
 
     def time(self, cycle: int) -> float:
         return (cycle - self.origin) / self.f_clk
@@ -113,6 +115,9 @@ class CoSim:
                 self.delivered.append(Delivery(self.now_cycle, direction, len(frame)))
                 peer.receive(payload, now)
             self._seen[ch] = len(out)
+        rtt = self.server.rtt_ms()
+        if rtt is not None and (not self.rtt or self.rtt[-1][1] != rtt):
+            self.rtt.append((self.now_cycle, rtt))
         for peer in (self.client, self.server):
             t = due[id(peer)]
             if t is not None and self.cycle_of(t) <= self.now_cycle:
@@ -228,7 +233,8 @@ def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_cl
         max_ack_delay_used_ms=server.max_ack_delay_used_ms(),
         wall_s=wall_s, virtual_s=sim.time(sim.now_cycle), error=client.error, bod=bod,
         engine=engine, origin=sim.origin, settings=settings.to_dict(),
-        stacks={"client": client.stack, "server": server.stack})
+        stacks={"client": client.stack, "server": server.stack},
+        rtt=[list(sample) for sample in sim.rtt])
 
 
 def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
@@ -244,14 +250,16 @@ def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
 def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
                        max_seconds: float = 600.0, settings=None, stacks="aioquic",
                        progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
-                       bod_phase: int = 0, bod_superframes: int = 0, pcap=None) -> Transfer:
+                       bod_phase: int = 0, bod_superframes: int = 0, pcap=None,
+                       timeline_offset: int = 0) -> Transfer:
     """The ``model`` engine: download ``size`` bytes from the server (port B) to the client
     (port A) across ``satemu.board_model.BoardModel`` loaded with ``profile`` as the simulated
     board's firmware would load it. ``bod_phase`` is how many cycles before the transfer's
     start a BoD channel's superframe 0 began (on the board: since the profile's commit);
     ``bod_superframes`` how many superframe records it keeps at least (the board's ring goes on
     recording after the transfer). ``pcap``: a path for the run's capture (pcapng, see
-    :meth:`CoSim.write_capture`)."""
+    :meth:`CoSim.write_capture`). A profile's timeline starts ``timeline_offset`` cycles after
+    the transfer (before it, if negative)."""
     from ..board_model import FORWARD, RETURN, BoardModel
     from ..boards import BOARDS, DEFAULT_BOARD
     from ..profile import load_profile
@@ -263,7 +271,20 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
     regs = link.check(board.hardware)           # as the firmware checks and loads it
     regs = {FORWARD: regs["forward"], RETURN: regs["return"]}
     t0 = time.monotonic()
-    model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board)
+    # A timeline starts with the transfer (the cycle the co-simulation starts at: the model's
+    # first), its steps committed as the firmware commits them, for as many laps as the
+    # transfer may last.
+    commits, timeline = {}, None
+    if link.timeline is not None:
+        from ..timeline import compile_timeline, timeline_dict
+        compiled = compile_timeline(link, board.hardware)
+        start = bod_phase + 1 + timeline_offset       # the transfer starts at bod_phase + 1
+        laps = 1 + (round(max_seconds * board.f_clk) // compiled.period if compiled.period
+                    else 0)
+        commits = {ch: compiled.commits(start, name, laps)
+                   for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
+        timeline = timeline_dict(link, compiled, start, board.f_clk)
+    model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board, commits=commits)
     from .settings import EndpointSettings
     settings = settings or EndpointSettings()
     keylog = io.StringIO() if pcap is not None else None
@@ -285,6 +306,7 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
                       "model")
     t.exactness = model.exactness()
     t.capture = capture
+    t.timeline = timeline
     return t
 
 
@@ -365,12 +387,14 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
 
 def model_twin(t: Transfer, profile, max_seconds: float = 600.0, pcap=None) -> Transfer:
     """The model engine's run of board transfer ``t`` (the same profile, size, policy, seed,
-    endpoint settings and stacks, and the board's BoD phase), for :func:`differences`; with
-    its capture at ``pcap``."""
+    endpoint settings and stacks, the board's BoD phase and where its timeline started), for
+    :func:`differences`; with its capture at ``pcap``."""
     from .settings import EndpointSettings
     phase = t.bod["phase"] if t.bod else 0
     superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
+    offset = t.timeline["start_cycle"] - t.origin if t.timeline else 0
     return run_model_transfer(profile, t.size, ack=t.ack, seed=t.seed, max_seconds=max_seconds,
                               settings=EndpointSettings.from_dict(t.settings),
                               stacks=(t.stacks["client"], t.stacks["server"]),
-                              bod_phase=phase, bod_superframes=superframes, pcap=pcap)
+                              bod_phase=phase, bod_superframes=superframes, pcap=pcap,
+                              timeline_offset=offset)

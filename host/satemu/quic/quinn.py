@@ -173,6 +173,10 @@ class _QuinnPeer:
         """The extension's counters (``stack``: "quinn"), or {} before the connection exists."""
         return self.endpoint.stats() if self.endpoint.has_connection else {}
 
+    def rtt_ms(self) -> Optional[float]:
+        """The path's RTT estimate (quinn's smoothed RTT, ms), None before the connection."""
+        return self.endpoint.stats()["rtt_ms"] if self.endpoint.has_connection else None
+
     def max_ack_delay_used_ms(self) -> Optional[float]:
         """The peer max_ack_delay this endpoint's loss recovery assumes: quinn-proto 0.11.19 keeps
         it private (peer's transport parameter, then an acknowledged ACK_FREQUENCY's), so None."""

@@ -149,6 +149,8 @@ def summarize(t) -> dict:
       the key log's (beside result.json), frames per interface, per channel per fate, and
       ``disagreements`` with the box's counters (none, when all is well).
     * ``consistency``: see :func:`_consistency`.
+    * ``timeline``: a link with a timeline: the cycle it started at, its period and the
+      settings from each step on (``satemu.timeline.timeline_dict``); None otherwise.
     """
     sent_n = {d: 0 for d in DIRECTIONS}
     sent_bytes = {d: 0 for d in DIRECTIONS}
@@ -198,6 +200,7 @@ def summarize(t) -> dict:
         "board": {d: dict(v) for d, v in t.board_stats.items()},
         "client_stats": dict(t.client_stats), "server_stats": dict(t.server_stats),
         "consistency": _consistency(t, sent_n, sent_bytes, delivered_n),
+        "timeline": getattr(t, "timeline", None),
         "wall_s": t.wall_s, "virtual_s": t.virtual_s,
         "speed": _ratio(t.virtual_s, t.wall_s),
         "bod": bod_summary(t),

@@ -46,8 +46,9 @@ def _tag(t) -> str:
 
 
 def plot_transfer(t, outdir) -> list[Path]:
-    """Write the four PNGs of one transfer into ``outdir`` (five over a BoD return link: the
-    demand against the grants too); returns their paths in :data:`PLOT_NAMES` order."""
+    """Write the four PNGs of one transfer into ``outdir`` (over a BoD return link the demand
+    against the grants too, over a link with a timeline the timeline against the goodput and
+    the RTT); returns their paths, :data:`PLOT_NAMES` first."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     origin = origin_cycle(t)
@@ -126,6 +127,9 @@ def plot_transfer(t, outdir) -> list[Path]:
                                b["superframe_cycles"], t.f_clk, b["slot_bytes"])
         paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
                                        f"BoD return link: demand against grant ({_tag(t)})"))
+    if getattr(t, "timeline", None):
+        from .timeline_plot import plot_link_timeline
+        paths.append(plot_link_timeline(t, outdir / "link_timeline.png"))
     return paths
 
 
