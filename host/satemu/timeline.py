@@ -59,11 +59,12 @@ class Timeline:
     sources: tuple[str, ...] = ()        # each trace's description
 
     def describe(self) -> list[str]:
-        """The steps, a line each (at most ``limit`` of them)."""
+        """The steps, a line each."""
         lines = []
         for s in self.steps:
             parts = [f"{name} {_describe_changes(c)}" for name, c in s.changes.items()]
-            lines.append(f"{format_time(s.at):>10}  " + "; ".join(parts))
+            at = format_time(s.at) if s.at else "0 s"
+            lines.append(f"{at:>10}  " + "; ".join(parts))
         return lines
 
 
