@@ -95,9 +95,9 @@ def test_clients_that_leave_mid_answer_or_flood_cost_the_board_nothing(url, boar
         s.sendall(b"\0" + P.encode_frame(0x55, P.Op.HELLO, hello))  # a seq no one else uses
     with Device(url, timeout=120.0) as dev:                   # attached as the other leaves
         assert dev.hello()["version"] == P.PROTOCOL_VERSION
-        # 66 KB of noise, more than the module's 64 KiB buffer, then a request: TCP holds the
+        # 5 KB of noise, more than the 4 KiB the module holds, then a request: TCP holds the
         # client back while the firmware drains the noise, and the request arrives whole.
-        dev.port.write(bytes(range(1, 256)) * 260)
+        dev.port.write(bytes(range(1, 256)) * 20)
         assert dev.hello()["version"] == P.PROTOCOL_VERSION
     assert board._children[board_state["pid"]].poll() is None, "the board exited"
     with Device(url) as dev:

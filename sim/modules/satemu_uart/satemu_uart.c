@@ -13,8 +13,8 @@
  *   client is attached;
  * - a client that leaves, or whose socket fails, is detached; the board runs on, and bytes it
  *   sends with no client attached are dropped, as on a UART with nothing plugged in;
- * - bytes from the client wait in a buffer until the board's UART takes them; when the buffer is
- *   full the socket is not read, so TCP holds the client back and no byte is lost;
+ * - bytes from the client wait in a buffer until the board's UART takes them; when it holds
+ *   RX_HELD bytes the socket is not read, so TCP holds the client back and no byte is lost;
  * - bytes to the client leave through a buffer, sent without blocking the simulation; a client
  *   that reads nothing for RX_TX_BYTES bytes loses the ones that do not fit; the board's log
  *   counts them when that client is detached. */
@@ -33,7 +33,10 @@
 
 #include "../simmod.h"
 
-#define RX_TX_BYTES 65536         /* each way's buffer */
+#define RX_TX_BYTES 65536         /* each way's ring */
+/* Client bytes held for the board's UART: several requests' worth (a host sends one and waits
+ * for its answer); beyond it TCP holds the client back. */
+#define RX_HELD 4096
 #define FLUSH_BYTES 1024          /* send the buffer when it holds this much ... */
 #define FLUSH_CYCLES 64           /* ... or its oldest byte has waited this many cycles */
 
@@ -58,6 +61,7 @@ struct session {
 static struct event_base *base;
 
 static size_t ring_space(const struct ring *r) { return RX_TX_BYTES - r->len; }
+static size_t rx_space(const struct ring *r) { return RX_HELD - r->len; }
 
 static void detach(struct session *s)
 {
@@ -84,7 +88,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (fd != s->fd)
         return;
-    size_t want = ring_space(&s->rx);
+    size_t want = rx_space(&s->rx);
     if (want > sizeof(buf))
         want = sizeof(buf);
     if (!want) {
@@ -112,7 +116,7 @@ static int attached(struct session *s)
         ssize_t n = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 1;             /* connected and quiet */
-        if (n > 0 && !ring_space(&s->rx))
+        if (n > 0 && !rx_space(&s->rx))
             return 1;             /* connected, and held back by a full buffer */
         if (n > 0)
             on_read(s->fd, EV_READ, s);   /* take its bytes, then look again */
@@ -238,7 +242,7 @@ static int satemu_uart_tick(void *sess, uint64_t time_ps)
             s->rx.len--;
         }
     }
-    if (!s->reading && s->ev && ring_space(&s->rx)) {
+    if (!s->reading && s->ev && rx_space(&s->rx)) {
         event_add(s->ev, NULL);   /* room again: read the socket again */
         s->reading = 1;
     }
