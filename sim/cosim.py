@@ -64,10 +64,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
     timeline = None
     with Device(url) as dev:             # as `satemu load PROFILE --reseed` does
         info = dev.hello()
-        if info["capabilities"] & P.Capability.TIMELINE \
-                and dev.timeline_status()["state"] == P.TimelineRun.RUNNING:
-            dev.stop_timeline()
-        dev.load(link, reseed=True)
+        dev.load(link, reseed=True, stop_timeline=True)
         if link.timeline is not None:
             # Started a moment after it is stored, in box time: the transfer starts at about
             # the same cycle, and the run records where it did.

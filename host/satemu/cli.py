@@ -157,15 +157,10 @@ def cmd_load(args) -> int:
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
         info = dev.hello()
-        running = (info["capabilities"] & Capability.TIMELINE
-                   and dev.timeline_status()["state"] == TimelineRun.RUNNING)
         compiled = None
         if p.timeline is not None:
             compiled = compile_timeline(p, dev.hardware())   # every step checked first
-        if running:
-            dev.stop_timeline()
-            print("stopped the timeline that was running")
-        dev.load(p, reseed=args.reseed)
+        dev.load(p, reseed=args.reseed, stop_timeline=True)  # a running timeline stops
         print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
         for name, ch in p.channels():
             print(f"  {name:<8} {ch.describe()}")

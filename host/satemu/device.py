@@ -27,8 +27,20 @@ def _channels(mask: int) -> str:
     return " and ".join(names) + (" channels'" if len(names) > 1 else " channel's")
 
 
+# Seconds Device.load waits, after stopping a timeline, for the step it had committed.
+STOP_WAIT_S = 30.0
+
+
 class DeviceError(RuntimeError):
     """The box did not answer, or answered that a request was wrong; the message says which."""
+
+
+class Busy(DeviceError):
+    """A commit is still pending in the gateware (BUSY)."""
+
+
+class TimelineRunning(DeviceError):
+    """The box runs a timeline, so it takes no load (RUNNING): TIMELINE_STOP first."""
 
 
 class CommitPending(DeviceError):
@@ -174,15 +186,15 @@ class Device:
         if status == P.Status.NO_TIMELINE:
             raise DeviceError("this box runs no timelines (its firmware has no timeline store)")
         if status == P.Status.RUNNING:
-            raise DeviceError("a timeline is running on the box; stop it first (satemu load "
-                              "stops it)")
+            raise TimelineRunning("a timeline is running on the box; stop it first (satemu "
+                                  "load stops it)")
         if status == P.Status.TIMELINE_BAD:
             entry, fault = P.TIMELINE_FAULT_DETAIL.unpack(rest[:P.TIMELINE_FAULT_DETAIL.size])
             name = P.TimelineFault(fault).name if fault in P.TimelineFault._value2member_map_ \
                 else str(fault)
             raise DeviceError(f"the box refused the timeline at entry {entry}: {name}")
         if status == P.Status.BUSY:
-            raise DeviceError("the box is still applying the previous commit; try again")
+            raise Busy("the box is still applying the previous commit; try again")
         if status == P.Status.INCOMPLETE:
             fwd, ret = P.INCOMPLETE_DETAIL.unpack(rest[:P.INCOMPLETE_DETAIL.size])
             raise DeviceError(f"the box refused the commit: the load is not staged on both "
@@ -246,11 +258,32 @@ class Device:
                     raise
                 time.sleep(0.1)
 
-    def load(self, profile, reseed: bool = False, settle: float = 2.0) -> dict[str, ChannelRegs]:
+    def load(self, profile, reseed: bool = False, settle: float = 2.0,
+             stop_timeline: bool = False) -> dict[str, ChannelRegs]:
         """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, stage
         it on both channels under a fresh generation and commit it; returns the register values
         per direction. It returns only once the whole profile is in force: a part that is not
-        raises DeviceError (CommitPending) saying which."""
+        raises DeviceError (CommitPending) saying which. A box running a timeline refuses the
+        load (TimelineRunning), unless ``stop_timeline``: then the timeline is stopped first."""
+        try:
+            return self._load(profile, reseed, settle)
+        except TimelineRunning:
+            if not stop_timeline:
+                raise
+        self.stop_timeline()
+        # A step committed before the stop still takes effect at its cycle; until then the box
+        # is BUSY.
+        deadline = time.monotonic() + STOP_WAIT_S
+        while True:
+            try:
+                return self._load(profile, reseed, settle)
+            except Busy:
+                if time.monotonic() >= deadline:
+                    raise DeviceError(f"the timeline stopped, but its last step had not taken "
+                                      f"effect after {STOP_WAIT_S} s; load again later") from None
+                time.sleep(0.2)
+
+    def _load(self, profile, reseed: bool, settle: float) -> dict[str, ChannelRegs]:
         self.hello()
         regs = profile.check(self.hardware())
         generation = _RNG.randrange(1, (1 << 32) - 1)     # 2^32 - 1: the timeline's

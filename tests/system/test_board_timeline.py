@@ -131,3 +131,19 @@ def test_a_timeline_runs_at_its_cycles_as_the_model_says(url, board_state, capsy
     assert state["in_force_cycle"] == start + compiled.steps[-1].offset
     line = _stats_line(capsys, url)
     assert "done, 4 steps taken" in line and "none late" in line, line
+
+
+def test_a_load_stops_a_running_timeline(url, tmp_path, capsys):
+    """`satemu load` of another profile while a timeline runs stops it, waits for the step it
+    had committed, and loads: nothing is refused, and no further step is committed."""
+    path = tmp_path / "steps.toml"
+    path.write_text(PROFILE)
+    assert main(["load", str(path), "--port", url, "--start-in", "0.05"]) == 0
+    with Device(url) as dev:
+        assert dev.timeline_status()["state"] == TimelineRun.RUNNING
+    assert main(["load", "short-asym", "--port", url]) == 0
+    with Device(url) as dev:
+        state = dev.timeline_status()
+        assert state["state"] == TimelineRun.IDLE and state["applied"] < 4, state
+        want = load_profile("short-asym").check(dev.hardware())["forward"]
+        assert dev.get_profile(FORWARD)["delay"] == want.delay
