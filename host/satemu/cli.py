@@ -148,7 +148,7 @@ def _show_timeline(p, hw: Hardware, args) -> None:
         print(f"    ... {len(lines) - len(shown)} more steps (--steps N shows more)")
     if args.plot:
         from .report.timeline_plot import plot_timeline
-        plot_timeline(p, c, Path(args.plot))
+        plot_timeline(p, c, hw.f_clk, Path(args.plot))
         print(f"  plot: {args.plot}")
 
 

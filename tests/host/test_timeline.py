@@ -209,3 +209,22 @@ def test_builtin_timelines_fit_every_board_that_runs_them():
     assert refused == {("geo-rainfade", "colorlight-5a-75b", "forward"),
                        ("leo-starlink", "colorlight-5a-75b", "timeline[32] (at 30 s)"),
                        ("geo-outage-bod", "colorlight-5a-75b", "return.bod")}
+
+
+def test_a_model_transfer_across_a_timeline_plots_it(tmp_path):
+    """The model engine starts the timeline with the transfer; result.json carries it and
+    link_timeline.png lays it over the transfer."""
+    import json
+    from satemu.quic.cosim import run_model_transfer
+    from satemu.report.files import write_transfer
+    path = tmp_path / "t.toml"
+    path.write_text(BASE.replace('"100 ms"', '"5 ms"')
+                    + '[[timeline]]\nat = "30 ms"\nforward = { rate = "5 Mbit/s" }\n')
+    t = run_model_transfer(str(path), 60_000, seed=1, max_seconds=10)
+    assert t.completed
+    write_transfer(t, tmp_path / "run")
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    steps = result["timeline"]["steps"]
+    assert [s["at_s"] for s in steps] == [0.0, 0.03]
+    assert steps[1]["forward"]["rate_bps"] == 5e6
+    assert (tmp_path / "run" / "link_timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
