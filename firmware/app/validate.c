@@ -55,18 +55,34 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
     return (in_delay + queued) * (1 + (min_len + 7) / 8);
 }
 
+/* Whether the profile's queue can outgrow the departure times held on chip, so that each frame's
+ * also goes to memory and back (satemu.params.ChannelParams.spills). */
+static int spills(const struct satemu_hw *hw, const uint64_t *f)
+{
+    if (hw->limits.queue_depth <= hw->limits.queue_fifo)
+        return 0;
+    uint64_t min_len = f[SATEMU_F_MIN_LEN] ? f[SATEMU_F_MIN_LEN] : 1;
+    uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
+    if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
+        queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
+    if (hw->limits.queue_depth < queued)
+        queued = hw->limits.queue_depth;
+    return queued > hw->limits.queue_fifo;
+}
+
 /* Delay-line words per 65536 cycles the profile can demand at worst, as n / d: a frame of L
- * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words and arrives at most every T * (L + ovh) cycles,
- * T = t_num / t_den cycles per byte (byte_time). (L + 15) / (L + ovh)
- * is largest at min_len when ovh < 15, else at max_len. satemu.channel_model.delay_line_traffic
- * is the reference. */
+ * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words, one more (L + 23) / 8 where the queue
+ * spills, and arrives at most every T * (L + ovh) cycles, T = t_num / t_den cycles per byte
+ * (byte_time). (L + 15) / (L + ovh) is largest at min_len when ovh < 15, else at max_len (23
+ * where it spills). satemu.channel_model.delay_line_traffic is the reference. */
 static void traffic(const struct satemu_hw *hw, const uint64_t *f, struct u128 *n, struct u128 *d)
 {
     struct u128 t_num;
     uint64_t t_den, ovh;
     byte_time(hw, f, &t_num, &t_den, &ovh);
-    uint64_t len = ovh < 15 ? f[SATEMU_F_MIN_LEN] : f[SATEMU_F_MAX_LEN];
-    *n = mul64((len + 15) << 16, t_den);
+    uint64_t extra = spills(hw, f) ? 23 : 15;
+    uint64_t len = ovh < extra ? f[SATEMU_F_MIN_LEN] : f[SATEMU_F_MAX_LEN];
+    *n = mul64((len + extra) << 16, t_den);
     *d = mul_small(t_num, 8 * (len + ovh));
 }
 
@@ -94,6 +110,9 @@ static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t
 {
     if (!((hw->bod_mask >> channel) & 1))
         BAD(SATEMU_F_BOD_FLAGS, 0, 0);
+    /* A BoD queue is held on chip. */
+    if (f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_fifo)
+        BAD(SATEMU_F_QUEUE_FRAMES, 1, hw->limits.queue_fifo);
     if (f[SATEMU_F_BOD_SLOT_CYCLES] < 32)
         BAD(SATEMU_F_BOD_SLOT_CYCLES, 32, 0xFFFFFFFFu);
     if (f[SATEMU_F_BOD_SLOTS] < 1)

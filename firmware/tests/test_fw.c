@@ -341,7 +341,7 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES
            && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG)
-           && get_u32(resp + 35) == LOG_VEC_RING, "hello with a log", 0);
+           && get_u32(resp + 37) == LOG_VEC_RING, "hello with a log", 0);
     box.log_bits = SATEMU_LOG_BITS_MAX + 1;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + 35) == 0, "hello, log_bits too big", 0);
@@ -365,7 +365,8 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
 
 /* The box of the tests below (the profile vectors bring their own). */
 static const struct satemu_limits limits = {
-    .f_clk = 75000000u, .queue_depth = 1024, .max_frame = 2048, .latency_floor = 2048,
+    .f_clk = 75000000u, .queue_depth = 1024, .queue_fifo = 1024, .max_frame = 2048,
+    .latency_floor = 2048,
     .mem_words = 6u << 20, .port_bps = 1000000000u, .mem_wpc = 0,
 };
 
@@ -585,7 +586,7 @@ static void test_timeline(const uint64_t *fields)
            "timeline: base committed", 0);
     uint8_t hello[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
     request(&hw, SATEMU_OP_HELLO, hello, 2, resp);
-    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 39) == TL_ENTRIES,
+    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 41) == TL_ENTRIES,
            "hello: timeline entries", 0);
 
     /* Refused entries: the seed, a layout field, a channel that does not exist, a value too
@@ -851,7 +852,7 @@ int main(void)
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS,
            "hello without BoD", 0);
-    expect(resp[31] == 4 && resp[32] == 3 && resp[33] == 2 && resp[34] == 1, "hello mem_wpc", 0);
+    expect(resp[33] == 4 && resp[34] == 3 && resp[35] == 2 && resp[36] == 1, "hello mem_wpc", 0);
     hw.bod_mask = BOD_VEC_BOD_MASK;
     hw.limits.mem_wpc = 0;
 

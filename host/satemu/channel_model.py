@@ -344,8 +344,8 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     return (in_delay + queued) * frame_words(regs.min_len)
 
 
-def delay_line_traffic(regs: ChannelRegs, f_clk: int,
-                       port_bps: int = 1_000_000_000) -> tuple[int, int]:
+def delay_line_traffic(regs: ChannelRegs, f_clk: int, port_bps: int = 1_000_000_000,
+                       params: ChannelParams = ChannelParams()) -> tuple[int, int]:
     """Delay-line words per 65536 cycles a channel can demand at worst, as an exact fraction
     (numerator, denominator) in the integers the firmware uses (firmware/app/validate.c).
 
@@ -353,11 +353,14 @@ def delay_line_traffic(regs: ChannelRegs, f_clk: int,
     arrives at most every T x (L + ovh) cycles, T = t_num / t_den cycles per byte
     (``byte_time``: the BoD carrier, the shaper, or the port's line rate). Words per
     cycle are then at most (L + 15) / (8 T (L + ovh)), which is largest at L = min_len when
-    ovh < 15 and at L = max_len otherwise.
+    ovh < 15 and at L = max_len otherwise. A queue that can outgrow the chip
+    (``ChannelParams.spills``) costs each frame a word more, its departure time: (L + 23) / 8,
+    largest at min_len when ovh < 23.
     """
     t_num, t_den, ovh = byte_time(regs, f_clk, port_bps)
-    length = regs.min_len if ovh < 15 else regs.max_len
-    return (length + 15) * 65536 * t_den, 8 * t_num * (length + ovh)
+    extra = 15 + 8 * params.spills(regs.queue_frames, regs.queue_bytes, regs.min_len)
+    length = regs.min_len if ovh < extra else regs.max_len
+    return (length + extra) * 65536 * t_den, 8 * t_num * (length + ovh)
 
 
 # ---------------------------------------------------------------------------------------------

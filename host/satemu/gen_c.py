@@ -374,7 +374,8 @@ def profile_vectors_header(cases: list, profile_fields: Sequence[Field] | None =
            "    uint8_t status, field; uint64_t value, lo, hi;", "} profile_cases[] = {"]
     for c in cases:
         lim, v = c["limits"], c["verdict"]
-        limits = {name: lim[name] if name in lim else getattr(params, name, 0)
+        defaults = {"queue_fifo": params.queue_onchip}
+        limits = {name: lim[name] if name in lim else defaults.get(name, getattr(params, name, 0))
                   for name, _ in P.LIMIT_FIELDS}
         values = dict(zip(names, c["fields"]))
         fields = ", ".join(f"{values.get(name, 0)}u" for name in order)

@@ -48,7 +48,12 @@ class ChannelParams:
 
     max_frame: int = 2048        # bytes stored per frame; the longest max_len can be
     ingress_beats: int = 512     # on-chip ingress FIFO, 64-bit beats (holds frames until decided)
-    queue_depth: int = 1024      # departure-time FIFO entries: a hard cap on the queue in frames
+    queue_depth: int = 1024      # the hard cap on the bottleneck queue, in frames
+    # Departure times the channel holds on chip (0: all ``queue_depth``). Where it holds fewer,
+    # the rest wait in a ring of ``spill_words`` words just past the delay-line region
+    # (satemu_gw.depqueue, docs/architecture.md "Queues deeper than the chip"); a BoD queue
+    # stays on chip, so it is capped at this many frames.
+    queue_fifo: int = 0
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
@@ -93,6 +98,27 @@ class ChannelParams:
             raise ValueError("word_init and counter_init must fit their counters")
         if not 0 <= self.now_init < 1 << 63:
             raise ValueError("now_init must leave the 64-bit timebase room")
+        if not 0 <= self.queue_fifo <= self.queue_depth or self.queue_depth >= 1 << 16:
+            raise ValueError("queue_fifo must be at most queue_depth, which is below 2^16")
+        if self.queue_depth > self.queue_onchip and self.queue_onchip < 16:
+            raise ValueError("a queue that spills to memory needs 16 entries on chip or more")
+
+    @property
+    def queue_onchip(self) -> int:
+        """Departure times held on chip: the BoD queue's cap, and the queue before it spills."""
+        return self.queue_fifo or self.queue_depth
+
+    @property
+    def spill_words(self) -> int:
+        """The departure-time ring past the delay-line region, in 64-bit words (one a frame, a
+        power of two; 0: the chip holds every departure time)."""
+        return 1 << 16 if self.queue_depth > self.queue_onchip else 0
+
+    def spills(self, queue_frames: int, queue_bytes: int, min_len: int) -> bool:
+        """Whether a queue of these limits can outgrow the chip, so that frames cost one more
+        word of delay-line traffic each (a departure time written out and read back)."""
+        return bool(self.spill_words) and min(queue_frames, queue_bytes // max(min_len, 1),
+                                              self.queue_depth) > self.queue_onchip
 
     @property
     def max_beats(self) -> int:

@@ -65,7 +65,8 @@ class Hardware:
     def limits(self) -> dict[str, int]:
         """The values of ``protocol.LIMIT_FIELDS``: what HELLO reports and the firmware holds."""
         p = self.params
-        values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth, "max_frame": p.max_frame,
+        values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth,
+                  "queue_fifo": p.queue_onchip, "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
                   "port_bps": self.port_bps, "mem_wpc": self.mem_wpc,
                   "log_records": self.log_records, "timeline_entries": self.timeline_entries}
@@ -75,7 +76,10 @@ class Hardware:
     def from_limits(cls, limits: dict[str, int], bod_channels: tuple[str, ...]) -> Hardware:
         """The hardware a box reports: ``limits`` holds the values of ``protocol.LIMIT_FIELDS``
         (HELLO's answer)."""
-        params = ChannelParams(queue_depth=limits["queue_depth"], max_frame=limits["max_frame"],
+        fifo = limits["queue_fifo"]
+        params = ChannelParams(queue_depth=limits["queue_depth"],
+                               queue_fifo=0 if fifo == limits["queue_depth"] else fifo,
+                               max_frame=limits["max_frame"],
                                latency_floor=limits["latency_floor"],
                                frame_log=limits.get("log_records", 0) > 0)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
@@ -149,14 +153,17 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
     if v["bod_flags"] & BOD_ENABLE:
-        return _bod_verdict(v, bod_allowed, bad)
+        return _bod_verdict(v, bod_allowed, bad, params.queue_onchip)
     return None
 
 
-def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad) -> Verdict | None:
-    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run."""
+def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad, onchip: int) -> Verdict | None:
+    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run. Its
+    queue is held on chip, so at most ``onchip`` frames."""
     if not bod_allowed:
         return bad("bod_flags", 0, 0)
+    if v["queue_frames"] > onchip:
+        return bad("queue_frames", 1, onchip)
     if v["bod_slot_cycles"] < 32:
         return bad("bod_slot_cycles", 32, (1 << 32) - 1)
     if v["bod_slots"] < 1:
@@ -191,7 +198,8 @@ def validate(fields: dict[str, int], hw: Hardware, channel: int) -> Verdict:
     need = delay_line_budget(regs, hw.params, hw.f_clk, hw.port_bps)
     if need > hw.mem_words:
         return Verdict(Status.BUDGET, 0, need, 0, hw.mem_words)
-    return check_throughput(regs, hw.f_clk, hw.port_bps, hw.mem_wpc) or Verdict(Status.OK)
+    return (check_throughput(regs, hw.f_clk, hw.port_bps, hw.mem_wpc, hw.params)
+            or Verdict(Status.OK))
 
 
 def check_registers(regs: ChannelRegs, params: ChannelParams) -> str | None:
@@ -211,15 +219,15 @@ def check_registers(regs: ChannelRegs, params: ChannelParams) -> str | None:
     return None
 
 
-def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int,
-                     mem_wpc: int) -> Verdict | None:
+def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int, mem_wpc: int,
+                     params: ChannelParams) -> Verdict | None:
     """THROUGHPUT when the delay-line words per 65536 cycles the channel can demand
     (``delay_line_traffic``, num / den) exceed ``mem_wpc``, exactly: num > mem_wpc x den. The
     verdict's value is the demand rounded up (at most 2^64 - 1), its hi ``mem_wpc``. A
     ``mem_wpc`` of 0 means the board does not limit it."""
     if not mem_wpc:
         return None
-    num, den = delay_line_traffic(regs, f_clk, port_bps)
+    num, den = delay_line_traffic(regs, f_clk, port_bps, params)
     if num <= mem_wpc * den:
         return None
     need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX

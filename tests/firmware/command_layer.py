@@ -14,7 +14,7 @@ from satemu import protocol as P
 from satemu.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
                           log_vectors_header, profile_vectors_header, proto_header,
                           vectors_header)
-from satemu.params import ChannelRegs
+from satemu.params import ChannelParams, ChannelRegs
 from satemu.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
 from satemu.validate import Hardware, validate
 
@@ -31,6 +31,18 @@ SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 # The box test_fw.c checks SET_PROFILE's writes on (its struct satemu_limits) and the region it
 # gives the channel.
 WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20)
+
+
+def case_hardware(case: dict) -> Hardware:
+    """The box a profile vector (tests/vectors/profiles.json) is checked against."""
+    lim = case["limits"]
+    fifo = lim["queue_fifo"]
+    params = ChannelParams(queue_depth=lim["queue_depth"],
+                           queue_fifo=0 if fifo == lim["queue_depth"] else fifo)
+    return Hardware(lim["f_clk"], lim["mem_words"], lim["port_bps"], params=params,
+                    bod_channels=tuple(name for i, name in enumerate(P.CHANNEL_NAMES)
+                                       if lim["bod_mask"] >> i & 1),
+                    mem_wpc=lim["mem_wpc"])
 WRITE_CHANNEL, WRITE_MEM_BASE = P.CHANNEL_RETURN, 0x0123_4560
 
 

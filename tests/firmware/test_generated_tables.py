@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, SANITIZERS, SOURCES,
-                           build_command_layer, compile_c, run_command_layer, write_headers)
+                           build_command_layer, case_hardware, compile_c, run_command_layer,
+                           write_headers)
 from satemu import protocol as P
 from satemu import regmap as R
 from satemu import validate as V
@@ -35,17 +36,10 @@ def declare(monkeypatch, fields, regmap=R.REGMAP):
         **{k: v for k, v in kw.items() if k in known}))
 
 
-def hardware(case) -> V.Hardware:
-    lim = case["limits"]
-    return V.Hardware(lim["f_clk"], lim["mem_words"], lim["port_bps"],
-                      bod_channels=tuple(n for i, n in enumerate(P.CHANNEL_NAMES)
-                                         if lim["bod_mask"] >> i & 1), mem_wpc=lim["mem_wpc"])
-
-
 def verdict(case, fields, values) -> list:
     """The Python validator's verdict on ``values`` (by name) under the declaration ``fields``,
     as [status, field, value, lo, hi]; the field is its index in ``fields``."""
-    v = V.validate(values, hardware(case), case["channel"])
+    v = V.validate(values, case_hardware(case), case["channel"])
     return [int(v.status), v.field, v.value, v.lo, v.hi]
 
 
@@ -169,7 +163,7 @@ def test_board_header(name, mem_wpc):
     hello = P.hello_answer(P.HELLO_REQUEST.pack(P.PROTOCOL_VERSION), hw.limits(), hw.bod_mask)
     assert run.stdout.splitlines() == [
         f"board {name}", f"hello {hello.hex()}",
-        *(f"delay_line {ch} {board.delay_line_base(ch)} {board.mem_words}"
+        *(f"delay_line {ch} {board.delay_line_base(ch)} {board.delay_line_words}"
           for ch in range(len(P.CHANNEL_NAMES))),
         f"bod_mask {board.hardware.bod_mask}", f"bod_ring {board.channel.bod_ring}",
         f"counter_bits {board.channel.counter_bits}", f"log_bits {board.log_bits}",

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOURCES, VECTORS,
-                           compile_c, run_command_layer, write_headers)
+                           case_hardware, compile_c, run_command_layer, write_headers)
 import fuzzing
 from satemu import framelog_model as L
 from satemu import protocol as P
@@ -168,12 +168,13 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 7 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 8 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 42 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.HELLO_RESPONSE.size == 44 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.HELLO_FIELDS[3:5] == ("queue_depth", "queue_fifo")
     assert P.TIMELINE_WRITE_REQUEST.size <= P.MAX_PAYLOAD and P.TIMELINE_WRITE_MAX == 31
 
 
@@ -251,16 +252,12 @@ def test_firmware_command_layer():
 
 
 def test_python_validator_matches_vectors():
-    from satemu.protocol import CHANNEL_NAMES, PROFILE_FIELDS
-    from satemu.validate import Hardware, validate
+    from satemu.protocol import PROFILE_FIELDS
+    from satemu.validate import validate
     for c in PROFILE_CASES:
         fields = {f.name: v for f, v in zip(PROFILE_FIELDS, c["fields"])}
-        lim = c["limits"]
-        hw = Hardware(lim["f_clk"], lim["mem_words"], lim["port_bps"],
-                      bod_channels=tuple(name for i, name in enumerate(CHANNEL_NAMES)
-                                         if lim["bod_mask"] >> i & 1),
-                      mem_wpc=lim["mem_wpc"])
-        assert hw.bod_mask == lim["bod_mask"]
+        hw = case_hardware(c)
+        assert hw.bod_mask == c["limits"]["bod_mask"]
         v = validate(fields, hw, c["channel"])
         assert [int(v.status), v.field, v.value, v.lo, v.hi] == \
             [c["verdict"][k] for k in ("status", "field", "value", "lo", "hi")], c["why"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
 from satemu.channel_model import delay_line_traffic  # noqa: E402
-from satemu.params import ChannelRegs  # noqa: E402
+from satemu.params import ChannelParams, ChannelRegs  # noqa: E402
 from satemu.profile import builtin_profiles  # noqa: E402
 from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
 from satemu.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
@@ -19,15 +19,19 @@ from satemu.validate import Hardware, validate  # noqa: E402
 
 NAMES = [f.name for f in PROFILE_FIELDS]
 # The delay-line words per channel of the boxes the built-in profiles are converted for (and of
-# most cases); each box has the default ChannelParams and a BoD block on the return channel.
+# most cases); each box has the default ChannelParams and a BoD block on the return channel,
+# but one whose queue outgrows the chip into memory (SPILL).
 MEM_WORDS = 6 << 20
+SPILL = ChannelParams(queue_depth=65535, queue_fifo=1024)
 
 
 def case(fields, lim, why, channel):
     v = validate(fields, lim, channel)
     return {"why": why, "limits": {"f_clk": lim.f_clk, "mem_words": lim.mem_words,
                                    "port_bps": lim.port_bps, "bod_mask": lim.bod_mask,
-                                   "mem_wpc": lim.mem_wpc},
+                                   "mem_wpc": lim.mem_wpc,
+                                   "queue_depth": lim.params.queue_depth,
+                                   "queue_fifo": lim.params.queue_onchip},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -47,7 +51,8 @@ def bod_cases(rng, bod_bases, plain_bases):
             ("bod_latency", 128), ("bod_bg_count", 0), ("bod_bg_count", 9), ("bod_bg_count", 2),
             ("bod_bg0", slots + 1 | 1 << 16), ("bod_bg0", slots | 1 << 16), ("bod_bg0", 5),
             ("bod_bg0", 0xFFFF << 16), ("bod_bg3", 0), ("bod_flags", 8),
-            ("bod_flags", BOD_ENABLE | BOD_FCA),
+            ("bod_flags", BOD_ENABLE | BOD_FCA), ("queue_frames", 1024),
+            ("queue_frames", 1025),
         ]
         for name, value in edits:
             out.append(case(dict(regs, **{name: value}), lim, f"{name} edited (BoD)", channel))
@@ -83,7 +88,7 @@ def bod_cases(rng, bod_bases, plain_bases):
 
 def traffic(regs, lim):
     """(num, den): the delay-line words per 65536 cycles the profile may demand, num / den."""
-    return delay_line_traffic(ChannelRegs(**regs), lim.f_clk, lim.port_bps)
+    return delay_line_traffic(ChannelRegs(**regs), lim.f_clk, lim.port_bps, lim.params)
 
 
 def kind(regs):
@@ -168,8 +173,10 @@ def main():
     rng = random.Random(5)
     out = []
     bases = []
-    for f_clk in (75_000_000, 50_000_000, 40_000_000):
-        lim = Hardware(f_clk, MEM_WORDS)
+    boxes = [Hardware(f_clk, MEM_WORDS) for f_clk in (75_000_000, 50_000_000, 40_000_000)]
+    boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL))
+    for lim in boxes:
+        f_clk = lim.f_clk
         for p in builtin_profiles().values():
             for (side, ch), channel in zip(p.channels(), (CHANNEL_FORWARD, CHANNEL_RETURN)):
                 regs = {k: v for k, v in asdict(ch.registers(lim)).items() if k in NAMES}
@@ -179,6 +186,7 @@ def main():
         ("loss_mode", 3), ("loss_mode", 4), ("rate_den", 0), ("rate_num", None),
         ("rate_q", 0), ("min_len", 0), ("min_len", 5000), ("max_len", 4000), ("max_len", 2048),
         ("queue_frames", 0), ("queue_frames", 1025), ("queue_frames", 1024), ("queue_bytes", 10),
+        ("queue_frames", 65535), ("queue_frames", 65536),
         ("delay", (1 << 40) - 1), ("delay", 1 << 40), ("seed", (1 << 64) - 1), ("overhead", 256),
         ("overhead", 255), ("loss_p", 1 << 32), ("rate_q", 1 << 32), ("queue_bytes", (1 << 32) - 1),
     ]
