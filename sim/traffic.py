@@ -61,7 +61,12 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
     return out
 
 
-def scenario(name: str, *, f_clk: int, frames: list, regs, params=ChannelParams(frame_log=True),
+# The scenarios' channel: a queue that outgrows the 32 departure times on chip into memory
+# (satemu_gw.depqueue), as the boards' do beyond 1024, so that most scenarios' queues spill.
+SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32)
+
+
+def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAMS,
              mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
              sink_ready: float = 1.0, commits: list | None = None, run_after: int = 0,
              expect: dict | None = None) -> dict:

@@ -9,7 +9,7 @@ from satemu.params import Fate
 from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
                            BOD_ENABLE)
 
-from .layouts import Config, IngressDesc, Decision
+from .layouts import Config, IngressDesc, Decision, QueueEntry
 from .bod_slots import BodEntry, Release, port_cycles
 from .prng import Prng
 from .sertime import SerTime
@@ -19,7 +19,6 @@ ENGINE_COUNTERS = ["rx_frames", "rx_bytes", "drop_runt", "drop_oversize", "drop_
 ENGINE_GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
                  "mem_words_now", "mem_words_hwm"]
 
-QueueEntry = data.StructLayout({"departure": 48, "length": 16})
 FATE_OF = {f"drop_{f.name.lower()}": int(f) for f in Fate if f is not Fate.DELIVERED}
 
 # A frame whose last beat is accepted at cycle a reaches the engine by cycle a + 2 (the ingress
@@ -44,6 +43,12 @@ class Admission(wiring.Component):
     The engine admits a frame arriving at a only once the scheduler has processed every slot
     starting at or before a (``sched_done`` > a), and tells the scheduler how far arrivals are
     complete (``horizon``: every frame that arrived before it has been pushed).
+
+    The queue's departure times are held in a FIFO on chip, or, where the queue may outgrow the
+    chip (``params.spill_words``), in a ``satemu_gw.depqueue.DepartureQueue`` outside the engine
+    (``q_push``, ``q_head``): then the engine waits for a head still in memory (``q_waiting``)
+    before it decides, for room before it pushes, and keeps the layout while departure times
+    are in memory (``q_spill_empty``, since the ring lies past the region).
     """
 
     def __init__(self, params):
@@ -74,6 +79,13 @@ class Admission(wiring.Component):
             "sched_done": In(64),
             "horizon": Out(64),
         }
+        if params.spill_words:
+            ports.update({
+                "q_push": Out(stream.Signature(QueueEntry)),
+                "q_head": In(stream.Signature(QueueEntry)),
+                "q_waiting": In(1),
+                "q_spill_empty": In(1),
+            })
         # The counters start at ``counter_init`` (0 but in the wrap test), the gauges at 0.
         ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
@@ -85,8 +97,15 @@ class Admission(wiring.Component):
         cfg = self.cfg
         m.submodules.prng = prng = Prng()
         m.submodules.sertime = st = SerTime(m_bits=12)
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=QueueEntry.size, depth=p.queue_depth)
-        head = QueueEntry(queue.r_data)
+        spill = bool(p.spill_words)
+        if spill:
+            q_rdy, head, q_ren = self.q_head.valid, self.q_head.payload, self.q_head.ready
+            q_wdata, q_wen = self.q_push.payload, self.q_push.valid
+        else:
+            m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=QueueEntry.size,
+                                                               depth=p.queue_depth)
+            q_rdy, head, q_ren = queue.r_rdy, QueueEntry(queue.r_data), queue.r_en
+            q_wdata, q_wen = queue.w_data, queue.w_en
 
         cur = Signal(IngressDesc)
         words = Signal(17)
@@ -135,8 +154,8 @@ class Admission(wiring.Component):
         entry = Signal(QueueEntry)
         push = Signal()
         m.d.comb += [
-            queue.w_data.eq(Mux(bod, self.released.payload, entry)),
-            queue.w_en.eq(Mux(bod, self.released.valid, push)),
+            q_wdata.eq(Mux(bod, self.released.payload, entry)),
+            q_wen.eq(Mux(bod, self.released.valid, push)),
             self.bod_push.payload.length.eq(dec.length),
             self.bod_push.payload.offset.eq(dec.offset),
         ]
@@ -144,9 +163,9 @@ class Admission(wiring.Component):
         def pop_if_before(t):
             diff = Signal(48)
             m.d.comb += diff.eq(t[:48] - head.departure)
-            due = queue.r_rdy & (diff != 0) & ~diff[47]
+            due = q_rdy & (diff != 0) & ~diff[47]
             with m.If(due):
-                m.d.comb += queue.r_en.eq(1)
+                m.d.comb += q_ren.eq(1)
                 m.d.sync += [q_frames.eq(q_frames - 1), q_bytes.eq(q_bytes - head.length)]
             return due
 
@@ -171,6 +190,8 @@ class Admission(wiring.Component):
                     self.desc.valid, self.desc.payload.arrival > self.commit_at, late)
                 with m.If(apply):
                     layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
+                    if spill:
+                        layout_ok &= self.q_spill_empty
                     m.d.comb += [self.apply.eq(1), self.layout_ok.eq(layout_ok)]
                     with m.If(self.staged.rate_den != cfg.rate_den):
                         m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
@@ -191,7 +212,10 @@ class Admission(wiring.Component):
                     pop_if_before(self.now - DESC_LATENCY)
 
             with m.State("POP"):
-                with m.If(~pop_if_before(cur.arrival) & (~bod | (self.sched_done > cur.arrival))):
+                ready = ~pop_if_before(cur.arrival) & (~bod | (self.sched_done > cur.arrival))
+                if spill:
+                    ready &= ~self.q_waiting
+                with m.If(ready):
                     m.next = "CLASSIFY"
 
             with m.State("CLASSIFY"):
@@ -290,7 +314,12 @@ class Admission(wiring.Component):
                     release.eq(vi + (vf != 0) + Mux(cfg.delay > p.latency_floor, cfg.delay,
                                                     p.latency_floor)),
                 ]
-                m.next = "SCHEDULE"
+                if spill:
+                    # SCHEDULE pushes: wait here for room (which nothing else can take away).
+                    with m.If(self.q_push.ready):
+                        m.next = "SCHEDULE"
+                else:
+                    m.next = "SCHEDULE"
 
             with m.State("SCHEDULE"):
                 egress = Mux(release > egress_free, release, egress_free)

@@ -70,7 +70,7 @@ class SlotScheduler(wiring.Component):
         cfg = self.cfg
         on = (cfg.bod_flags & BOD_ENABLE).any()
         m.submodules.alloc = alloc = BodAllocator()
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=BodEntry.size, depth=p.queue_depth)
+        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=BodEntry.size, depth=p.queue_onchip)
         m.submodules.ring = ring = Memory(shape=unsigned(Record.size), depth=p.bod_ring, init=[])
         ring_rd = ring.read_port()
         ring_wr = ring.write_port()

@@ -14,6 +14,7 @@ from .writer import Writer
 from .reader import Reader
 from .egress import Egress, EGRESS_COUNTERS
 from .memarb import MemArbiter
+from .depqueue import DepartureQueue
 from .regs import Regs
 from .bod_slots import SlotScheduler
 from .skid import SkidBuffer
@@ -60,7 +61,8 @@ class Channel(wiring.Component):
         m.submodules.writer = writer = Writer(p)
         m.submodules.reader = reader = Reader(p)
         m.submodules.egress = egress = Egress(p)
-        m.submodules.arbiter = arb = MemArbiter(p.addr_width)
+        spill = bool(p.spill_words)
+        m.submodules.arbiter = arb = MemArbiter(p.addr_width, spill=spill)
         # Commands reach the memory through a skid buffer: the DRAM controller's ready (which
         # may depend on its valid) never runs combinationally into the channel's logic.
         m.submodules.cmd_buffer = cmd_buffer = SkidBuffer(mem_cmd_layout(p.addr_width))
@@ -96,6 +98,24 @@ class Channel(wiring.Component):
                 regs.log_count.eq(log.count), regs.log_lost.eq(log.lost),
             ]
 
+        if spill:
+            # Departure times past the chip's depth wait in a ring just past the region.
+            m.submodules.depqueue = dq = DepartureQueue(p)
+            wiring.connect(m, adm.q_push, dq.push)
+            wiring.connect(m, dq.head, adm.q_head)
+            wiring.connect(m, dq.wr, writer.spill)
+            wiring.connect(m, dq.rd, arb.sp)
+            wiring.connect(m, arb.sp_data, dq.rdata)
+            wiring.connect(m, arb.rd_data, reader.rdata)
+            m.d.comb += [
+                adm.q_waiting.eq(dq.waiting), adm.q_spill_empty.eq(dq.spill_empty),
+                dq.wr_done.eq(writer.spill_done),
+                dq.base.eq(regs.active.mem_base + regs.active.mem_size),
+                arb.rdata.valid.eq(self.mem.rdata.valid),
+                arb.rdata.payload.eq(self.mem.rdata.payload),
+                self.mem.rdata.ready.eq(arb.rdata.ready),
+            ]
+
         wiring.connect(m, wiring.flipped(self.bus), regs.bus)
         wiring.connect(m, wiring.flipped(self.sink), ingress.sink)
         wiring.connect(m, ingress.desc, adm.desc)
@@ -114,9 +134,12 @@ class Channel(wiring.Component):
             self.mem.wdata.valid.eq(writer.wdata.valid),
             self.mem.wdata.payload.eq(writer.wdata.payload),
             writer.wdata.ready.eq(self.mem.wdata.ready),
-            reader.rdata.valid.eq(self.mem.rdata.valid),
-            reader.rdata.payload.eq(self.mem.rdata.payload),
-            self.mem.rdata.ready.eq(reader.rdata.ready),
+            *([] if spill else [
+                reader.rdata.valid.eq(self.mem.rdata.valid),
+                reader.rdata.payload.eq(self.mem.rdata.payload),
+                self.mem.rdata.ready.eq(reader.rdata.ready),
+            ]),
+
 
             ingress.now.eq(self.now), adm.now.eq(self.now), egress.now.eq(self.now),
             regs.now.eq(self.now),

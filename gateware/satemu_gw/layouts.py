@@ -32,6 +32,21 @@ Decision = data.StructLayout({
     "offset": 32,    # header word offset within the memory region
 })
 
+# A frame in the bottleneck queue: its departure cycle (mod 2^48) and length, one memory word
+# where it spills (satemu_gw.depqueue).
+QueueEntry = data.StructLayout({"departure": 48, "length": 16})
+
+
+def SpillWrite(addr_width):
+    """A departure time on its way to memory: the word and its address."""
+    return data.StructLayout({"addr": addr_width, "data": 64})
+
+
+def SpillRead(addr_width):
+    """A read of a departure time from memory; ``last`` ends a burst."""
+    return data.StructLayout({"addr": addr_width, "last": 1})
+
+
 # Memory header word: the first word of every stored frame.
 Header = data.StructLayout({"length": 16, "egress": 48})
 

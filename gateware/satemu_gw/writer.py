@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Config, Decision, Header, WData
+from .layouts import Config, Decision, Header, SpillWrite, WData
 from .bod_slots import HeaderWrite
 from .framelog import log_write_layout
 
@@ -27,6 +27,10 @@ class Writer(wiring.Component):
     (``log_urgent``), before a waiting decision: two words at the record's address, which
     count for nothing in ``written``; ``log_done`` pulses when the memory takes a record's
     second word.
+
+    With a departure queue that spills to memory (``params.spill_words``), its entries
+    (``spill``) are written between frames, before a waiting decision: one word each, which
+    counts for nothing in ``written``; ``spill_done`` pulses when the memory takes its data.
     """
 
     def __init__(self, params):
@@ -44,6 +48,9 @@ class Writer(wiring.Component):
             ports["log"] = In(stream.Signature(log_write_layout(params.addr_width)))
             ports["log_urgent"] = In(1)
             ports["log_done"] = Out(1)
+        if params.spill_words:
+            ports["spill"] = In(stream.Signature(SpillWrite(params.addr_width)))
+            ports["spill_done"] = Out(1)
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -51,9 +58,12 @@ class Writer(wiring.Component):
         p = self.params
         # Each queued word carries how many words its acceptance makes readable.
         commit_bits = (p.max_beats + 1).bit_length()
-        # ... and, with the frame log, whether it is a log record's second word (the top bit).
-        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=64 + commit_bits + p.frame_log,
-                                                      depth=16)
+        # ... and, with the frame log, whether it is a log record's second word; with a spilling
+        # departure queue, whether it is a departure time (the bits above those).
+        spill = bool(p.spill_words)
+        flag_log = 64 + commit_bits
+        flag_spill = flag_log + p.frame_log
+        m.submodules.wq = wq = fifo.SyncFIFOBuffered(width=flag_spill + spill, depth=16)
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
@@ -63,12 +73,13 @@ class Writer(wiring.Component):
         log = Signal(log_write_layout(p.addr_width)) if p.frame_log else None
         commits = Signal(commit_bits)
         log_end = Signal()
+        spill_word = Signal() if spill else None
         m.d.comb += [
             header.length.eq(dec.length), header.egress.eq(dec.egress),
             self.cmd.payload.eq(self.cfg.mem_base + off),
-            wq.w_data.eq(word | (commits << 64)
-                         | ((log_end << (64 + commit_bits)) if p.frame_log else 0)),
         ]
+        w_data = word | (commits << 64) | ((log_end << flag_log) if p.frame_log else 0)
+        m.d.comb += wq.w_data.eq(w_data | (spill_word << flag_spill) if spill else w_data)
         nxt = Signal(33)
         m.d.comb += nxt.eq(off + 1)
         off_next = Mux(nxt >= self.cfg.mem_size, 0, nxt)
@@ -77,16 +88,23 @@ class Writer(wiring.Component):
             with m.State("IDLE"):
                 # A record before a decision only when the log is short of room.
                 log_first = (self.log.valid & self.log_urgent) if p.frame_log else 0
-                m.d.comb += self.decision.ready.eq(~self.hdr.valid & ~log_first)
+                # Departure times go before a decision, after an urgent record.
+                spill_first = self.spill.valid if spill else 0
+                free = ~self.hdr.valid & ~self.spill.valid if spill else ~self.hdr.valid
+                m.d.comb += self.decision.ready.eq(free & ~log_first)
                 if p.frame_log:
-                    m.d.comb += self.log.ready.eq(~self.hdr.valid
-                                                  & (~self.decision.valid | self.log_urgent))
+                    waiting = (self.decision.valid | self.spill.valid) if spill \
+                        else self.decision.valid
+                    m.d.comb += self.log.ready.eq(~self.hdr.valid & (~waiting | self.log_urgent))
                 with m.If(self.hdr.valid):
                     m.next = "LATE_HEADER"
                 if p.frame_log:
                     with m.Elif(log_first):
                         m.d.sync += log.eq(self.log.payload)
                         m.next = "LOG_LO"
+                if spill:
+                    with m.Elif(spill_first):
+                        m.next = "SPILL"
                 with m.Elif(self.decision.valid):
                     nxt_off = Signal(33)
                     d = self.decision.payload
@@ -129,6 +147,15 @@ class Writer(wiring.Component):
                     m.d.sync += off.eq(off_next)
                     m.next = "DATA"
 
+            if spill:
+                with m.State("SPILL"):
+                    m.d.comb += [word.eq(self.spill.payload.data), commits.eq(0),
+                                 spill_word.eq(1), self.cmd.payload.eq(self.spill.payload.addr),
+                                 self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                    with m.If(self.cmd.valid & self.cmd.ready):
+                        m.d.comb += self.spill.ready.eq(1)
+                        m.next = "IDLE"
+
             if p.frame_log:
                 for state, half, after in (("LOG_LO", 0, "LOG_HI"), ("LOG_HI", 1, "IDLE")):
                     with m.State(state):
@@ -158,5 +185,8 @@ class Writer(wiring.Component):
             m.d.sync += self.written.eq(self.written + wq.r_data[64:64 + commit_bits])
         if p.frame_log:
             m.d.comb += self.log_done.eq(self.wdata.valid & self.wdata.ready
-                                         & wq.r_data[64 + commit_bits])
+                                         & wq.r_data[flag_log])
+        if spill:
+            m.d.comb += self.spill_done.eq(self.wdata.valid & self.wdata.ready
+                                           & wq.r_data[flag_spill])
         return m

@@ -14,7 +14,9 @@ from scenarios import HOSTILE_MEM
 
 MEM_WORDS = 1 << 20
 # As the simulated board builds the return channel: a MAC behind its egress (sim.board).
-PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3, frame_log=True)
+# A return channel as the boards build it: a BoD queue on chip (1024), deeper ones spill.
+PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3, frame_log=True,
+                       queue_depth=4096, queue_fifo=1024)
 
 
 def bod_regs(f_clk, *, superframe, slots, slot_bytes, cra=0, rbdc_max=0, timeout=0, vbdc_max=0,
