@@ -399,7 +399,8 @@ def main(argv=None) -> int:
         "dram_theoretical": theory,
         "method": {
             "profile": f"both channels: delay {args.delay_ms:g} ms, unshaped, no loss, "
-                       f"queue {params.queue_depth} frames (the hardware's depth); loaded with "
+                       f"queue {params.queue_onchip} frames (the departure times the chip "
+                       "holds); loaded with "
                        "`satemu load --reseed` over the UART",
             "pacing": "frame k of L bytes on the wire in cycle start + ceil(k x (max(L,60)+24) "
                       f"x 8 x {F_CLK:g} / R), R the offered line rate per channel "

@@ -150,7 +150,7 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
                                f"{info['f_clk']} Hz")
     base = board.channel
     load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None,
-                                           base.queue_depth),
+                                           base.queue_onchip),
                          work_dir / "datapath-profile.toml")
     with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()

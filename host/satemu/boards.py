@@ -68,6 +68,11 @@ class Bitstream:
 # 4 bytes of FCS, then a preamble beat and two cycles of gap before the next frame may start
 # (ChannelParams.port_pad/port_fcs/port_gap; hw.ethport, docs/architecture.md "Ports").
 MAC_PORT = {"port_pad": 60, "port_fcs": 4, "port_gap": 3}
+# Queues of up to 65,535 frames: 1,024 departure times on chip, the rest in a ring of 2^16 words
+# past each delay line (ChannelParams.queue_fifo; a BoD queue stays on chip). One bandwidth-delay
+# product of geo-large's forward link is 12,500 frames of 1500 bytes. The simulated board has it;
+# the Versa-5G leaves it out, since router2 diverged with it at two seeds (docs/hardware.md).
+DEEP_QUEUE = {"queue_depth": 65535, "queue_fifo": 1024}
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,12 @@ class Board:
         """The gateware parameters of channel ``channel`` (its number or its name)."""
         return self.hardware.channel_params(channel)
 
+    @property
+    def delay_line_words(self) -> int:
+        """Each channel's delay line: its ``mem_words`` less the departure-time ring after it
+        (``ChannelParams.spill_words``), which ends where the next region starts."""
+        return self.mem_words - self.channel.spill_words
+
     def delay_line_base(self, channel: int) -> int:
         """The first word of channel ``channel``'s delay line: the DRAM's upper half, forward
         first (the lower half is the CPU's main RAM, which the firmware does not use)."""
@@ -128,7 +139,8 @@ class Board:
     def hardware(self) -> Hardware:
         """The board as its firmware reports itself (HELLO): what ``load`` checks profiles
         against on it."""
-        return Hardware(f_clk=self.f_clk, mem_words=self.mem_words, port_bps=self.port_bps,
+        return Hardware(f_clk=self.f_clk, mem_words=self.delay_line_words,
+                        port_bps=self.port_bps,
                         params=self.channel, bod_channels=self.bod_channels,
                         mem_wpc=self.mem_wpc, log_records=self.log_words // 2,
                         timeline_entries=self.timeline_entries)
@@ -164,7 +176,7 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # line-rate bursts of that wire (docs/architecture.md, "The simulated board").
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22, mem_wpc=0,
-          channel=ChannelParams(ingress_beats=4096, frame_log=True, **MAC_PORT),
+          channel=ChannelParams(ingress_beats=4096, frame_log=True, **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",),
           cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
           # Frame-log rings of 2^10 records: its simulated CPU sends about 2 kB a second over

@@ -193,18 +193,40 @@ class ChannelProfile:
         the firmware applies too."""
         return delay_line_budget(self.registers(hw), hw.params, hw.f_clk, hw.port_bps)
 
-    def traffic_wpc(self, hw: Hardware) -> int:
+    def traffic_wpc(self, hw: Hardware, queue_frames: int | None = None) -> int:
         """Delay-line words per 65536 cycles this channel can demand at worst, rounded up
         (``delay_line_traffic``): the firmware rejects more than ``hw.mem_wpc``."""
-        num, den = delay_line_traffic(self.registers(hw), hw.f_clk, hw.port_bps)
+        regs = self.registers(hw, queue_frames=queue_frames) if queue_frames \
+            else self.registers(hw)
+        num, den = delay_line_traffic(regs, hw.f_clk, hw.port_bps, hw.params)
         return -(-num // den)
 
-    def registers(self, hw: Hardware, mem_base: int = 0) -> ChannelRegs:
+    def frame_cap(self, hw: Hardware) -> tuple[int, str]:
+        """The queue's limit in frames where the profile gives none, and why: the hardware's
+        (``queue_depth``); the departure times the chip holds (``queue_onchip``) for a BoD
+        queue, which stays on chip; the same where a deeper queue would need more delay-line
+        throughput than the board guarantees (each frame past the chip's depth costs a word
+        more, ``ChannelParams.spills``)."""
+        p = hw.params
+        if self.bod is not None:
+            return p.queue_onchip, "BoD queues stay on chip"
+        if p.queue_onchip < p.queue_depth and hw.mem_wpc:
+            deep = self.traffic_wpc(hw, queue_frames=p.queue_depth)
+            if deep > hw.mem_wpc:
+                return p.queue_onchip, (f"deeper would need {deep} delay-line words per 65536 "
+                                        f"cycles, the board guarantees {hw.mem_wpc}")
+        return p.queue_depth, "hardware cap"
+
+    def registers(self, hw: Hardware, mem_base: int = 0, *,
+                  queue_frames: int | None = None) -> ChannelRegs:
         """The register values at ``hw``'s clock: only the conversion (``Profile.check``
-        validates them)."""
+        validates them). ``queue_frames`` stands for the profile's frame limit, if given."""
+        frames = queue_frames or self.queue_frames
+        if frames is None:
+            frames = self.frame_cap(hw)[0]
         regs = channel_registers(
             f_clk=hw.f_clk, rate_bps=self.rate, overhead=self.overhead, delay_s=self.delay,
-            queue_frames=self.queue_frames, queue_bytes=self.queue_bytes, loss=self.loss,
+            queue_frames=frames, queue_bytes=self.queue_bytes, loss=self.loss,
             gilbert_elliott=self.gilbert_elliott, seed=self.seed, min_len=self.min_len,
             max_len=self.max_len, mem_base=mem_base, mem_size=hw.mem_words, params=hw.params)
         if self.bod is not None:
@@ -219,7 +241,8 @@ class ChannelProfile:
         queue = [f"{self.queue_frames} packets"] if self.queue_frames else []
         queue += [format_size(self.queue_bytes)] if self.queue_bytes else []
         if hw is not None and not self.queue_frames:
-            queue.append(f"{hw.params.queue_depth} packets (hardware cap)")
+            frames, why = self.frame_cap(hw)
+            queue.append(f"{frames} packets ({why})")
         parts.append("queue " + (" or ".join(queue) if queue else "hardware depth")
                      + (", whichever fills first" if len(queue) > 1 else ""))
         if self.gilbert_elliott:

@@ -146,8 +146,11 @@ def test_channel_params_are_valid(board, channel):
     # The return channel has the BoD block, except on the Colorlight, too small for it.
     assert p.bod is (channel == 1 and board["record"].name != "colorlight-5a-75b")
     assert p.bod_ring & (p.bod_ring - 1) == 0, "the BoD ring must be a power of two"
-    assert p.queue_depth & (p.queue_depth - 1) == 0
+    assert p.queue_onchip & (p.queue_onchip - 1) == 0
     ChannelRegs(queue_frames=p.queue_depth).check(p)
+    # A queue deeper than the chip holds spills into a ring that ends where the next channel's
+    # region starts (the return channel's, or the DRAM's end).
+    assert p.queue_depth < 1 << 16 and p.spill_words in (0, 1 << 16)
 
 
 def test_colorlight_channels_are_smaller_than_the_versa():

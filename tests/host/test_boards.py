@@ -35,13 +35,20 @@ def test_the_table_is_what_the_boards_say():
     """Spelled out, so that a change to a board shows here as well as in its target."""
     sim_hw, versa, colorlight = (BOARDS[n].hardware for n in ("sim", "versa-ecp5",
                                                                "colorlight-5a-75b"))
-    assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, 1 << 22, 0)
+    # The simulated board's queues spill: its delay lines end where the departure-time ring
+    # starts, 2^16 words before the next region.
+    deep = (1 << 22) - (1 << 16)
+    assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, deep, 0)
     assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 6000)
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
                                                                          4600)
     assert (sim_hw.params.counter_bits, versa.params.counter_bits,
             colorlight.params.counter_bits) == (64, 32, 32)
-    assert colorlight.params.queue_depth == 512
+    assert colorlight.params.queue_depth == colorlight.params.queue_onchip == 512
+    assert colorlight.params.spill_words == 0
+    assert (sim_hw.params.queue_depth, sim_hw.params.queue_onchip) == (65535, 1024)
+    assert (versa.params.queue_depth, versa.params.queue_onchip, versa.params.spill_words) == (
+        1024, 1024, 0)
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
     assert (sim_hw.port_bps, versa.port_bps) == (400_000_000, 1_000_000_000)
@@ -51,16 +58,17 @@ def test_show_defaults_to_the_simulated_board(capsys):
     assert main(["show", "geo-testbed"]) == 0
     out = capsys.readouterr().out
     assert "board: sim (the simulated board" in out and "at 6.25 MHz:" in out
-    assert f"of {format_size((1 << 22) * 8)} (" in out and "(not limited)" in out
+    assert f"of {format_size(((1 << 22) - (1 << 16)) * 8)} (" in out and "(not limited)" in out
 
 
 def test_show_on_the_versa(capsys):
     assert main(["show", "geo-testbed", "--board", "versa-ecp5"]) == 0
     out = capsys.readouterr().out
-    mem = format_size(BOARDS["versa-ecp5"].mem_words * 8)
+    mem = format_size(BOARDS["versa-ecp5"].delay_line_words * 8)
     assert "board: versa-ecp5 (the Lattice ECP5 Versa-5G), 55 MHz, ports at 1 Gbit/s" in out
     assert f"delay line per channel: {mem}, 6000 words per 65536 cycles guaranteed" in out
     assert "at 55 MHz: 51 + 13/17 cycles per byte, delay 16500000 cycles" in out
+    assert "queue 637.5 KB or 1024 packets (hardware cap)" in out
     assert f"of {mem} (1.4%)" in out and "of 6000 guaranteed" in out
 
 

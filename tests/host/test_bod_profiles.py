@@ -384,9 +384,12 @@ def test_the_box_rejects_bod_on_a_channel_without_it(box):
 
 def test_load_checks_the_box_throughput_first(box, capsys):
     """HELLO carries the box's delay-line throughput: the host refuses a profile too fast for
-    it before sending anything, and the box itself answers THROUGHPUT with the same numbers."""
-    regs = load_profile("geo-testbed").check(SIM)["forward"]
-    num, den = delay_line_traffic(regs, SIM.f_clk, SIM.port_bps)
+    it before sending anything, and the box itself answers THROUGHPUT with the same numbers.
+    On a box that limits it, a queue the profile does not cap in frames stays on chip (1024
+    frames) where a deeper one would not fit the guarantee either."""
+    regs = replace(load_profile("geo-testbed").check(SIM)["forward"],
+                   queue_frames=SIM.params.queue_onchip)
+    num, den = delay_line_traffic(regs, SIM.f_clk, SIM.port_bps, SIM.params)
     need = -(-num // den)
     fake = box(hw=replace(SIM, mem_wpc=need - 1))
     assert main(["load", "geo-testbed", "--port", "fake://box"]) == 2

@@ -132,8 +132,8 @@ def test_bad_timelines_get_one_line_errors(steps, extra, message):
     # Beyond the delay line's budget at this rate: the step, the channel's key, the figures.
     ('[[timeline]]\nat = "3 s"\nforward = { rate = "300 Mbit/s", delay = "2 s", '
      'queue = "1000 packets" }\n', "timeline[0] (at 3 s): forward: delay x rate needs"),
-    ('[[timeline]]\nat = "3 s"\nreturn = { queue = "5000 packets" }\n',
-     "timeline[0] (at 3 s): return.queue: 5000 packets is outside the allowed range"),
+    ('[[timeline]]\nat = "3 s"\nreturn = { queue = "70000 packets" }\n',
+     "timeline[0] (at 3 s): return.queue: 70000 packets is outside the allowed range"),
     ('[[timeline]]\nat = "1 s"\nforward = { rate = "1 Mbit/s" }\n'
      '[[timeline]]\nat = "1.00000001 s"\nforward = { rate = "2 Mbit/s" }\n',
      "timeline[1] (at 1 s): falls on the same cycle as the step before it"),

@@ -21,7 +21,8 @@ def test_hello_reports_the_board(url):
         info = dev.hello()
         hw = dev.hardware()
     assert info["version"] == P.PROTOCOL_VERSION
-    assert info["f_clk"] == 6_250_000 and info["mem_words"] == 1 << 22
+    assert info["f_clk"] == 6_250_000 and info["mem_words"] == (1 << 22) - (1 << 16)
+    assert (info["queue_depth"], info["queue_fifo"]) == (65535, 1024)
     assert info["port_bps"] == 400_000_000
     assert info["mem_wpc"] == 0                 # the simulated board's delay line is not limited
     # The firmware reports the registry's record: its limits and its BoD channel.
@@ -57,9 +58,9 @@ def test_firmware_rejects_out_of_range_profiles(url):
         from dataclasses import replace
         with pytest.raises(DeviceError, match=r"max_len=9000 is outside 60 .. 2048"):
             dev.set_profile(P.CHANNEL_FORWARD, replace(regs, max_len=9000))
-        with pytest.raises(DeviceError, match=r"queue_frames=5000 is outside 1 .. 1024"):
-            dev.set_profile(P.CHANNEL_RETURN, replace(regs, queue_frames=5000))
-        with pytest.raises(DeviceError, match=r"delay line needs \d+ words, the channel has 4194304"):
+        with pytest.raises(DeviceError, match=r"queue_frames=70000 is outside 0 .. 65535"):
+            dev.set_profile(P.CHANNEL_RETURN, replace(regs, queue_frames=70000))
+        with pytest.raises(DeviceError, match=r"delay line needs \d+ words, the channel has 4128768"):
             dev.set_profile(P.CHANNEL_FORWARD, replace(regs, delay=(1 << 40) - 1))
         # Nothing was written: the staged profile is still the one loaded before.
         before = dev.get_profile(P.CHANNEL_FORWARD, in_force=False)
@@ -160,6 +161,37 @@ def test_frames_cross_both_channels_as_the_model_says(url, board_state, capsys):
         if key.endswith("_now"):
             continue
         assert [int(v) for v in rows[label]] == want, label
+
+
+def test_a_queue_deeper_than_the_chip_as_the_model_says(url, board_state, tmp_path):
+    """A 3000-frame queue, loaded with the CLI: 2000 frames of 300 bytes at 60% of the wire's
+    rate (faster, the frames' words, their log records and the reads of the frames leaving
+    would outrun the memory port) into a 50 Mbit/s forward link build a queue of more than the
+    1024 departure times the chip holds,
+    so the rest wait in memory (docs/architecture.md, "Queues deeper than the chip"). Every
+    frame leaves at the cycle the model says, and the board's queue high-water mark is the
+    model's."""
+    from satemu.params import Fate
+    from sim.frames import FORWARD, expected_egress, observed_egress, run_traffic
+
+    profile = tmp_path / "deep.toml"
+    profile.write_text('name = "deep"\n[forward]\nrate = "50 Mbit/s"\ndelay = "1 ms"\n'
+                       'queue = "3000 packets"\n[return]\nrate = "10 Mbit/s"\n')
+    assert main(["load", str(profile), "--port", url, "--reseed"]) == 0
+    with Device(url) as dev:
+        assert dev.hardware().params.queue_onchip == 1024
+        dev.reset_stats()
+    sent = {FORWARD: [(bytes([i % 251]) * 300, False) for i in range(2000)]}
+    traffic, models, taken = run_traffic(url, board_state["eth_port"], sent, load=0.6)
+    model = models[FORWARD]
+    assert taken[FORWARD] == list(range(2000))          # no overrun at this load
+    assert observed_egress(traffic, FORWARD) == expected_egress(sent, models, taken)[FORWARD]
+    assert all(r.fate == Fate.DELIVERED for r in model.frames)
+    assert model.gauges["queue_frames_hwm"] > 1400
+    with Device(url) as dev:
+        stats = dev.get_stats(FORWARD)
+    assert stats["queue_frames_hwm"] == model.gauges["queue_frames_hwm"]
+    assert stats["tx_frames"] == 2000 and stats["late"] == 0
 
 
 def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsys):
