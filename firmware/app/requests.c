@@ -308,6 +308,14 @@ static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     return (size_t)(o - out);
 }
 
+/* One profile field into its register, or two for a field wider than 32 bits. */
+static void write_field(const struct satemu_hw *hw, int ch, int i, uint64_t v)
+{
+    hw->write(hw->ctx, ch, profile_regs[i], (uint32_t)v);
+    if (satemu_profile_widths[i] > 32)
+        hw->write(hw->ctx, ch, profile_regs[i] + 1, (uint32_t)(v >> 32));
+}
+
 /* SET_PROFILE: channel u8, generation u32, the fields. A refused profile unstages the channel. */
 static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
@@ -337,11 +345,8 @@ static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t 
         o = put_le(o, v.hi, 8);
         return (size_t)(o - out);
     }
-    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++) {
-        hw->write(hw->ctx, ch, profile_regs[i], (uint32_t)f[i]);
-        if (satemu_profile_widths[i] > 32)
-            hw->write(hw->ctx, ch, profile_regs[i] + 1, (uint32_t)(f[i] >> 32));
-    }
+    for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+        write_field(hw, ch, i, f[i]);
     hw->write(hw->ctx, ch, SATEMU_REG_MEM_BASE, hw->delay_line[ch].base);
     hw->write(hw->ctx, ch, SATEMU_REG_MEM_SIZE, hw->delay_line[ch].words);
     return 1;
@@ -468,13 +473,6 @@ static size_t read_log(const struct satemu_hw *hw, const uint8_t *p, uint8_t *ou
 
 
 /* ---- Timelines ------------------------------------------------------------------------ */
-
-static void write_field(const struct satemu_hw *hw, int ch, int i, uint64_t v)
-{
-    hw->write(hw->ctx, ch, profile_regs[i], (uint32_t)v);
-    if (satemu_profile_widths[i] > 32)
-        hw->write(hw->ctx, ch, profile_regs[i] + 1, (uint32_t)(v >> 32));
-}
 
 static uint64_t entry_offset(const struct satemu_hw *hw, uint32_t n)
 {
