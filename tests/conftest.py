@@ -2,7 +2,9 @@
 """Shared pytest set-up: the repository root is importable (for ``sim``), and when the session
 includes the Versa-5G bitstream tests, the bitstream builds in the background from the start (at
 the lowest priority, on the core the other tests leave idle) and those tests run last.
-SATEMU_BITSTREAM=0 leaves the build out.
+SATEMU_BITSTREAM=0 leaves the build out. The data-path variants of the simulated board
+(tests/datapath) build the same way, one after the other, and their tests run just before the
+bitstream's (``satemu_datapath``; tests/datapath/conftest.py waits for it).
 
 The session also fails if it changed the checkout: a tracked file's content, or a file that git
 would list as new (``tree_state`` before and after; builds belong under ``build/``)."""
@@ -19,10 +21,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from checkout_state import tree_state  # noqa: E402
 
 BITSTREAM_TESTS = "test_versa_bitstream.py"
+DATAPATH_BOARDS = {"test_datapath_versa.py": "versa-ecp5",
+                   "test_datapath_colorlight.py": "colorlight-5a-75b"}
+
+
+def _start_datapath_builds(config, items):
+    """Move the data-path tests to the end and build their boards in the background."""
+    datapath = [i for i in items if i.path.name in DATAPATH_BOARDS]
+    if not datapath or config.option.collectonly:
+        return
+    items[:] = [i for i in items if i not in datapath] + datapath
+    import subprocess
+    boards = sorted({DATAPATH_BOARDS[i.path.name] for i in datapath})
+    build = BUILD_LOG.parent
+    build.mkdir(parents=True, exist_ok=True)
+    script = ("import sys; from sim.board import build_board\n"
+              "for name in sys.argv[1:]: build_board(board=name)")
+    with open(BUILD_LOG, "w") as log:
+        config.satemu_datapath = subprocess.Popen(
+            [sys.executable, "-c", script, *boards], cwd=ROOT, stdout=log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=lambda: os.nice(19))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_LOG = ROOT / "build" / "board" / "background.log"
 
 
 @pytest.hookimpl(trylast=True)          # after -k / -m have deselected what they deselect
 def pytest_collection_modifyitems(session, config, items):
+    _start_datapath_builds(config, items)
     full = [i for i in items if i.path.name == BITSTREAM_TESTS and "versa" in i.fixturenames]
     if not full or os.environ.get("SATEMU_BITSTREAM") == "0" or config.option.collectonly:
         return
@@ -32,10 +60,11 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_unconfigure(config):
-    proc = getattr(config, "satemu_bitstream", None)
-    if proc is not None and proc.poll() is None:      # the session ended before its tests ran
-        import signal
-        os.killpg(proc.pid, signal.SIGTERM)          # the build and the tools it started
+    for name in ("satemu_bitstream", "satemu_datapath"):
+        proc = getattr(config, name, None)
+        if proc is not None and proc.poll() is None:  # the session ended before its tests ran
+            import signal
+            os.killpg(proc.pid, signal.SIGTERM)      # the build and the tools it started
 
 
 def pytest_sessionstart(session):

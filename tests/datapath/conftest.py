@@ -21,3 +21,12 @@ def _assert_delivered_exactly(r: dict) -> None:
 @pytest.fixture
 def assert_delivered_exactly():
     return _assert_delivered_exactly
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _boards_built(request):
+    """The background build of the data-path boards (tests/conftest.py) has ended, so a board's
+    fixture finds it built (or, if it failed, builds it itself, saying why in its error)."""
+    proc = getattr(request.config, "satemu_datapath", None)
+    if proc is not None:
+        proc.wait()
