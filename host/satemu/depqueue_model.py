@@ -47,7 +47,6 @@ class DepartureQueueModel:
     done: int = 0
     burst_left: int = 0       # reads of the current burst still to issue
     inflight: deque = field(default_factory=deque)   # reads issued, data to come
-    _burst_start: int = 0
 
     @property
     def slots(self) -> int:

@@ -196,9 +196,8 @@ class ChannelProfile:
     def traffic_wpc(self, hw: Hardware, queue_frames: int | None = None) -> int:
         """Delay-line words per 65536 cycles this channel can demand at worst, rounded up
         (``delay_line_traffic``): the firmware rejects more than ``hw.mem_wpc``."""
-        regs = self.registers(hw, queue_frames=queue_frames) if queue_frames \
-            else self.registers(hw)
-        num, den = delay_line_traffic(regs, hw.f_clk, hw.port_bps, hw.params)
+        num, den = delay_line_traffic(self.registers(hw, queue_frames=queue_frames), hw.f_clk,
+                                      hw.port_bps, hw.params)
         return -(-num // den)
 
     def frame_cap(self, hw: Hardware) -> tuple[int, str]:

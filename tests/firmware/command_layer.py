@@ -14,7 +14,7 @@ from satemu import protocol as P
 from satemu.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
                           log_vectors_header, profile_vectors_header, proto_header,
                           vectors_header)
-from satemu.params import ChannelParams, ChannelRegs
+from satemu.params import ChannelRegs
 from satemu.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
 from satemu.validate import Hardware, validate
 
@@ -34,15 +34,14 @@ WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20)
 
 
 def case_hardware(case: dict) -> Hardware:
-    """The box a profile vector (tests/vectors/profiles.json) is checked against."""
+    """The box a profile vector (tests/vectors/profiles.json) is checked against, read as HELLO's
+    limits are (``Hardware.from_limits``); a limit the vector does not give is the default box's."""
     lim = case["limits"]
-    fifo = lim["queue_fifo"]
-    params = ChannelParams(queue_depth=lim["queue_depth"],
-                           queue_fifo=0 if fifo == lim["queue_depth"] else fifo)
-    return Hardware(lim["f_clk"], lim["mem_words"], lim["port_bps"], params=params,
-                    bod_channels=tuple(name for i, name in enumerate(P.CHANNEL_NAMES)
-                                       if lim["bod_mask"] >> i & 1),
-                    mem_wpc=lim["mem_wpc"])
+    limits = {**Hardware(lim["f_clk"], lim["mem_words"]).limits(), **lim}
+    return Hardware.from_limits(limits, tuple(name for i, name in enumerate(P.CHANNEL_NAMES)
+                                              if lim["bod_mask"] >> i & 1))
+
+
 WRITE_CHANNEL, WRITE_MEM_BASE = P.CHANNEL_RETURN, 0x0123_4560
 
 
