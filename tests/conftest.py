@@ -10,6 +10,7 @@ The session also fails if it changed the checkout: a tracked file's content, or 
 would list as new (``tree_state`` before and after; builds belong under ``build/``)."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from checkout_state import tree_state  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_LOG = ROOT / "build" / "board" / "background.log"
 BITSTREAM_TESTS = "test_versa_bitstream.py"
 DATAPATH_BOARDS = {"test_datapath_versa.py": "versa-ecp5",
                    "test_datapath_colorlight.py": "colorlight-5a-75b"}
@@ -31,10 +34,8 @@ def _start_datapath_builds(config, items):
     if not datapath or config.option.collectonly:
         return
     items[:] = [i for i in items if i not in datapath] + datapath
-    import subprocess
     boards = sorted({DATAPATH_BOARDS[i.path.name] for i in datapath})
-    build = BUILD_LOG.parent
-    build.mkdir(parents=True, exist_ok=True)
+    BUILD_LOG.parent.mkdir(parents=True, exist_ok=True)
     script = ("import sys; from sim.board import build_board\n"
               "for name in sys.argv[1:]: build_board(board=name)")
     with open(BUILD_LOG, "w") as log:
@@ -42,10 +43,6 @@ def _start_datapath_builds(config, items):
             [sys.executable, "-c", script, *boards], cwd=ROOT, stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             preexec_fn=lambda: os.nice(19))
-
-
-ROOT = Path(__file__).resolve().parent.parent
-BUILD_LOG = ROOT / "build" / "board" / "background.log"
 
 
 @pytest.hookimpl(trylast=True)          # after -k / -m have deselected what they deselect
