@@ -388,7 +388,7 @@ static void commit_rules(struct satemu_hw *hw, struct bank *bank, const uint64_t
     memcpy(b, base, sizeof(b));
     b[SATEMU_F_DELAY] += 1000;                       /* another load, same layout */
     memcpy(c, b, sizeof(c));
-    c[SATEMU_F_BOD_BG0] ^= 0x00010001u;              /* another layout (BoD is off: any value) */
+    c[SATEMU_F_BOD_LATENCY] ^= 1u;                   /* another layout (BoD is off: any value) */
 
     expect(commit_gen(hw, 7, 0, resp, &n) == SATEMU_STATUS_INCOMPLETE
            && n == 1 + SATEMU_INCOMPLETE_DETAIL_BYTES && get_u32(resp + 1) == 0
@@ -455,7 +455,7 @@ static void commit_rules(struct satemu_hw *hw, struct bank *bank, const uint64_t
            "layout kept", 12);
     uint64_t mixed[SATEMU_PROFILE_FIELDS];
     memcpy(mixed, b, sizeof(mixed));
-    mixed[SATEMU_F_BOD_BG0] = c[SATEMU_F_BOD_BG0];
+    mixed[SATEMU_F_BOD_LATENCY] = c[SATEMU_F_BOD_LATENCY];
     expect(profile_is(hw, 1, SATEMU_PROFILE_IN_FORCE, mixed), "in force: the old layout", 12);
     expect(commit_gen(hw, 12, 0, resp, &n) == SATEMU_STATUS_PENDING && resp[1] == 2,
            "still pending", 12);

@@ -182,12 +182,23 @@ class Admission(wiring.Component):
         late = Signal()
         pending_d = Signal()
         m.d.sync += [late.eq(self.now + 1 > self.commit_at + DESC_LATENCY), pending_d.eq(self.pending)]
+        # With BoD, a commit also waits until the scheduler has processed every slot starting at
+        # or before its cycle, so that each slot sees the profile in force at its start. Also
+        # registered: sched_done only grows while the commit is pending, and a stale value is
+        # again covered by ``pending_d``.
+        if p.bod:
+            sched_ok = Signal()
+            m.d.sync += sched_ok.eq(~bod | (self.sched_done > self.commit_at))
 
         # Every frame that arrived before `horizon` has been decided (and, with BoD, pushed).
         with m.FSM() as fsm:
             with m.State("IDLE"):
                 apply = self.pending & pending_d & Mux(
                     self.desc.valid, self.desc.payload.arrival > self.commit_at, late)
+                take = self.desc.valid
+                if p.bod:
+                    take = take & ~apply            # a frame after the commit waits for it
+                    apply = apply & sched_ok
                 with m.If(apply):
                     layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
                     if spill:
@@ -200,7 +211,7 @@ class Admission(wiring.Component):
                         m.d.sync += ge_bad.eq(0)
                     with m.If(layout_ok):
                         m.d.sync += wr_off.eq(0)
-                with m.Elif(self.desc.valid):
+                with m.Elif(take):
                     m.d.comb += [self.desc.ready.eq(1), st.start.eq(1),
                                  st.m.eq(self.desc.payload.length + cfg.overhead)]
                     m.d.sync += cur.eq(self.desc.payload)

@@ -45,6 +45,11 @@ class SlotScheduler(wiring.Component):
     last byte it carries is released at the slot's end: its header (with the egress cycle)
     goes to the writer, and its departure to the engine. One record per superframe goes into
     the statistics ring, read through ``ring_sel``/``ring_data``.
+
+    ``cfg`` is the profile in force: the engine applies a commit only once every slot starting
+    at or before its cycle is processed, so each slot sees the profile in force at its start.
+    A superframe keeps the shape in force at its first slot (slots, their length and bytes);
+    the allocator reads the other BoD fields then too.
     """
 
     def __init__(self, params):
@@ -94,6 +99,10 @@ class SlotScheduler(wiring.Component):
         backlog = Signal(32)
         arrived = Signal(32)
         egress_free = Signal(64)
+        # The superframe's shape, taken at its first slot.
+        n_slots = Signal(len(cfg.bod_slots))
+        slot_cycles = Signal(len(cfg.bod_slot_cycles))
+        slot_bytes = Signal(len(cfg.bod_slot_bytes))
 
         # Pushes add to the backlog and the arrival count; the slots below subtract.
         size = Signal(17)
@@ -116,11 +125,12 @@ class SlotScheduler(wiring.Component):
             m.d.sync += delayed.eq(horizon)
             horizon = delayed
 
-        slot_end = t + cfg.bod_slot_cycles
+        slot_end = t + slot_cycles
         hold_ok = ~self.hold | (t <= self.hold_at)
         # Registered one step ahead of their use, for short paths at the board's clock: the
-        # latency (the BoD fields, and so the model, keep one delay while the block runs), and a
-        # frame's bytes left and release cycle (SERVE), used by CARRY.
+        # latency (``cfg`` holds still while a slot is processed, and a slot after a commit
+        # waits at least two cycles for it), and a frame's bytes left and release cycle (SERVE),
+        # used by CARRY.
         latency = Signal(64)
         m.d.sync += latency.eq(Mux(cfg.delay > p.latency_floor, cfg.delay, p.latency_floor))
         due = Signal(64)
@@ -147,7 +157,9 @@ class SlotScheduler(wiring.Component):
                 with m.Elif(on & (horizon >= t) & hold_ok):
                     with m.If(i == 0):
                         m.d.comb += alloc.start.eq(1)
-                        m.d.sync += [rec.sf.eq(k), rec.backlog.eq(backlog)]
+                        m.d.sync += [rec.sf.eq(k), rec.backlog.eq(backlog),
+                                     n_slots.eq(cfg.bod_slots), slot_cycles.eq(cfg.bod_slot_cycles),
+                                     slot_bytes.eq(cfg.bod_slot_bytes)]
                         m.next = "ALLOC"
                     with m.Else():
                         m.next = "SLOT"
@@ -167,8 +179,8 @@ class SlotScheduler(wiring.Component):
             with m.State("SLOT"):
                 # Slot i is the terminal's when floor((i+1) g / N) > floor(i g / N).
                 a = acc + granted
-                with m.If(a >= cfg.bod_slots):
-                    m.d.sync += [acc.eq(a - cfg.bod_slots), cap.eq(cfg.bod_slot_bytes), used.eq(0)]
+                with m.If(a >= n_slots):
+                    m.d.sync += [acc.eq(a - n_slots), cap.eq(slot_bytes), used.eq(0)]
                     m.next = "SERVE"
                 with m.Else():
                     m.d.sync += acc.eq(a)
@@ -197,7 +209,7 @@ class SlotScheduler(wiring.Component):
 
             with m.State("NEXT"):
                 m.d.sync += [t.eq(slot_end), i.eq(i + 1)]
-                with m.If(i + 1 == cfg.bod_slots):
+                with m.If(i + 1 == n_slots):
                     m.d.comb += ring_wr.en.eq(1)
                     m.d.sync += [i.eq(0), k.eq(k + 1), self.count.eq(k + 1)]
                 m.next = "WAIT"

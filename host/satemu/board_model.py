@@ -17,7 +17,6 @@ traffic). See docs/architecture.md, "Two engines".
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -112,10 +111,9 @@ class BoardModel:
                  board: Board | None = None, commits: dict | None = None):
         self.board = board or BOARDS[DEFAULT_BOARD]
         # Later commits per channel (a timeline's steps: satemu.channel_model.Commit), each
-        # applied to the frames that arrive after its cycle.
-        self._commits = {ch: deque(sorted((commits or {}).get(ch, ()), key=lambda c: c.cycle))
-                         for ch in (FORWARD, RETURN)}
-        self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start)
+        # applied to the frames that arrive after its cycle (and a BoD channel's slots after it).
+        self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start,
+                                     (commits or {}).get(ch, ()))
                          for ch in (FORWARD, RETURN)}
         self.cycle = cycle                  # every cycle before this one has run
         self.traffic = Traffic()
@@ -171,9 +169,6 @@ class BoardModel:
             frame = body[:-FCS_BYTES]
             bad_fcs = fcs(frame) != body[-FCS_BYTES:]
         arrival = arrival_from_wire(start, len(frame))
-        pending = self._commits[ch]
-        while pending and pending[0].cycle < arrival:
-            self.channels[ch].commit(pending.popleft())
         self.traffic.events[ch].append((arrival, "A"))
         self._frames[ch].append(frame)
         self.taken_lengths[ch].append(len(frame))

@@ -17,6 +17,10 @@ superframe k (cycle ``start + k * bod_slots * bod_slot_cycles``):
    bytes of the queue (frame length + ``overhead`` each, fragmented at any byte) go into the
    slot, and every frame whose last byte is in it is released at the slot's end.
 
+A slot starting at t runs with the profile in force at t (every commit named for a cycle before
+t applied). A superframe keeps the shape in force at its first slot (``bod_slots``,
+``bod_slot_cycles``, ``bod_slot_bytes``), and its allocation reads the other BoD fields then.
+
 Every quantity is an integer and every decision a function of cycles, so the gateware equals
 this model exactly.
 """
@@ -84,10 +88,13 @@ def _ceil_div(a: int, b: int) -> int:
 class Bod:
     """The BoD block of one channel, driven in event order by ``satemu.channel_model.simulate``:
     :meth:`advance` processes every slot that starts at or before a cycle, :meth:`push` queues a
-    frame that arrived after all of them."""
+    frame that arrived after all of them. ``commits`` holds (cycle, regs) of the later commits,
+    in cycle order: each applies to the slots starting after its cycle."""
 
-    def __init__(self, regs, start: int, params):
+    def __init__(self, regs, start: int, params, commits=()):
         self.r = regs
+        self.commits = deque(commits)
+        self.shape = (regs.bod_slots, regs.bod_slot_cycles, regs.bod_slot_bytes)
         self.params = params
         self.floor = params.latency_floor
         self.t = start                 # start cycle of the next slot to process
@@ -107,8 +114,8 @@ class Bod:
         self.egress_free = 0
         self.released: list[tuple[int, int, int]] = []   # (frame index, release, egress) in order
 
-    def push(self, index: int, length: int):
-        size = length + self.r.overhead
+    def push(self, index: int, length: int, overhead: int):
+        size = length + overhead
         self.queue.append([index, length, size])
         self.backlog += size
         self.arrived += size
@@ -131,23 +138,27 @@ class Bod:
 
     # ---- one slot ----------------------------------------------------------------------------
     def _slot(self):
+        while self.commits and self.commits[0][0] < self.t:
+            self.r = self.commits.popleft()[1]
         r = self.r
         if self.i == 0:
+            self.shape = (r.bod_slots, r.bod_slot_cycles, r.bod_slot_bytes)
             self._superframe()
+        slots, slot_cycles, _ = self.shape
         self.acc += self.granted
-        if self.acc >= r.bod_slots:
-            self.acc -= r.bod_slots
+        if self.acc >= slots:
+            self.acc -= slots
             self._serve()
-        self.t += r.bod_slot_cycles
+        self.t += slot_cycles
         self.i += 1
-        if self.i == r.bod_slots:
+        if self.i == slots:
             self.records.append(self.cur)
             self.i = 0
             self.k += 1
 
     def _serve(self):
-        cap = self.r.bod_slot_bytes
-        end = self.t + self.r.bod_slot_cycles
+        _, slot_cycles, cap = self.shape
+        end = self.t + slot_cycles
         used = False
         while cap and self.queue:
             f = self.queue[0]

@@ -19,7 +19,7 @@ import numpy as np
 from .bod_model import Bod, BodRecord
 from .params import FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate
 from .prng import Xoshiro128pp
-from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS
+from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, LAYOUT_FIELDS
 
 __all__ = ["FrameResult", "ModelResult", "Commit", "Channel", "simulate", "channel_registers",
            "rate_registers", "probability_register", "frame_beats", "frame_words",
@@ -122,14 +122,18 @@ class _Loss:
 
 class Channel:
     """One channel, driven in cycle order: :meth:`arrive` for each frame (arrival cycles strictly
-    increasing), :meth:`commit` between arrivals, :meth:`advance` to let a BoD channel's slot
-    scheduler run up to a cycle, :meth:`finish` at the end. :func:`simulate` is this, run over a
-    list of frames; the board model (``satemu.board_model``) drives it as frames come."""
+    increasing), :meth:`advance` to let a BoD channel's slot scheduler run up to a cycle,
+    :meth:`finish` at the end. ``commits`` are the later commits (a timeline's steps): each
+    applies to the frames that arrive after its cycle and, with BoD, to the slots that start
+    after it. :func:`simulate` is this, run over a list of frames; the board model
+    (``satemu.board_model``) drives it as frames come."""
 
     def __init__(self, regs: ChannelRegs, params: ChannelParams = ChannelParams(),
-                 bod_start: int = 0):
+                 bod_start: int = 0, commits: Sequence[Commit] = ()):
         regs.check(params)
         self.regs, self.params = regs, params
+        self.pending = deque(sorted(commits, key=lambda c: c.cycle))
+        self._check_commits(regs)
         self.loss = _Loss(regs.seed)
         self.shaper = _Shaper()
         self.queue: deque[tuple[int, int]] = deque()      # (departure, length) of frames queued
@@ -140,7 +144,8 @@ class Channel:
         self.egress_free = 0
         self.last_arrival = -1
         self.frames: list[FrameResult] = []
-        self.bod = Bod(regs, bod_start, params) if regs.bod else None
+        self.bod = (Bod(regs, bod_start, params, [(c.cycle, c.regs) for c in self.pending])
+                    if regs.bod else None)
         self.released: deque[tuple[int, int]] = deque()   # BoD: (release, length), released
         self.taken = 0                                    # BoD: entries of bod.released seen
         self.timed: list[int] = []     # frames whose egress cycle became known, not yet taken
@@ -171,14 +176,23 @@ class Channel:
             self.timed.append(index)
         self.taken = len(self.bod.released)
 
-    def commit(self, c: Commit) -> None:
-        """A later commit (before the next arrival)."""
+    def _check_commits(self, regs: ChannelRegs) -> None:
+        """The later commits change no layout field (those need an empty delay line: the
+        firmware commits them only between runs), nor a BoD channel's overhead (its queued
+        frames' sizes)."""
+        for c in self.pending:
+            for name in sorted(LAYOUT_FIELDS):
+                if getattr(c.regs, name) != getattr(regs, name):
+                    raise ValueError(f"a commit at cycle {c.cycle} changes {name}, which takes "
+                                     f"an empty delay line")
+            if regs.bod and c.regs.overhead != regs.overhead:
+                raise ValueError(f"a commit at cycle {c.cycle} changes the overhead of a BoD "
+                                 f"channel")
+            c.regs.check(self.params)
+
+    def _commit(self, c: Commit) -> None:
+        """A later commit, applied before the first arrival after its cycle."""
         regs = self.regs
-        if (c.regs.mem_base, c.regs.mem_size) != (regs.mem_base, regs.mem_size):
-            raise ValueError("the model does not move the memory region mid-run")
-        if c.regs.bod_fields() != regs.bod_fields():
-            raise ValueError("the model does not change the BoD fields mid-run")
-        c.regs.check(self.params)
         if c.regs.rate_den != regs.rate_den:
             self.shaper.round_up()
         self.regs = c.regs
@@ -219,6 +233,8 @@ class Channel:
         if arrival <= self.last_arrival:
             raise ValueError("arrivals must be strictly increasing")
         self.last_arrival = arrival
+        while self.pending and self.pending[0].cycle < arrival:
+            self._commit(self.pending.popleft())
         if self.bod is not None:
             self.advance(arrival)
         regs, params, cnt = self.regs, self.params, self.cnt
@@ -254,7 +270,7 @@ class Channel:
         cnt["tx_bytes"] += length
         if self.bod is not None:
             # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
-            self.bod.push(len(self.frames), length)
+            self.bod.push(len(self.frames), length, regs.overhead)
             self.frames.append(r := FrameResult(fate, length=length))
             return r
         departure = self.shaper.depart(arrival, length, regs)
@@ -304,11 +320,8 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     until the queue is empty); ``bod`` of the result holds one record per finished superframe.
     A frame still queued at ``until`` has departure and egress None.
     """
-    channel = Channel(regs, params, bod_start)
-    pending = deque(sorted(commits, key=lambda c: c.cycle))
+    channel = Channel(regs, params, bod_start, commits)
     for arrival, length, err in frames:
-        while pending and pending[0].cycle < arrival:
-            channel.commit(pending.popleft())
         channel.arrive(arrival, length, err)
     return channel.finish(until)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .regmap import BOD_ENABLE, BOD_FIELDS, LOSS_NONE
+from .regmap import BOD_ENABLE, LOSS_NONE
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
            "BEAT_BITS", "beat_field"]
@@ -175,9 +175,6 @@ class ChannelRegs:
     @property
     def bod(self) -> bool:
         return bool(self.bod_flags & BOD_ENABLE)
-
-    def bod_fields(self) -> tuple:
-        return tuple(getattr(self, f.name) for f in BOD_FIELDS)
 
     def check(self, params: ChannelParams = ChannelParams()) -> None:
         """Raise ConfigError unless the register values can run on a channel built with

@@ -13,9 +13,11 @@ least significant word first. Three kinds of register exist:
 * ``live``: read-only, read as they are: the Bandwidth-on-Demand statistics ring (``bod_rec``
   holds the record of superframe ``bod_sel``, see BOD_RECORD) and its superframe count.
 
-The ``bod_*`` profile fields describe the Bandwidth-on-Demand return link (docs/bod.md). They take
-effect like the memory region: only with COMMIT_LAYOUT while the delay line is empty. A commit
-that changes them restarts the BoD block, and superframe 0 begins in the cycle after the commit.
+The ``bod_*`` profile fields describe the Bandwidth-on-Demand return link (docs/bod.md). Two of
+them, ``bod_flags`` (BoD on, FCA, the background's repeat) and ``bod_latency``, take effect like
+the memory region: only with COMMIT_LAYOUT while the delay line is empty, and such a commit
+restarts the BoD block, superframe 0 beginning in the cycle after the commit. The others apply as
+any field does, and the block takes them at its next superframe (a timeline's BoD steps).
 """
 
 from dataclasses import dataclass
@@ -194,8 +196,10 @@ LIVE_FIELDS = [REGMAP[f.name] for f in LIVE_FIELDS]
 LOG_FIELDS = [REGMAP[f.name] for f in LOG_FIELDS]
 BOD_FIELDS = [REGMAP[f.name] for f in BOD_FIELDS]
 # The fields a commit takes only with COMMIT_LAYOUT, and only while the delay line is empty: the
-# memory region and the BoD block's settings. The gateware keeps the old values of a layout
-# commit it cannot take (STATUS bit 1); the firmware commits with COMMIT_LAYOUT only when one of
-# them changes, and refuses such a commit while frames are stored (docs/architecture.md,
-# "Commits and sessions").
-LAYOUT_FIELDS = frozenset({"mem_base", "mem_size"} | {f.name for f in BOD_FIELDS})
+# memory region, and the BoD block's flags and request-to-grant latency (the block restarts when
+# they change). The gateware keeps the old values of a layout commit it cannot take (STATUS bit
+# 1); the firmware commits with COMMIT_LAYOUT only when one of them changes, and refuses such a
+# commit while frames are stored (docs/architecture.md, "Commits and sessions"). The other BoD
+# fields apply at the block's first superframe after the commit (docs/bod.md, "Changing the
+# settings").
+LAYOUT_FIELDS = frozenset({"mem_base", "mem_size", "bod_flags", "bod_latency"})

@@ -54,7 +54,7 @@ def bod_scenarios() -> dict[str, dict]:
     sc["bod-steady"] = scenario(
         "steady return traffic at 1 Mbit/s: RBDC follows the arrival rate", f_clk=f, regs=regs,
         params=PARAMS, tb_seed=21, run_after=200_000,
-        frames=traffic(31, 400, rate_bps=1_000_000, f_clk=f, load=1.0),
+        frames=traffic(31, 250, rate_bps=1_000_000, f_clk=f, load=1.0),
         expect={"rbdc tracks": "sum(1 for r in bod['records'] if r['g_rbdc'] > 0) > 50"})
 
     # Bursts and long idle gaps, into a hostile memory: grants arrive (RBDC, VBDC, CRA) after
@@ -118,4 +118,30 @@ def bod_scenarios() -> dict[str, dict]:
         frames=traffic(36, 500, rate_bps=3_000_000, f_clk=f, load=1.0, p_runt=0.02, p_err=0.02),
         expect={"queue drops": "summary['counters']['drop_queue'] > 0",
                 "loss": "summary['counters']['drop_loss'] > 0"})
+
+    # A timeline's BoD steps, each named ahead (COMMIT_AT) as the firmware runs them, with
+    # frames queued across every one: the grants, the background, the delay (up, then a cut)
+    # and loss; then the superframe's shape (slots, their length and bytes) and the request
+    # period; then back, with a queue cut. The block takes each at its first superframe after
+    # the step, keeping its requests and grants in flight.
+    common = dict(vbdc_max=80, latency=8, queue_frames=300, seed=3)
+    s0 = bod_regs(f, cra=64_000, rbdc_max=1_600_000, timeout=8, background=((0.3, 1),),
+                  **common, **base)
+    s1 = bod_regs(f, cra=200_000, rbdc_max=800_000, timeout=8, background=((0.6, 1),),
+                  delay=Fraction(8, 100), **common, **base)
+    s2 = bod_regs(f, superframe=Fraction(15, 1000), slots=50, slot_bytes=60, cra=96_000,
+                  rbdc_max=1_200_000, timeout=3, period=2, background=((0.1, 1),),
+                  delay=Fraction(4, 100), loss=0.02, overhead=6, **common)
+    s3 = replace(s0, queue_frames=40)
+    steps = [(250_000, s1), (500_000, s2), (750_000, s3)]
+    sc["bod-steps"] = scenario(
+        "timeline steps on a BoD channel: grants, background, delay up and down, loss, the "
+        "superframe's shape, the request period and the queue, each at its named cycle",
+        f_clk=f, regs=s0, params=PARAMS, tb_seed=27, run_after=100_000,
+        frames=traffic(37, 220, rate_bps=1_000_000, f_clk=f, load=1.0, p_burst=0.03),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs} for cycle, regs in steps],
+        expect={"each step's background": "{12, 24, 5} <= {r['bg'] for r in bod['records']}",
+                "each step's CRA": "{0, 1, 2} <= {r['g_cra'] for r in bod['records']}",
+                "loss in step 2": "summary['counters']['drop_loss'] > 0"})
+    sc["bod-steps"]["expect_commit_cycles"] = [cycle for cycle, _ in steps]
     return sc

@@ -20,3 +20,5 @@ def test_bod_matches_model(name, scenario_pool):
     assert summary["frame_log"]["count"] > 0 and summary["frame_log"]["stale"] == 0
     for key, check in sc.get("expect", {}).items():
         assert eval(check, {}, {"bod": bod, "summary": summary}), f"{key}: {check}"
+    if "expect_commit_cycles" in sc:     # each step named ahead took effect at its cycle
+        assert summary["commit_cycles"] == sc["expect_commit_cycles"]
