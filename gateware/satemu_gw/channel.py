@@ -140,7 +140,6 @@ class Channel(wiring.Component):
                 self.mem.rdata.ready.eq(reader.rdata.ready),
             ]),
 
-
             ingress.now.eq(self.now), adm.now.eq(self.now), egress.now.eq(self.now),
             regs.now.eq(self.now),
             ingress.freed.eq(egress.freed), adm.freed.eq(egress.freed),

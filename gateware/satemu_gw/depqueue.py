@@ -5,12 +5,9 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import QueueEntry, SpillRead, SpillWrite
+from satemu.depqueue_model import BURST, STAGE
 
-# Departure times read back from memory in one burst, at most.
-BURST = 8
-# Departure times waiting for the writer, at most (the admission waits while it is full).
-STAGE = 4
+from .layouts import QueueEntry, SpillRead, SpillWrite
 
 
 class DepartureQueue(wiring.Component):
@@ -27,8 +24,8 @@ class DepartureQueue(wiring.Component):
       alone only to an odd slot, or when the head waits for it.
     * ``head`` is the oldest entry, once it is on chip. ``waiting`` is high while the oldest
       entry is still in memory: the queue is not empty, but its head is not known yet.
-    * Written entries come back in bursts of up to ``BURST`` reads (``rd``, the last one
-      marked), one burst at a time and only when the chip has room for all of it; their data
+    * Written entries come back in bursts of up to ``BURST`` reads (``rd``, issued back to
+      back: the arbiter keeps a burst together while ``rd.valid`` holds), one burst at a time and only when the chip has room for all of it; their data
       (``rdata``) is never stalled. An entry is read only after memory has taken its data, so
       every read returns what was written.
     * ``spill_empty``: no entry is in memory or on its way there or back; the ring may move.
@@ -108,7 +105,6 @@ class DepartureQueue(wiring.Component):
         m.d.comb += [
             self.rd.valid.eq(burst != 0),
             self.rd.payload.addr.eq(self.base + rd_ptr),
-            self.rd.payload.last.eq(burst == 1),
         ]
         with m.If(issue):
             m.d.sync += [rd_ptr.eq(rd_ptr + 1), burst.eq(burst - 1)]

@@ -43,8 +43,8 @@ def SpillWrite(addr_width):
 
 
 def SpillRead(addr_width):
-    """A read of a departure time from memory; ``last`` ends a burst."""
-    return data.StructLayout({"addr": addr_width, "last": 1})
+    """A read of a departure time from memory."""
+    return data.StructLayout({"addr": addr_width})
 
 
 # Memory header word: the first word of every stored frame.
