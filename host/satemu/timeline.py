@@ -27,6 +27,7 @@ from . import profile as _profile
 from .channel_model import Commit
 from .params import ChannelRegs
 from .protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
+from .regmap import LAYOUT_FIELDS
 from .units import UnitError, format_time, parse_probability, parse_queue, parse_rate, parse_time
 from .validate import Hardware, profile_fields, validate
 
@@ -34,7 +35,13 @@ __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", 
            "compile_timeline", "timeline_dict"]
 
 STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
-             "max_len"}
+             "max_len", "bod"}
+# The BoD settings a step may change; they apply from the block's first superframe after the
+# step. The others (latency, fca, background_repeat) restart the block, which takes an empty
+# delay line (regmap.LAYOUT_FIELDS).
+BOD_STEP_KEYS = {"superframe", "slots", "slot_bytes", "cra", "rbdc_max", "rbdc_timeout",
+                 "vbdc_max", "request_period", "background"}
+BOD_FIXED_KEYS = {"latency", "fca", "background_repeat"}
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")
 FIELD_INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 # The most steps a profile may list (a trace may give more, up to the box's store).
@@ -120,9 +127,23 @@ def _describe_changes(c: dict) -> str:
             out.append("queue " + " or ".join(q))
         elif key == "gilbert_elliott":
             out.append("Gilbert-Elliott " + "/".join(f"{float(x):g}" for x in v))
+        elif key == "bod":
+            out += [f"BoD {_describe_bod(k, x)}" for k, x in v.items()]
         else:
             out.append(f"{key} {v}")
     return ", ".join(out)
+
+
+def _describe_bod(key: str, v) -> str:
+    if key == "superframe":
+        return f"superframe {format_time(v)}"
+    if key in ("cra", "rbdc_max"):
+        return f"{key} {_profile.format_rate(v or 0)}"
+    if key == "vbdc_max":
+        return f"vbdc_max {_profile.format_size(v or 0)}"
+    if key == "background":
+        return f"background {float(v[0][0]) * 100:g}%"
+    return f"{key} {v}"
 
 
 def _changes(path: str, table) -> dict:
@@ -164,6 +185,42 @@ def _changes(path: str, table) -> dict:
     for key in ("min_len", "max_len"):
         if key in table:
             out[key] = t.whole(key, None)
+    if "bod" in table:
+        out["bod"] = _bod_changes(f"{path}.bod", table["bod"])
+    return out
+
+
+def _bod_changes(path: str, table) -> dict:
+    """A step's changes to a channel's BoD settings, as ``BodProfile`` fields."""
+    P = _profile
+    if isinstance(table, dict):
+        fixed = sorted(set(table) & BOD_FIXED_KEYS)
+        if fixed:
+            raise P.ProfileError(f"{path}.{fixed[0]}: a step cannot change it; it restarts the "
+                                 f"BoD block, which needs an empty delay line (a step may change "
+                                 f"{', '.join(sorted(BOD_STEP_KEYS))})")
+    t = P._Table(path, table, BOD_STEP_KEYS, "the BoD settings a step may change")
+    if not table:
+        raise P.ProfileError(f"{path}: changes nothing")
+    out = {}
+    if "superframe" in table:
+        out["superframe"] = t.get("superframe", parse_time, None)
+    for key in ("slots", "rbdc_timeout", "request_period"):
+        if key in table:
+            out[key] = t.whole(key, None)
+    if "slot_bytes" in table:
+        out["slot_bytes"] = t.bytes("slot_bytes", None, bare=True)
+    if "cra" in table:
+        out["cra"] = t.get("cra", parse_rate, None)
+    if "rbdc_max" in table:
+        out["rbdc_max"] = t.get("rbdc_max", parse_rate, None) or None
+    if "vbdc_max" in table:
+        out["vbdc_max"] = t.bytes("vbdc_max", None) or None
+    if "background" in table:
+        if isinstance(table["background"], list):
+            raise P.ProfileError(f"{path}.background: a step sets a constant share of the slots; "
+                                 f"a schedule of levels is the profile's")
+        out["background"] = ((t.get("background", parse_probability, None), None),)
     return out
 
 
@@ -177,6 +234,8 @@ def apply_changes(ch, changes: dict):
             fields["loss"], fields["gilbert_elliott"] = v, None
         elif key == "gilbert_elliott":
             fields["loss"], fields["gilbert_elliott"] = Fraction(0), v
+        elif key == "bod":
+            fields["bod"] = replace(ch.bod, **v)
         else:
             fields[key] = v
     return replace(ch, **fields)
@@ -317,10 +376,22 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
         for index, name in enumerate(CHANNEL_NAMES):
             if name not in step.changes:
                 continue
-            ch = apply_changes(current[name], step.changes[name])
-            if ch.bod is not None and "rate" in step.changes[name]:
+            changes, old_ch = step.changes[name], current[name]
+            if "bod" in changes and old_ch.bod is None:
+                raise P.ProfileError(f"{step.where}: {name}.bod: the {name} channel has no "
+                                     f"Bandwidth-on-Demand settings to change")
+            if old_ch.bod is not None and "rate" in changes:
                 raise P.ProfileError(f"{step.where}: {name}.rate: a BoD channel is paced by "
                                      f"its grants, not a rate")
+            if old_ch.bod is not None and "overhead" in changes:
+                raise P.ProfileError(f"{step.where}: {name}.overhead: a BoD channel's overhead "
+                                     f"is fixed while frames wait for their slots")
+            if "background" in changes.get("bod", {}) and (
+                    len(old_ch.bod.background) > 1 or old_ch.bod.background[0][1] is not None):
+                raise P.ProfileError(f"{step.where}: {name}.bod.background: the profile's "
+                                     f"background is a schedule of levels, which a step cannot "
+                                     f"replace")
+            ch = apply_changes(old_ch, changes)
             try:
                 P._check_meaning(name, ch)
             except P.ProfileError as e:
@@ -332,6 +403,9 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
             old = profile_fields(regs_now[name])
             for field, value in profile_fields(regs).items():
                 if value != old[field]:
+                    if field in LAYOUT_FIELDS:       # not reachable from the step keys
+                        raise P.ProfileError(f"{step.where}: {name}.{field} needs an empty "
+                                             f"delay line; a step cannot change it")
                     if value >> TIMELINE_VALUE_BITS:
                         raise P.ProfileError(f"{step.where}: {name}.{field} does not fit a "
                                              f"timeline entry")

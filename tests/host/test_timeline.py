@@ -144,6 +144,86 @@ def test_steps_beyond_the_board_are_refused_naming_the_step(steps, message):
     assert message in str(e.value), str(e.value)
 
 
+BOD_BASE = """
+name = "t"
+[forward]
+rate = "10 Mbit/s"
+delay = "100 ms"
+[return]
+delay = "100 ms"
+queue = "50 packets"
+[return.bod]
+superframe = "10 ms"
+slots = 40
+slot_bytes = 100
+latency = 8
+cra = "64 kbit/s"
+rbdc_max = "1.6 Mbit/s"
+background = 0.3
+"""
+
+
+def test_bod_steps_become_entries_and_the_model_takes_them_at_superframes():
+    """A step's BoD settings are timeline entries like any other field's; the model applies them
+    from the first superframe after the step, keeping the requests in flight."""
+    p = parse_profile(BOD_BASE + """
+[[timeline]]
+at = "0.5 s"
+return = { delay = "50 ms", bod = { cra = "200 kbit/s", slot_bytes = 60, slots = 50, superframe = "15 ms", background = 0.1 } }
+""", "t")
+    c = compile_timeline(p, HW)
+    fields = {PROFILE_FIELDS[e[2]].name for e in c.entries}
+    assert {"bod_cra", "bod_slot_bytes", "bod_slots", "bod_slot_cycles", "bod_bg0",
+            "delay"} <= fields
+    assert "BoD slot_bytes 60, BoD cra 200 kbit/s, BoD background 10%" in p.timeline.describe()[0]
+    regs = p.check(HW)["return"]
+    params = HW.channel_params("return")
+    start = 1_000
+    step = start + c.steps[0].offset
+    frames = [(a, 600, False) for a in range(2_000, step + F, F // 200)]
+    out = simulate(frames, regs, params, bod_start=start, commits=c.commits(start, "return"))
+    sf0, sf1 = 40 * regs.bod_slot_cycles, 50 * c.steps[0].regs["return"].bod_slot_cycles
+    starts = [start]
+    for r in out.bod[1:]:
+        starts.append(starts[-1] + (sf0 if starts[-1] <= step else sf1))
+    first_after = next(k for k, t in enumerate(starts) if t > step)
+    assert {r.bg for r in out.bod[:first_after]} == {12}
+    assert {r.bg for r in out.bod[first_after:]} == {5}
+    assert all(r.fate == Fate.DELIVERED and r.egress is not None for r in out.frames)
+
+
+@pytest.mark.parametrize("step, message", [
+    ('return = { bod = { latency = 4 } }', "timeline[0].return.bod.latency: a step cannot "
+     "change it; it restarts the BoD block"),
+    ('return = { bod = { fca = true } }', "timeline[0].return.bod.fca: a step cannot change it"),
+    ('return = { bod = { background = [{ level = 0.1, duration = "1 s" }] } }',
+     "timeline[0].return.bod.background: a step sets a constant share"),
+    ('return = { bod = { cra = "lots" } }', "timeline[0].return.bod.cra:"),
+    ('return = { bod = {} }', "timeline[0].return.bod: changes nothing"),
+])
+def test_bad_bod_steps_get_one_line_errors(step, message):
+    with pytest.raises(ProfileError) as e:
+        parse_profile(BOD_BASE + f'[[timeline]]\nat = "1 s"\n{step}\n', "t")
+    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("base, step, message", [
+    (BOD_BASE, 'return = { overhead = "20 B" }', "timeline[0] (at 1 s): return.overhead: a BoD "
+     "channel's overhead is fixed"),
+    (BASE, 'return = { bod = { cra = "1 Mbit/s" } }', "timeline[0] (at 1 s): return.bod: the "
+     "return channel has no Bandwidth-on-Demand settings"),
+    (BOD_BASE, 'return = { bod = { slots = 2000 } }',
+     "timeline[0] (at 1 s): return.bod.superframe: 10 ms is outside the allowed range"),
+    (BOD_BASE.replace("background = 0.3", 'background = [{ level = 0.1, duration = "1 s" }, '
+                      '{ level = 0.2, duration = "1 s" }]'),
+     'return = { bod = { background = 0.5 } }', "the profile's background is a schedule"),
+])
+def test_bod_steps_beyond_the_board_are_refused(base, step, message):
+    with pytest.raises(ProfileError) as e:
+        compile_timeline(parse_profile(base + f'[[timeline]]\nat = "1 s"\n{step}\n', "t"), HW)
+    assert message in str(e.value), str(e.value)
+
+
 def test_a_timeline_too_long_for_the_board():
     steps = "".join(f'[[timeline]]\nat = "{i} s"\nforward = {{ delay = "{10 + i % 2} ms" }}\n'
                     for i in range(1, 12))

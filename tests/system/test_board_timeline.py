@@ -53,12 +53,52 @@ def _stats_line(capsys, url) -> str:
     return next(line for line in capsys.readouterr().out.splitlines() if "timeline:" in line)
 
 
+def _frames_across(board_state, compiled, start, regs, rng, bps, longest, tail_ms,
+                   bod_start=0):
+    """Frames on both ports at about ``bps`` per channel, from 20 ms before the timeline's
+    first step to ``tail_ms`` past its last; every frame's egress and fate checked against the
+    model run across the steps. Returns what the board reported and the models."""
+    board = BOARDS[DEFAULT_BOARD]
+    f_clk = board.f_clk
+    end = start + compiled.steps[-1].offset + f_clk * tail_ms // 1000
+    with EthPorts(board_state["eth_port"], timeout=300) as eth:
+        now = eth.hold()
+        assert now < start - f_clk // 20, f"the load left only {start - now} cycles"
+        first = max(now + 20_000, start - f_clk * 20 // 1000)
+        sent = {}
+        for ch, rate in bps.items():
+            sent[ch] = []
+            at = first
+            while at < end:
+                length = rng.choice([60, longest, rng.randint(61, 1517)])
+                sent[ch].append(bytes(rng.randrange(256) for _ in range(length)))
+                eth.send(INGRESS_PORT[ch], to_wire(sent[ch][-1]), at)
+                at += max(wire_cycles(length + 24), length * 8 * f_clk // rate)
+        eth.release()
+        traffic = eth.wait({ch: len(frames) for ch, frames in sent.items()}, {}, 300)
+        models = {}
+        for ch, frames in sent.items():
+            assert [kind for _, kind in traffic.events[ch]] == ["A"] * len(frames)
+            models[ch] = simulate(zip(traffic.arrivals(ch), map(len, frames),
+                                      [False] * len(frames)), regs[ch],
+                                  board.channel_params(ch), bod_start=bod_start,
+                                  commits=compiled.commits(start, CHANNEL_NAMES[ch]))
+        eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
+                      for ch in sent}, 300)
+    expected = expected_egress({ch: [(f, False) for f in frames] for ch, frames in sent.items()},
+                               models, {ch: list(range(len(frames)))
+                                        for ch, frames in sent.items()})
+    for ch in sent:
+        assert observed_egress(traffic, ch) == expected[ch], CHANNEL_NAMES[ch]
+        assert [int(f) for f in models[ch].fates()] == traffic.fates[ch]
+    return traffic, models
+
+
 def test_a_timeline_runs_at_its_cycles_as_the_model_says(url, board_state, capsys, tmp_path):
     path = tmp_path / "steps.toml"
     path.write_text(PROFILE)
     board = BOARDS[DEFAULT_BOARD]
     compiled = compile_timeline(load_profile(str(path)), board.hardware)
-    f_clk = board.f_clk
 
     capsys.readouterr()
     assert main(["load", str(path), "--port", url, "--reseed", "--start-in", "0.6"]) == 0
@@ -76,39 +116,8 @@ def test_a_timeline_runs_at_its_cycles_as_the_model_says(url, board_state, capsy
 
     # Frames from before the first step to past the last: forward about 8 Mbit/s (above the
     # 5 Mbit/s step: its queue overflows), return about 3 Mbit/s.
-    rng = random.Random(19)
-    end = start + compiled.steps[-1].offset + f_clk * 30 // 1000
-    with EthPorts(board_state["eth_port"], timeout=300) as eth:
-        now = eth.hold()
-        assert now < start - f_clk // 20, f"the load left only {start - now} cycles"
-        first = max(now + 20_000, start - f_clk * 20 // 1000)
-        sent = {}
-        for ch, bps in ((FORWARD, 8_000_000), (RETURN, 3_000_000)):
-            sent[ch] = []
-            at = first
-            while at < end:
-                length = rng.choice([60, 1518, rng.randint(61, 1517)])
-                frame = bytes(rng.randrange(256) for _ in range(length))
-                sent[ch].append(frame)
-                eth.send(INGRESS_PORT[ch], to_wire(frame), at)
-                at += max(wire_cycles(length + 24), length * 8 * f_clk // bps)
-        eth.release()
-        traffic = eth.wait({ch: len(frames) for ch, frames in sent.items()}, {}, 300)
-        models = {}
-        for ch, frames in sent.items():
-            assert [kind for _, kind in traffic.events[ch]] == ["A"] * len(frames)
-            models[ch] = simulate(zip(traffic.arrivals(ch), map(len, frames),
-                                      [False] * len(frames)), regs[ch],
-                                  board.channel_params(ch),
-                                  commits=compiled.commits(start, CHANNEL_NAMES[ch]))
-        eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
-                      for ch in sent}, 300)
-    expected = expected_egress({ch: [(f, False) for f in frames] for ch, frames in sent.items()},
-                               models, {ch: list(range(len(frames)))
-                                        for ch, frames in sent.items()})
-    for ch in (FORWARD, RETURN):
-        assert observed_egress(traffic, ch) == expected[ch], CHANNEL_NAMES[ch]
-        assert [int(f) for f in models[ch].fates()] == traffic.fates[ch]
+    traffic, models = _frames_across(board_state, compiled, start, regs, random.Random(19),
+                                     {FORWARD: 8_000_000, RETURN: 3_000_000}, 1518, 30)
     # Every step mattered: queue drops after the rate step, loss while it was on, and frames
     # arriving on both sides of each step.
     assert int(Fate.QUEUE) in models[FORWARD].fates()
@@ -147,3 +156,80 @@ def test_a_load_stops_a_running_timeline(url, tmp_path, capsys):
         assert state["state"] == TimelineRun.IDLE and state["applied"] < 4, state
         want = load_profile("short-asym").check(dev.hardware())["forward"]
         assert dev.get_profile(FORWARD)["delay"] == want.delay
+
+
+# A BoD return link whose steps change its grants and background, then the superframe's shape
+# with a delay rise, then RBDC's cap and the request period with a delay cut and loss.
+BOD_PROFILE = """
+name = "bod-steps"
+[forward]
+rate = "10 Mbit/s"
+delay = "10 ms"
+[return]
+delay = "12 ms"
+queue = "150 packets"
+[return.bod]
+superframe = "4 ms"
+slots = 24
+slot_bytes = 150
+cra = "150 kbit/s"
+rbdc_max = "2.4 Mbit/s"
+rbdc_timeout = 5
+vbdc_max = "6 KB"
+latency = 3
+background = 0.2
+
+[[timeline]]
+at = "0 s"
+return = { bod = { cra = "300 kbit/s", background = 0.5 } }
+[[timeline]]
+at = "60 ms"
+return = { delay = "25 ms", bod = { superframe = "6 ms", slots = 25, slot_bytes = 120, background = 0.4 } }
+[[timeline]]
+at = "120 ms"
+return = { delay = "5 ms", loss = "5%", bod = { rbdc_max = "1 Mbit/s", request_period = 2 } }
+"""
+
+
+def test_bod_steps_run_at_their_superframes_as_the_model_says(url, board_state, capsys,
+                                                              tmp_path):
+    """A timeline with BoD steps, loaded with the CLI: the block takes each step's settings at
+    its first superframe after the step, keeping its requests in flight; every frame's egress
+    cycle and every superframe's record (read over the UART) equal the model's."""
+    path = tmp_path / "bod-steps.toml"
+    path.write_text(BOD_PROFILE)
+    board = BOARDS[DEFAULT_BOARD]
+    compiled = compile_timeline(load_profile(str(path)), board.hardware)
+    assert main(["load", str(path), "--port", url, "--reseed", "--start-in", "0.4"]) == 0
+    with Device(url) as dev:
+        dev.hello()
+        start = dev.timeline_status()["start"]
+        bod_start = dev.bod_trace(max_records=0).start
+        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=dev.info["mem_words"])
+                for ch in (FORWARD, RETURN)}
+        dev.reset_stats()
+
+    traffic, models = _frames_across(board_state, compiled, start, regs, random.Random(23),
+                                     {FORWARD: 4_000_000, RETURN: 1_500_000}, 1200, 40,
+                                     bod_start=bod_start)
+    with Device(url) as dev:
+        trace = dev.bod_trace()
+        state = dev.timeline_status()
+        stats = dev.get_stats(RETURN)
+        dev.reset_stats()
+    assert state["state"] == TimelineRun.DONE and state["late"] == 0
+    assert stats["late"] == 0
+    for key, want in models[RETURN].counters.items():
+        assert stats[key] == want, key
+    # Every superframe the box recorded, across all three steps, equals the model's.
+    recorded = models[RETURN].bod
+    n = min(len(trace.records), len(recorded))
+    last_step = start + compiled.steps[-1].offset
+    sf_after = 25 * compiled.steps[1].regs["return"].bod_slot_cycles
+    assert not trace.lost and trace.start == bod_start
+    # (at least the superframes before the last step at the longest superframe, and 3 after)
+    assert n >= (last_step - bod_start) // sf_after + 3
+    assert trace.records[:n] == recorded[:n]
+    # Each step's background: 20% of 24 slots, then 50% of 24, then 40% of 25.
+    assert {5, 12, 10} <= {r.bg for r in recorded[:n]}
+    assert int(Fate.LOSS) in models[RETURN].fates()
