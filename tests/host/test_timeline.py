@@ -271,7 +271,8 @@ def test_show_lists_and_plots_a_timeline(tmp_path, capsys):
 
 def test_builtin_timelines_fit_every_board_that_runs_them():
     timed = {name: p for name, p in builtin_profiles().items() if p.timeline is not None}
-    assert {"leo-starlink", "geo-rainfade", "geo-outage", "geo-outage-bod"} <= set(timed)
+    assert {"leo-starlink", "geo-rainfade", "geo-rainfade-bod", "geo-outage",
+            "geo-outage-bod"} <= set(timed)
     refused = set()
     for name, p in timed.items():
         assert p.source, name
@@ -284,9 +285,11 @@ def test_builtin_timelines_fit_every_board_that_runs_them():
                 continue
             assert 0 < len(c.entries) <= hw.timeline_entries, (name, board.name)
     # The Colorlight: its 2 MiB delay lines and its DRAM's throughput refuse geo-rainfade's
-    # clear sky (50 Mbit/s x 300 ms) at all and leo-starlink's 180 Mbit/s interval by its step;
-    # it has no BoD block. Every other board runs every timeline.
+    # clear sky (50 Mbit/s x 300 ms) at all (its twin's too) and leo-starlink's 180 Mbit/s
+    # interval by its step; it has no BoD block. Every other board runs every timeline, the
+    # BoD steps of geo-rainfade-bod included.
     assert refused == {("geo-rainfade", "colorlight-5a-75b", "forward"),
+                       ("geo-rainfade-bod", "colorlight-5a-75b", "forward"),
                        ("leo-starlink", "colorlight-5a-75b", "timeline[32] (at 30 s)"),
                        ("geo-outage-bod", "colorlight-5a-75b", "return.bod")}
 
