@@ -61,7 +61,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
 
     settings = settings or EndpointSettings()
     link = load_profile(profile)
-    timeline = None
+    timeline, commits = None, ()
     with Device(url) as dev:             # as `satemu load PROFILE --reseed` does
         info = dev.hello()
         dev.load(link, reseed=True, stop_timeline=True)
@@ -73,6 +73,9 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
             start = dev.load_timeline(compiled.entries, compiled.period,
                                       lead=info["f_clk"] // TIMELINE_LEAD)
             timeline = timeline_dict(link, compiled, start, info["f_clk"])
+            laps = 1 + (round(max_seconds * info["f_clk"]) // compiled.period
+                        if compiled.period else 0)
+            commits = compiled.commits(start, "return", laps)
         dev.reset_stats()
     t0 = time.monotonic()
     keylog = io.StringIO() if pcap is not None else None
@@ -87,7 +90,7 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
                 drain(sim, dev)
                 board = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
                          "return": dev.get_stats(P.CHANNEL_RETURN)}
-                bod = _bod_trace(dev, link, sim.origin)
+                bod = _bod_trace(dev, link, sim.origin, commits)
         finally:
             sim.eth.release()
     t = make_transfer(sim, link, size, policy, settings, seed, info["f_clk"], board, bod,
@@ -98,12 +101,11 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
     return t
 
 
-def _bod_trace(dev, link, origin: int) -> dict | None:
-    """The BoD ring of the return channel after a transfer (None when it is not BoD-served)."""
-    from satemu.params import ChannelRegs
-    from satemu import protocol as P
+def _bod_trace(dev, link, origin: int, commits=()) -> dict | None:
+    """The BoD ring of the return channel after a transfer (None when it is not BoD-served);
+    ``commits``: a timeline's steps on the return channel, which may change its superframes."""
     if link.ret.bod is None:
         return None
-    regs = ChannelRegs(**dev.get_profile(P.CHANNEL_RETURN))
+    regs = link.check(dev.hardware())["return"]      # as loaded, before any step
     trace = dev.bod_trace()
-    return bod_dict(trace.start, origin, regs, trace.records, trace.lost)
+    return bod_dict(trace.start, origin, regs, trace.records, trace.lost, commits)

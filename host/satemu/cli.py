@@ -244,10 +244,19 @@ def cmd_bod_trace(args) -> int:
             raise DeviceError("BoD is off on the return channel: load a profile with a "
                               "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
         trace = dev.bod_trace(first=args.from_sf)
+        timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
+        segments = None
+        if args.profile is not None:
+            segments = _bod_segments(load_profile(args.profile), dev.hardware(), trace,
+                                     timeline)
     superframe_cycles = prof["bod_slots"] * prof["bod_slot_cycles"]
     superframe = Fraction(superframe_cycles, info["f_clk"])
     rows = records_to_rows(trace.records, trace.start, superframe_cycles, info["f_clk"],
-                           prof["bod_slot_bytes"])
+                           prof["bod_slot_bytes"], segments)
+    if segments is None and timeline and timeline["applied"]:
+        print("note: a timeline ran; if its steps changed the superframe or the slot bytes, "
+              "give --profile with it, or the rows take the shape in force now for every "
+              "superframe", file=sys.stderr)
     if trace.records:
         print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
               f"{trace.count} recorded (a superframe is {format_time(superframe)})")
@@ -263,6 +272,22 @@ def cmd_bod_trace(args) -> int:
         title = f"BoD on the return channel: demand and grants ({args.port})"
         print(f"wrote {plot_demand_grant(rows, args.plot, title)}")
     return 0
+
+
+def _bod_segments(link, hw, trace, timeline):
+    """The superframes' shapes (satemu.bod_trace.superframe_segments) from profile ``link`` as
+    loaded, and its timeline's steps when one ran since the block started."""
+    from .bod_trace import superframe_segments
+    regs = link.check(hw)["return"]
+    if not regs.bod:
+        raise ProfileError(f"--profile {link.name}: its return channel has no BoD")
+    commits = ()
+    if link.timeline is not None and timeline and timeline["start"] >= trace.start:
+        from .timeline import compile_timeline
+        commits = compile_timeline(link, hw).commits(timeline["start"], "return",
+                                                     timeline["lap"] + 1)
+    return superframe_segments(regs, trace.start, commits,
+                               1 + max((r.sf for r in trace.records), default=0))
 
 
 def _merge_spec(text: str) -> tuple[int, Path]:
@@ -742,6 +767,9 @@ def build_parser() -> argparse.ArgumentParser:
     bod.add_argument("--from", dest="from_sf", type=whole(0, U32_MAX, "a superframe number"),
                      default=0, metavar="SF",
                      help="the first superframe to read (default: the oldest the box holds)")
+    bod.add_argument("--profile", metavar="PROFILE",
+                     help="the profile loaded (a built-in name or a file), whose timeline's "
+                          "BoD steps give each superframe its length and slot bytes")
     port_args(bod)
     bod.set_defaults(func=cmd_bod_trace)
     def transfer_args(p):

@@ -498,5 +498,38 @@ def test_records_to_rows_in_physical_units(tmp_path):
     assert plot_demand_grant([], tmp_path / "empty.png", "none").exists()
 
 
+def test_superframe_segments_follow_the_steps_as_the_model_does():
+    """Each superframe's start and shape, from the profile and a timeline's commits, are where
+    the model's BoD block begins it and the shape it runs with (a commit's shape from the first
+    superframe that begins after its cycle); the CSV rows carry them."""
+    from satemu.bod_model import Bod
+    from satemu.bod_trace import superframe_at, superframe_segments
+    from satemu.channel_model import Commit
+    from satemu.params import ChannelParams
+    from dataclasses import replace
+    r0 = ChannelRegs(bod_flags=BOD_ENABLE, bod_slot_cycles=100, bod_slots=10, bod_slot_bytes=50,
+                     bod_cra=256, bod_req_period=1, bod_latency=2, bod_bg_count=1)
+    r1 = replace(r0, bod_slot_cycles=70, bod_slots=12, bod_slot_bytes=30)
+    r2 = replace(r0, bod_slot_bytes=80)
+    commits = [Commit(2_500, r1), Commit(3_340, r2), Commit(3_341, r1), Commit(9_000, r2)]
+
+    class Logged(Bod):
+        seen = []
+
+        def _superframe(self):
+            Logged.seen.append((self.t - 17, self.shape[0] * self.shape[1], self.shape[2]))
+            super()._superframe()
+
+    bod = Logged(r0, 17, ChannelParams(bod=True), [(c.cycle, c.regs) for c in commits])
+    bod.record(30)
+    segments = superframe_segments(r0, 17, commits, 30)
+    assert [superframe_at(segments, k) for k in range(30)] == Logged.seen
+    assert len(segments) == 3           # r2 between 3,340 and 3,341 began no superframe
+    rows = records_to_rows(bod.records, 17, 1000, 1_000_000, 50, segments)
+    assert [row["cycle"] for row in rows] == [17 + s[0] for s in Logged.seen]
+    k = next(i for i, s in enumerate(Logged.seen) if s[2] == 30)
+    assert rows[k]["granted_kbps"] == round(rows[k]["granted_slots"] * 30 * 8 / 840 * 1000, 3)
+
+
 def test_bod_registers_are_in_the_map():
     assert {"bod_sel", "bod_count", "bod_rec"} <= set(REGMAP)

@@ -3,9 +3,11 @@
 at the cycles it names, with frames on both ports crossing every step, each frame's fate and
 egress cycle and every counter equal to the reference model's."""
 
+import csv
 import random
 
 from satemu.boards import BOARDS, DEFAULT_BOARD
+from satemu.bod_trace import superframe_at, superframe_segments
 from satemu.channel_model import simulate
 from satemu.cli import main
 from satemu.device import Device
@@ -233,3 +235,17 @@ def test_bod_steps_run_at_their_superframes_as_the_model_says(url, board_state, 
     # Each step's background: 20% of 24 slots, then 50% of 24, then 40% of 25.
     assert {5, 12, 10} <= {r.bg for r in recorded[:n]}
     assert int(Fate.LOSS) in models[RETURN].fates()
+    # `satemu bod-trace --profile` gives each superframe its own start and slot bytes.
+    out = tmp_path / "trace.csv"
+    assert main(["bod-trace", "--port", url, "--out", str(out), "--profile", str(path)]) == 0
+    with out.open() as f:
+        rows = {int(r["sf"]): r for r in csv.DictReader(f)}
+    segments = superframe_segments(regs[RETURN], bod_start,
+                                   compiled.commits(start, "return"), n)
+    first = regs[RETURN]
+    assert [s[2:] for s in segments] == [(first.bod_slots * first.bod_slot_cycles, 150),
+                                         (sf_after, 120)]
+    for k in range(n):
+        offset, cycles, nbytes = superframe_at(segments, k)
+        assert int(rows[k]["cycle"]) == bod_start + offset
+        assert int(rows[k]["vbdc_req_bytes"]) == recorded[k].vbdc_req * nbytes

@@ -19,7 +19,7 @@ from sim.cosim import run_transfer
 
 # Short paths, so that each board run takes seconds; losses on both channels, with a timeline
 # that changes the rate, the delay (up, then cut) and the loss while the transfer runs; BoD on
-# the return.
+# the return, with a timeline that changes its grants, slot bytes, background and delay.
 LOSSY = """
 name = "short-asym-lossy"
 [forward]
@@ -61,6 +61,13 @@ vbdc_max = "64 KB"
 request_period = 1
 latency = 4
 background = 0.5
+
+[[timeline]]
+at = "100 ms"
+return = { bod = { cra = "300 kbit/s", slot_bytes = 150 } }
+[[timeline]]
+at = "200 ms"
+return = { delay = "20 ms", bod = { background = 0.3, rbdc_max = "1 Mbit/s" } }
 """
 
 CASES = {
@@ -145,7 +152,7 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
                        pcap=tmp_path / "model" / "capture.pcapng")
     assert model.exactness["exact"]
     assert differences(board, model) == []
-    if case == "lossy":
+    if case in ("lossy", "bod"):
         _crossed_the_timeline(board)
     # The captures too, packet for packet: the board's frames, timed from its cycles and with
     # the fates its channels reported, are the model's; and both agree with the counters.

@@ -237,14 +237,18 @@ def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_cl
         rtt=[list(sample) for sample in sim.rtt])
 
 
-def bod_dict(start: int, origin: int, regs, records, lost=()) -> dict:
+def bod_dict(start: int, origin: int, regs, records, lost=(), commits=()) -> dict:
     """The BoD section of a Transfer: superframe 0's start cycle, the transfer's phase within
-    the superframes (``origin - start`` cycles), the superframe's cycles, slot bytes, records
-    (as dicts) and the superframe ranges the box's ring lost."""
-    from ..bod_model import superframe_cycles
-    return {"start": start, "phase": origin - start, "superframe_cycles": superframe_cycles(regs),
-            "slot_bytes": regs.bod_slot_bytes, "records": [vars(r) for r in records],
-            "lost": list(lost)}
+    the superframes (``origin - start`` cycles), superframe 0's cycles and slot bytes, the
+    records (as dicts), the superframe ranges the box's ring lost, and ``segments``: the
+    stretches of superframes of one shape (``satemu.bod_trace.superframe_segments``, from the
+    profile ``regs`` and a timeline's ``commits`` on the return channel)."""
+    from ..bod_trace import superframe_segments
+    segments = superframe_segments(regs, start, commits,
+                                   1 + max((r.sf for r in records), default=0))
+    return {"start": start, "phase": origin - start, "superframe_cycles": segments[0][2],
+            "slot_bytes": segments[0][3], "records": [vars(r) for r in records],
+            "lost": list(lost), "segments": [list(seg) for seg in segments]}
 
 
 def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
@@ -301,7 +305,8 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
         capture = write_run_capture(sim, pcap, keylog.getvalue(), "model", link.name, stats)
     bod = None
     if regs[RETURN].bod:
-        bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod)
+        bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod,
+                       commits=commits.get(RETURN, ()))
     t = make_transfer(sim, link, size, policy, settings, seed, board.f_clk, stats, bod, wall,
                       "model")
     t.exactness = model.exactness()
@@ -374,7 +379,7 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
     if (a.bod is None) != (b.bod is None):
         out.append("bod: only one of them has BoD records")
     elif a.bod is not None:
-        for k in ("phase", "superframe_cycles", "slot_bytes"):
+        for k in ("phase", "superframe_cycles", "slot_bytes", "segments"):
             if a.bod[k] != b.bod[k]:
                 out.append(f"bod.{k}: {a.bod[k]} against {b.bod[k]}")
         ra = {r["sf"]: r for r in a.bod["records"]}

@@ -239,21 +239,26 @@ def bod_summary(t) -> dict | None:
     bod = getattr(t, "bod", None)
     if not bod:
         return None
+    from ..bod_trace import superframe_at
     origin = origin_cycle(t)
     end = origin + round(t.virtual_s * t.f_clk)
     sf_cycles, slot_bytes = bod["superframe_cycles"], bod["slot_bytes"]
-    window = [r for r in bod["records"] if origin <= bod["start"] + r["sf"] * sf_cycles < end]
+    segments = bod.get("segments") or [(0, 0, sf_cycles, slot_bytes)]
+    shape = {r["sf"]: superframe_at(segments, r["sf"]) for r in bod["records"]}
+    window = [r for r in bod["records"] if origin <= bod["start"] + shape[r["sf"]][0] < end]
     granted = sum(r["g_cra"] + r["g_rbdc"] + r["g_vbdc"] + r["g_fca"] for r in window)
     used = sum(r["used"] for r in window)
     first = next((r for r in window if r["g_rbdc"] + r["g_vbdc"] > 0), None)
     return {
         "superframes": len(window), "superframe_s": sf_cycles / t.f_clk, "slot_bytes": slot_bytes,
         "granted_slots": granted, "used_slots": used,
-        "granted_bytes": granted * slot_bytes, "used_bytes": used * slot_bytes,
+        "granted_bytes": sum((r["g_cra"] + r["g_rbdc"] + r["g_vbdc"] + r["g_fca"])
+                             * shape[r["sf"]][2] for r in window),
+        "used_bytes": sum(r["used"] * shape[r["sf"]][2] for r in window),
         "slot_use_pct": _ratio(100 * used, granted),
         "rbdc_slots": sum(r["g_rbdc"] for r in window),
         "vbdc_slots": sum(r["g_vbdc"] for r in window),
         "time_to_first_grant_s": None if first is None else
-        (bod["start"] + first["sf"] * sf_cycles - origin) / t.f_clk,
+        (bod["start"] + shape[first["sf"]][0] - origin) / t.f_clk,
         "lost": bod.get("lost", []),
     }

@@ -124,7 +124,8 @@ def plot_transfer(t, outdir) -> list[Path]:
     if getattr(t, "bod", None):
         b = t.bod
         rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
-                               b["superframe_cycles"], t.f_clk, b["slot_bytes"])
+                               b["superframe_cycles"], t.f_clk, b["slot_bytes"],
+                               b.get("segments"))
         paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
                                        f"BoD return link: demand against grant ({_tag(t)})"))
     if getattr(t, "timeline", None):
