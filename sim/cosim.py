@@ -73,9 +73,8 @@ def run_transfer(url: str, eth_port: int, profile, size: int, ack: str = "defaul
             start = dev.load_timeline(compiled.entries, compiled.period,
                                       lead=info["f_clk"] // TIMELINE_LEAD)
             timeline = timeline_dict(link, compiled, start, info["f_clk"])
-            laps = 1 + (round(max_seconds * info["f_clk"]) // compiled.period
-                        if compiled.period else 0)
-            commits = compiled.commits(start, "return", laps)
+            commits = compiled.commits(start, "return",
+                                       compiled.laps_within(round(max_seconds * info["f_clk"])))
         dev.reset_stats()
     t0 = time.monotonic()
     keylog = io.StringIO() if pcap is not None else None

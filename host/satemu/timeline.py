@@ -99,6 +99,10 @@ class CompiledTimeline:
         return [(start + lap * self.period + s.offset, s) for lap in range(laps)
                 for s in self.steps]
 
+    def laps_within(self, cycles: int) -> int:
+        """The laps that may begin within ``cycles`` of the start (1 without a repeat)."""
+        return 1 + (cycles // self.period if self.period else 0)
+
     def commits(self, start: int, channel: str, laps: int = 1) -> list[Commit]:
         """The model's commits (satemu.channel_model) of channel ``channel`` for a run started
         at cycle ``start``: every step, as the box commits it (both channels at each step)."""

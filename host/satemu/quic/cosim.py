@@ -283,8 +283,7 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
         from ..timeline import compile_timeline, timeline_dict
         compiled = compile_timeline(link, board.hardware)
         start = bod_phase + 1 + timeline_offset       # the transfer starts at bod_phase + 1
-        laps = 1 + (round(max_seconds * board.f_clk) // compiled.period if compiled.period
-                    else 0)
+        laps = compiled.laps_within(round(max_seconds * board.f_clk))
         commits = {ch: compiled.commits(start, name, laps)
                    for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
         timeline = timeline_dict(link, compiled, start, board.f_clk)
