@@ -17,7 +17,7 @@ from collections import deque
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, First, RisingEdge
+from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
 from satemu.bod_model import unpack_record
 from satemu.channel_model import Commit, simulate
@@ -30,6 +30,7 @@ from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, C
 # above every delay-line region, 2^16 records.
 LOG_BASE, LOG_BITS = 1 << 26, 16
 
+PERIOD_NS = 10          # the bench's clock period
 MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
 
@@ -52,12 +53,38 @@ def reg_writes(regs: dict) -> list[tuple[int, int]]:
     return out
 
 
+class Pins:
+    """The DUT's ports as the bench uses them: each handle looked up once, and each input written
+    only when its value changes (a cocotb write costs far more than the comparison). Every write
+    goes through here, so the values it remembers are the ones the DUT holds."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.handles: dict = {}
+        self.last: dict = {}
+
+    def handle(self, name: str):
+        h = self.handles.get(name)
+        if h is None:
+            h = self.handles[name] = getattr(self.dut, name)
+        return h
+
+    def __getitem__(self, name: str) -> int:
+        return int(self.handle(name).value)
+
+    def __setitem__(self, name: str, value: int):
+        if self.last.get(name) != value:
+            self.handle(name).value = value
+            self.last[name] = value
+
+
 class Memory:
     """A LiteDRAM-native-like port model: in-order commands, write data after its command, read
     data after a random latency, random backpressure on cmd and wdata."""
 
-    def __init__(self, dut, rng, cmd_ready, wdata_ready, lat_min, lat_max, depth=8):
-        self.dut, self.rng = dut, rng
+    def __init__(self, pins, rng, cmd_ready, wdata_ready, lat_min, lat_max, depth=8):
+        self.pins, self.rng = pins, rng
+        self.rdata_ready = pins.handle("mem__rdata__ready")
         self.p_cmd, self.p_wdata = cmd_ready, wdata_ready
         self.lat = (lat_min, lat_max)
         self.depth = depth
@@ -73,10 +100,10 @@ class Memory:
         return bool(self.queue or self.responses or self.rvalid)
 
     def cycle(self, t: int, cmd_valid: int, cmd_payload: int, wdata_valid: int, wdata_payload: int):
-        dut = self.dut
+        pins = self.pins
         # Handshakes of the cycle that just ended.
         if self.rvalid:                      # rdata.ready is sampled below; the core holds it high
-            if int(dut.mem__rdata__ready.value):
+            if int(self.rdata_ready.value):
                 self.responses.popleft()
         if cmd_valid and self.cmd_ready:
             self.queue.append((cmd_payload & 1, cmd_payload >> 1))
@@ -95,20 +122,21 @@ class Memory:
         # Drive the next cycle.
         self.cmd_ready = len(self.queue) < self.depth and self.rng.random() < self.p_cmd
         self.wdata_ready = bool(self.queue) and self.queue[0][0] == 1 and self.rng.random() < self.p_wdata
-        dut.mem__cmd__ready.value = int(self.cmd_ready)
-        dut.mem__wdata__ready.value = int(self.wdata_ready)
+        pins["mem__cmd__ready"] = int(self.cmd_ready)
+        pins["mem__wdata__ready"] = int(self.wdata_ready)
         self.rvalid = bool(self.responses) and self.responses[0][0] <= t + 1
-        dut.mem__rdata__valid.value = int(self.rvalid)
+        pins["mem__rdata__valid"] = int(self.rvalid)
         if self.rvalid:
-            dut.mem__rdata__payload.value = self.responses[0][1]
+            pins["mem__rdata__payload"] = self.responses[0][1]
 
 
 class Bench:
     def __init__(self, dut, sc):
         self.dut, self.sc = dut, sc
+        self.pins = Pins(dut)
         self.rng = random.Random(sc.get("tb_seed", 1))
         m = sc.get("mem", {})
-        self.mem = Memory(dut, self.rng, m.get("cmd_ready", 1.0), m.get("wdata_ready", 1.0),
+        self.mem = Memory(self.pins, self.rng, m.get("cmd_ready", 1.0), m.get("wdata_ready", 1.0),
                           m.get("lat_min", 1), m.get("lat_max", 1))
         self.params = ChannelParams(**sc.get("params", {}))
         self.frames = sc["frames"]            # [at, length, err]
@@ -122,19 +150,19 @@ class Bench:
         self.end = 0
 
     async def reset(self):
-        dut = self.dut
+        dut, pins = self.dut, self.pins
         for name in ("sink__valid", "source__ready", "mem__cmd__ready", "mem__wdata__ready",
                      "mem__rdata__valid", "bus__w_en", "bus__addr", "bus__w_data"):
-            getattr(dut, name).value = 0
-        dut.rst.value = 1
+            pins[name] = 0
+        pins["rst"] = 1
         await ClockCycles(dut.clk, 4)
-        dut.rst.value = 0
+        pins["rst"] = 0
 
     async def bus_read(self, addr: int) -> int:
-        self.dut.bus__addr.value = addr
+        self.pins["bus__addr"] = addr
         await RisingEdge(self.dut.clk)
         await RisingEdge(self.dut.clk)
-        return int(self.dut.bus__r_data.value)
+        return self.pins["bus__r_data"]
 
     async def read_stat(self, name: str) -> int:
         f = REGMAP[name]
@@ -144,22 +172,29 @@ class Bench:
         return value
 
     async def configure(self, regs: dict, flags: int):
-        dut = self.dut
+        dut, pins = self.dut, self.pins
         log = []
         if self.params.frame_log:
             ring = self.sc.get("log", {})
             log = [(REGMAP["log_base"].offset, ring.get("base", LOG_BASE)),
                    (REGMAP["log_ctl"].offset, ring.get("bits", LOG_BITS))]
         for addr, value in log + reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
-            dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
+            pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = addr, value, 1
             await RisingEdge(dut.clk)
-        self.bod_start = int(dut.now.value) + 1
-        dut.bus__w_en.value = 0
+        self.bod_start = pins["now"] + 1
+        pins["bus__w_en"] = 0
         while (await self.read_stat("status")) & 1:
             pass
 
     async def run(self):
-        dut, sc = self.dut, self.sc
+        dut, sc, pins = self.dut, self.sc, self.pins
+        # The ports read every cycle, looked up once.
+        clk, sink_ready_h, fate_valid_h, fate_h, src_valid_h, src_payload_h = (
+            pins.handle(n) for n in ("clk", "sink__ready", "fate_valid", "fate", "source__valid",
+                                     "source__payload"))
+        cmd_valid_h, cmd_payload_h, wdata_valid_h, wdata_payload_h = (
+            pins.handle(n) for n in ("mem__cmd__valid", "mem__cmd__payload", "mem__wdata__valid",
+                                     "mem__wdata__payload"))
         seed = sc.get("tb_seed", 1)
         p_gap = sc.get("beat_gap", 0.0)
         p_sink = sc.get("sink_ready", 1.0)
@@ -176,37 +211,41 @@ class Bench:
         sink_payload = 0
         src_ready = True
         expect_end = None
-        t = int(dut.now.value)
+        t = pins["now"]
         skip_to = None
 
         while True:
-            if skip_to is not None:
-                trig = await First(ClockCycles(dut.clk, max(1, skip_to - t)),
-                                   RisingEdge(dut.mem__cmd__valid), RisingEdge(dut.source__valid),
-                                   RisingEdge(dut.fate_valid))
-                if not isinstance(trig, ClockCycles):
-                    await RisingEdge(dut.clk)
-                skip_to = None
+            # t: the cycle just ended (whose values are read below), counted here and read from
+            # the channel's own counter only after a jump.
+            if skip_to is not None and skip_to - t > 1:
+                # To the middle of the cycle before skip_to (one timer, not a callback a
+                # cycle), or until the channel starts something; then to the next edge.
+                await First(Timer(PERIOD_NS * (skip_to - t - 1) + PERIOD_NS // 2, unit="ns"),
+                            RisingEdge(cmd_valid_h), RisingEdge(src_valid_h),
+                            RisingEdge(fate_valid_h))
+                await RisingEdge(clk)
+                t = pins["now"]
             else:
-                await RisingEdge(dut.clk)
-            t = int(dut.now.value)     # values read here are those of the cycle that just ended
+                await RisingEdge(clk)
+                t += 1
+            skip_to = None
 
             # --- ingress handshake of cycle t
-            if sink_valid and int(dut.sink__ready.value):
+            if sink_valid and int(sink_ready_h.value):
                 beats.popleft()
                 if sink_payload >> 64 & 1:
                     self.arrivals.append(t)
                     driving = False
-            if int(dut.fate_valid.value):
-                self.fates.append(int(dut.fate.value))
+            if int(fate_valid_h.value):
+                self.fates.append(int(fate_h.value))
             # --- egress
-            src_valid = int(dut.source__valid.value)
+            src_valid = int(src_valid_h.value)
             if src_valid:
                 if not in_frame_out:
                     in_frame_out, out_start = True, t
                     rx = bytearray()
                 if src_ready:
-                    word = int(dut.source__payload.value)
+                    word = int(src_payload_h.value)
                     last = word >> 64 & 1
                     nbytes = word >> 65 & 0xF
                     rx += (word & MASK64).to_bytes(8, "little")[:nbytes if last else 8]
@@ -214,15 +253,15 @@ class Bench:
                         self.egress.append((out_start, bytes(rx)))
                         in_frame_out = False
             # --- memory
-            cmd_valid = int(dut.mem__cmd__valid.value)
-            wdata_valid = int(dut.mem__wdata__valid.value)
-            self.mem.cycle(t, cmd_valid, int(dut.mem__cmd__payload.value) if cmd_valid else 0,
-                           wdata_valid, int(dut.mem__wdata__payload.value) if wdata_valid else 0)
+            cmd_valid = int(cmd_valid_h.value)
+            wdata_valid = int(wdata_valid_h.value)
+            self.mem.cycle(t, cmd_valid, int(cmd_payload_h.value) if cmd_valid else 0,
+                           wdata_valid, int(wdata_payload_h.value) if wdata_valid else 0)
             # --- bus: commits
-            dut.bus__w_en.value = 0
+            pins["bus__w_en"] = 0
             if self.bus_ops:
                 addr, value, commit = self.bus_ops.popleft()
-                dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = addr, value, 1
+                pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = addr, value, 1
                 if commit is not None:
                     # Written in cycle t + 1; one named ahead (AT) takes effect at its cycle.
                     self.commits.append(Commit(max(t + 1, commit.get("cycle", 0)),
@@ -257,11 +296,11 @@ class Bench:
                 sink_valid, sink_payload = True, beats[0]
             else:
                 sink_valid = False
-            dut.sink__valid.value = int(sink_valid)
+            pins["sink__valid"] = int(sink_valid)
             if sink_valid:
-                dut.sink__payload.value = sink_payload
+                pins["sink__payload"] = sink_payload
             src_ready = p_sink >= 1.0 or self.rng.random() < p_sink
-            dut.source__ready.value = int(src_ready)
+            pins["source__ready"] = int(src_ready)
 
             # --- end of stimulus: predict, then run until the last expected egress
             if expect_end is None and not pending and not beats and not self.bus_ops and not commit_plan:
@@ -284,28 +323,30 @@ class Bench:
                     nxt.append(commit_plan[0]["at"])
                 if nxt and min(nxt) - t > 4:
                     skip_to = min(nxt) - 1
-        dut.sink__valid.value = 0
+        pins["sink__valid"] = 0
+        now = pins["now"]
+        assert now == t, f"the bench counted cycle {t}, the channel's counter says {now}"
         self.end = t
 
     async def stats(self) -> dict:
-        dut = self.dut
-        dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = \
+        dut, pins = self.dut, self.pins
+        pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = \
             REGMAP["stats"].offset, STATS_SNAPSHOT, 1
         await RisingEdge(dut.clk)
-        dut.bus__w_en.value = 0
+        pins["bus__w_en"] = 0
         return {name: await self.read_stat(name) for name in COUNTERS + GAUGES}
 
     async def bod_ring(self) -> tuple[int, list]:
         """The BoD statistics ring: the superframe count and the records still held."""
-        dut = self.dut
+        dut, pins = self.dut, self.pins
         count = await self.read_stat("bod_count")
-        self.end = int(dut.now.value)
+        self.end = pins["now"]
         records = []
         for sf in range(max(0, count - self.params.bod_ring), count):
-            dut.bus__addr.value, dut.bus__w_data.value, dut.bus__w_en.value = \
+            pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = \
                 REGMAP["bod_sel"].offset, sf, 1
             await RisingEdge(dut.clk)
-            dut.bus__w_en.value = 0
+            pins["bus__w_en"] = 0
             records.append(unpack_record(await self.read_stat("bod_rec")))
         return count, records
 
@@ -450,7 +491,7 @@ def check(bench: Bench, hw: dict) -> dict:
 async def channel_matches_model(dut):
     with open(os.environ["SATEMU_SCENARIO"]) as f:
         sc = json.load(f)
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
     bench = Bench(dut, sc)
     await bench.reset()
     await bench.configure(sc["regs"], COMMIT_APPLY | COMMIT_RESEED | COMMIT_LAYOUT)
