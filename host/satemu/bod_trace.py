@@ -39,12 +39,16 @@ COLUMNS = ["sf", "cycle", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "backgrou
 
 
 def superframe_segments(regs, start: int, commits: Sequence = (),
-                        superframes: int = 1) -> list[tuple[int, int, int, int]]:
+                        superframes: int | Iterable[BodRecord] = 1
+                        ) -> list[tuple[int, int, int, int]]:
     """The superframes 0 .. ``superframes`` - 1 of a BoD channel whose superframe 0 began at
     cycle ``start`` with the profile ``regs``, as stretches of one shape: (first superframe,
     cycles from superframe 0's start to its start, superframe cycles, slot bytes). A later commit
     (``satemu.channel_model.Commit``: a timeline's step) gives its shape to the first
-    superframe that begins after its cycle, as the BoD block takes it (satemu.bod_model)."""
+    superframe that begins after its cycle, as the BoD block takes it (satemu.bod_model).
+    ``superframes`` may instead be the records: every superframe up to the last one's."""
+    if not isinstance(superframes, int):
+        superframes = 1 + max((r.sf for r in superframes), default=0)
     pending = sorted(((c.cycle, c.regs) for c in commits), key=lambda c: c[0])
     out: list[tuple[int, int, int, int]] = []
     r, t, k, i = regs, start, 0, 0

@@ -286,8 +286,7 @@ def _bod_segments(link, hw, trace, timeline):
         from .timeline import compile_timeline
         commits = compile_timeline(link, hw).commits(timeline["start"], "return",
                                                      timeline["lap"] + 1)
-    return superframe_segments(regs, trace.start, commits,
-                               1 + max((r.sf for r in trace.records), default=0))
+    return superframe_segments(regs, trace.start, commits, trace.records)
 
 
 def _merge_spec(text: str) -> tuple[int, Path]:

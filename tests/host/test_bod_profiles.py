@@ -525,6 +525,7 @@ def test_superframe_segments_follow_the_steps_as_the_model_does():
     segments = superframe_segments(r0, 17, commits, 30)
     assert [superframe_at(segments, k) for k in range(30)] == Logged.seen
     assert len(segments) == 3           # r2 between 3,340 and 3,341 began no superframe
+    assert superframe_segments(r0, 17, commits, bod.records) == segments   # up to the last's
     rows = records_to_rows(bod.records, 17, 1000, 1_000_000, 50, segments)
     assert [row["cycle"] for row in rows] == [17 + s[0] for s in Logged.seen]
     k = next(i for i, s in enumerate(Logged.seen) if s[2] == 30)

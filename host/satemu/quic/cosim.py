@@ -244,8 +244,7 @@ def bod_dict(start: int, origin: int, regs, records, lost=(), commits=()) -> dic
     stretches of superframes of one shape (``satemu.bod_trace.superframe_segments``, from the
     profile ``regs`` and a timeline's ``commits`` on the return channel)."""
     from ..bod_trace import superframe_segments
-    segments = superframe_segments(regs, start, commits,
-                                   1 + max((r.sf for r in records), default=0))
+    segments = superframe_segments(regs, start, commits, records)
     return {"start": start, "phase": origin - start, "superframe_cycles": segments[0][2],
             "slot_bytes": segments[0][3], "records": [vars(r) for r in records],
             "lost": list(lost), "segments": [list(seg) for seg in segments]}
