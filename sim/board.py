@@ -174,14 +174,21 @@ def launch(port: int | None = None, timeout: float = 180.0,
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
+    # Each HELLO waits `wait` s for its answer. A board that connects but answers later than
+    # that (the Colorlight's bit-serial CPU, more so on a loaded machine) gets twice as long at
+    # the next attempt; a refused connection (still booting) is no reason to wait longer.
+    wait = 2.0
     while True:
         if proc.poll() is not None:
             raise BoardError(f"the simulated board exited at start; see {run / 'sim.log'}")
+        tried = time.monotonic()
         try:
-            with Device(state["url"], timeout=2.0) as dev:
+            with Device(state["url"], timeout=wait) as dev:
                 state["hello"] = dev.hello()
             break
         except DeviceError:
+            if time.monotonic() - tried >= wait:
+                wait = min(2 * wait, 32.0)
             if time.monotonic() > deadline:
                 proc.terminate()
                 raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
