@@ -110,12 +110,34 @@ def _taps():
     return (f"sa{os.getpid() % 10000}", f"sb{os.getpid() % 10000}")
 
 
+_running: dict = {}          # the board while it runs: "state"
+
+
+def _stop_board() -> None:
+    state = _running.pop("state", None)
+    if state is not None:
+        board.kill(state)
+
+
 @pytest.fixture(scope="session")
 def board_state():
-    """The running board: its UART ``url``, the Ethernet module's ``eth_port`` and ``taps``."""
-    state = board.launch(taps=_taps())
+    """The running board: its UART ``url``, the Ethernet module's ``eth_port`` and ``taps``.
+    It stops after the last test that uses it (``pytest_runtest_teardown``) or at the
+    session's end, whichever comes first."""
+    _running["state"] = state = board.launch(taps=_taps())
     yield state
-    board.kill(state)
+    _stop_board()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Stop the board once no later test uses it. An idle board runs freely, holding a core
+    that the tests after the system tests (the data-path boards, the bitstream's build) need."""
+    if "state" not in _running or "board_state" not in item.fixturenames:
+        return
+    items = item.session.items
+    later = items[items.index(item) + 1:]
+    if not any("board_state" in i.fixturenames for i in later):
+        _stop_board()
 
 
 @pytest.fixture(scope="session")
