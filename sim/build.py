@@ -68,7 +68,7 @@ def verilate(src: Path, top: str, out: Path) -> None:
     runner's own build but for one flag: only the top level's signals are public to cocotb
     (``--public-depth 1``), where the runner makes every signal public (``--public-flat-rw``),
     which keeps Verilator from optimising any of them away. The benches use ports only, and
-    the channel with BoD simulated 3-5x faster so (docs/architecture.md, "Tests")."""
+    the channel with BoD simulated 3-5x faster so (docs/architecture.md, "Verification")."""
     import cocotb_tools.config as cocotb_config
 
     libs = cocotb_config.libs_dir
