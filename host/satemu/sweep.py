@@ -217,6 +217,52 @@ def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
     return out
 
 
+TRACE_FIELDS = ("forward.trace", "return.trace")
+
+
+def _traces(text: str) -> dict[str, str]:
+    """The trace files profile TOML ``text`` names, by field (``TRACE_FIELDS``)."""
+    import tomllib
+    doc = tomllib.loads(text) if text else {}
+    tables = {field: doc.get(field.split(".")[0]) for field in TRACE_FIELDS}
+    return {field: t["trace"] for field, t in tables.items()
+            if isinstance(t, dict) and isinstance(t.get("trace"), str)}
+
+
+def _placed_traces(text: str, folder: Path) -> tuple:
+    """Overrides that name profile ``text``'s trace files by their absolute paths (they are
+    relative to ``folder``, the profile's own), so that a point's TOML, run from elsewhere and
+    rewritten by ``--set``, still finds them."""
+    return tuple((field, json.dumps(str((folder / file).resolve())))
+                 for field, file in _traces(text).items())
+
+
+def _placed_sets(overrides) -> tuple:
+    """``--set`` values as ``override_profile`` takes them, a trace file given relative to the
+    working folder made absolute."""
+    import tomllib
+    out = []
+    for field, value in overrides:
+        if field in TRACE_FIELDS:
+            try:
+                value = tomllib.loads(f"v = {value}")["v"]
+            except (ValueError, RecursionError):
+                pass
+            value = json.dumps(str(Path(str(value).strip()).resolve()))
+        out.append((field, value))
+    return tuple(out)
+
+
+def _trace_bytes(toml: str) -> bytes:
+    """The content of the trace files profile ``toml`` names (absolute paths): an edited trace
+    makes a new point."""
+    data = b""
+    for file in _traces(toml).values():
+        with contextlib.suppress(OSError):
+            data += Path(file).read_bytes()
+    return data
+
+
 def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoint=None,
          stacks=("aioquic", "aioquic"), max_time: float = 600.0,
          hardware=None, pcap: bool = False) -> list[Point]:
@@ -243,13 +289,16 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
         base = load_profile(given)
         builtin = given if base.path is None else ""
         text = _builtin_text(base.name) if builtin else read_profile_text(base.path)
+        folder = Path(str(resources.files("satemu").joinpath("profiles"))) if builtin \
+            else base.path.parent
+        placed = _placed_traces(text, folder)
         fields = [f for f, _ in sets]
         for combo in itertools.product(*(values for _, values in sets)):
             overrides = tuple(sorted(zip(fields, combo)))
-            if overrides:
+            if overrides or (placed and not builtin):
                 name = derived_name(base.name, overrides)
                 try:
-                    toml = override_profile(text, overrides, name)
+                    toml = override_profile(text, placed + _placed_sets(overrides), name)
                 except ProfileError as e:
                     raise ProfileError(f"--set on {base.name}: {e}") from None
                 link = parse_profile(toml, name)
@@ -259,7 +308,7 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
                 link.check(hw)
             except ProfileError as e:
                 raise ProfileError(f"{name}: {e}") from None
-            sha = hashlib.sha256((toml or text).encode()).hexdigest()[:16]
+            sha = hashlib.sha256((toml or text).encode() + _trace_bytes(toml)).hexdigest()[:16]
             links.append((base.name, overrides, name, "" if overrides else builtin, toml, sha))
     for ack in policies:                # a quinn client applies only some receiver policies
         if any(pair[0] == "quinn" for _, pair, _ in endpoints):

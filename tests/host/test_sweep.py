@@ -130,3 +130,43 @@ def test_bad_input_is_one_line_and_starts_nothing(tmp_path, capsys, extra, messa
     lines = captured.err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("satemu: ") and message in lines[0], lines
     assert not out.exists()
+
+
+def test_a_profile_s_trace_files_are_found_from_any_folder(tmp_path, monkeypatch):
+    """A profile whose trace is relative to its own folder, swept from another folder with
+    and without --set (the point's TOML is run from elsewhere again), and a --set trace
+    relative to the working folder: each point's TOML names the file by its absolute path,
+    and an edited trace gives the point a new hash."""
+    from satemu.profile import parse_profile
+    from satemu.sweep import plan
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "fade.csv").write_text("time,rate,delay,loss\n0 s,10 Mbit/s,300 ms,0\n"
+                                     "10 s,2 Mbit/s,300 ms,0\n")
+    (folder / "p.toml").write_text('name = "tr"\n[forward]\nrate = "10 Mbit/s"\n'
+                                   'delay = "300 ms"\ntrace = "fade.csv"\n[return]\n'
+                                   'rate = "2 Mbit/s"\ndelay = "300 ms"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "other.csv").write_text("time,rate,delay,loss\n0 s,5 Mbit/s,250 ms,0\n"
+                                         "20 s,1 Mbit/s,250 ms,0\n")
+    monkeypatch.chdir(elsewhere)
+
+    def points(sets=()):
+        return plan("model", [str(folder / "p.toml")], [("30KB", 30_000)], ["default"],
+                    ["reno"], [1], list(sets))
+
+    plain, = points()
+    setting, = points([("return.rate", ["1 Mbit/s"])])
+    swapped, = points([("forward.trace", ["other.csv"])])
+    assert setting.name == "tr+return.rate=1Mbitps"
+    assert f'trace = "{(folder / "fade.csv").resolve()}"' in plain.toml
+    assert f'trace = "{(elsewhere / "other.csv").resolve()}"' in swapped.toml
+    monkeypatch.chdir(tmp_path)
+    for point in (plain, setting, swapped):
+        assert parse_profile(point.toml, point.name).timeline is not None
+    (folder / "fade.csv").write_text("time,rate,delay,loss\n0 s,10 Mbit/s,300 ms,0\n"
+                                     "10 s,3 Mbit/s,300 ms,0\n")
+    monkeypatch.chdir(elsewhere)
+    assert points()[0].sha != plain.sha
