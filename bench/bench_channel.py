@@ -13,6 +13,7 @@ Line rate for 64-byte frames at 1 GbE is 1.488 Mpps per port: 50.4 cycles per fr
 import json
 import sys
 import time
+from dataclasses import asdict
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,10 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sim.run import run_scenario               # noqa: E402
+from satemu.params import ChannelParams        # noqa: E402
 from sim.traffic import scenario               # noqa: E402
 from satemu.channel_model import channel_registers  # noqa: E402
 
 F_CLK = 75_000_000
+# The channel alone: no frame log, every departure time on chip (the cocotb scenarios' own
+# parameters, sim.traffic.SCENARIO_PARAMS, add both, and with them memory words per frame).
+PARAMS = ChannelParams()
 
 
 def line_pps(length: int) -> float:
@@ -36,7 +41,7 @@ def measure(latency: int, n: int = 3000, length: int = 60, delay_s=0, beat_gap: 
     regs = channel_registers(f_clk=F_CLK, mem_size=1 << 20, delay_s=delay_s)
     frames = [[0, length, 0] for _ in range(n)]
     sc = scenario(f"frames{length}-lat{latency}-delay{regs.delay}-gap{beat_gap}", f_clk=F_CLK,
-                  regs=regs, frames=frames, beat_gap=beat_gap,
+                  regs=regs, frames=frames, beat_gap=beat_gap, params=PARAMS,
                   mem={"cmd_ready": 1.0, "wdata_ready": 1.0, "lat_min": latency, "lat_max": latency})
     s = run_scenario(sc, ROOT / "build" / "bench" / sc["name"])
     if expect_exact and (s["errors"] or s["failed"]):
@@ -73,7 +78,7 @@ def measure(latency: int, n: int = 3000, length: int = 60, delay_s=0, beat_gap: 
 def main():
     results = {"benchmark": "channel-min-frame", "f_clk_reference": F_CLK,
                "line_rate_cycles_per_min_frame_75MHz": round(F_CLK / line_pps(60), 2),
-               "date": time.strftime("%Y-%m-%d"), "runs": [measure(lat) for lat in (4, 16, 32)]
+               "date": time.strftime("%Y-%m-%d"), "params": asdict(PARAMS), "runs": [measure(lat) for lat in (4, 16, 32)]
                # 1 ms of delay holds ~3900 frames: far more than the reader's length ring.
                + [measure(lat, n=8000, delay_s=Fraction(1, 1000)) for lat in (16, 32)]
                # Longest frames: at GbE pacing (0.21 beats per cycle at 75 MHz) and at one beat
