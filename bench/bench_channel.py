@@ -78,7 +78,8 @@ def measure(latency: int, n: int = 3000, length: int = 60, delay_s=0, beat_gap: 
 def main():
     results = {"benchmark": "channel-min-frame", "f_clk_reference": F_CLK,
                "line_rate_cycles_per_min_frame_75MHz": round(F_CLK / line_pps(60), 2),
-               "date": time.strftime("%Y-%m-%d"), "params": asdict(PARAMS), "runs": [measure(lat) for lat in (4, 16, 32)]
+               "date": time.strftime("%Y-%m-%d"), "params": asdict(PARAMS),
+               "runs": [measure(lat) for lat in (4, 16, 32)]
                # 1 ms of delay holds ~3900 frames: far more than the reader's length ring.
                + [measure(lat, n=8000, delay_s=Fraction(1, 1000)) for lat in (16, 32)]
                # Longest frames: at GbE pacing (0.21 beats per cycle at 75 MHz) and at one beat

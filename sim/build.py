@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -70,6 +69,7 @@ def verilate(src: Path, top: str, out: Path) -> None:
     which keeps Verilator from optimising any of them away. The benches use ports only, and
     the channel with BoD simulated 3-5x faster so (docs/architecture.md, "Verification")."""
     import cocotb_tools.config as cocotb_config
+    from hw.pipeline import run_step
 
     libs = cocotb_config.libs_dir
     verilate_cmd = [
@@ -82,7 +82,4 @@ def verilate(src: Path, top: str, out: Path) -> None:
                 "VM_TRACE=0"]
     with open(out / "build.log", "w") as log:
         for cmd in (verilate_cmd, make_cmd):
-            done = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
-            if done.returncode:
-                raise RuntimeError(f"{cmd[0]} failed ({done.returncode}): see {out / 'build.log'}")
+            run_step(cmd, log, out, dict(os.environ))

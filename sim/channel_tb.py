@@ -164,6 +164,13 @@ class Bench:
         await RisingEdge(self.dut.clk)
         return self.pins["bus__r_data"]
 
+    async def bus_write(self, addr: int, value: int):
+        """One register write: a cycle with the bus's write enable high."""
+        pins = self.pins
+        pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = addr, value, 1
+        await RisingEdge(self.dut.clk)
+        pins["bus__w_en"] = 0
+
     async def read_stat(self, name: str) -> int:
         f = REGMAP[name]
         value = 0
@@ -329,24 +336,16 @@ class Bench:
         self.end = t
 
     async def stats(self) -> dict:
-        dut, pins = self.dut, self.pins
-        pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = \
-            REGMAP["stats"].offset, STATS_SNAPSHOT, 1
-        await RisingEdge(dut.clk)
-        pins["bus__w_en"] = 0
+        await self.bus_write(REGMAP["stats"].offset, STATS_SNAPSHOT)
         return {name: await self.read_stat(name) for name in COUNTERS + GAUGES}
 
     async def bod_ring(self) -> tuple[int, list]:
         """The BoD statistics ring: the superframe count and the records still held."""
-        dut, pins = self.dut, self.pins
         count = await self.read_stat("bod_count")
-        self.end = pins["now"]
+        self.end = self.pins["now"]
         records = []
         for sf in range(max(0, count - self.params.bod_ring), count):
-            pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = \
-                REGMAP["bod_sel"].offset, sf, 1
-            await RisingEdge(dut.clk)
-            pins["bus__w_en"] = 0
+            await self.bus_write(REGMAP["bod_sel"].offset, sf)
             records.append(unpack_record(await self.read_stat("bod_rec")))
         return count, records
 

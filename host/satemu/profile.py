@@ -63,7 +63,8 @@ from .validate import Hardware, Verdict, profile_fields, validate
 from .timeline import Timeline, parse_timeline
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
-           "builtin_profiles", "parse_profile", "override_profile", "read_profile_text"]
+           "builtin_profiles", "parse_profile", "override_profile", "override_value",
+           "read_profile_text"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod", "trace", "trace_resolution"}
@@ -561,6 +562,15 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
                    timeline=parse_timeline(doc, base_dir))
 
 
+def override_value(raw: str):
+    """An override's value as ``override_profile`` sets it: ``raw`` read as TOML (``3``,
+    ``true``, ``["50 packets", "640 KB"]``), or else taken as a string, stripped."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except (ValueError, RecursionError):         # not TOML (or not readable as it): a string
+        return raw.strip()
+
+
 def override_profile(text: str, overrides, name: str) -> str:
     """The profile TOML ``text`` with each ``(field, value)`` of ``overrides`` set and its name
     made ``name``, as TOML text. A field is a channel's key by its path (``return.rate``,
@@ -598,11 +608,7 @@ def override_profile(text: str, overrides, name: str) -> str:
             if not isinstance(table, dict):
                 raise ProfileError(f"{'.'.join(parts[:i + 1])}: not a table, so it has no "
                                    f"{parts[i + 1]}")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except (ValueError, RecursionError):     # not TOML (or not readable as it): a string
-            value = raw.strip()
-        table[parts[-1]] = value
+        table[parts[-1]] = override_value(raw)
     doc["name"] = name
     lines = [f"{key(k)} = {toml(v)}" for k, v in doc.items() if not isinstance(v, dict)]
     for side, table in doc.items():

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from .profile import (ProfileError, load_profile, override_profile, parse_profile,
-                      read_profile_text)
+from .profile import (ProfileError, load_profile, override_profile, override_value,
+                      parse_profile, read_profile_text)
 from .quic.settings import CONTROLLERS
 
 __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
@@ -233,24 +233,19 @@ def _placed_traces(text: str, folder: Path) -> tuple:
     """Overrides that name profile ``text``'s trace files by their absolute paths (they are
     relative to ``folder``, the profile's own), so that a point's TOML, run from elsewhere and
     rewritten by ``--set``, still finds them."""
-    return tuple((field, json.dumps(str((folder / file).resolve())))
-                 for field, file in _traces(text).items())
+    return tuple((field, _absolute(folder / file)) for field, file in _traces(text).items())
 
 
 def _placed_sets(overrides) -> tuple:
     """``--set`` values as ``override_profile`` takes them, a trace file given relative to the
     working folder made absolute."""
-    import tomllib
-    out = []
-    for field, value in overrides:
-        if field in TRACE_FIELDS:
-            try:
-                value = tomllib.loads(f"v = {value}")["v"]
-            except (ValueError, RecursionError):
-                pass
-            value = json.dumps(str(Path(str(value).strip()).resolve()))
-        out.append((field, value))
-    return tuple(out)
+    return tuple((field, _absolute(Path(str(override_value(value)).strip())))
+                 if field in TRACE_FIELDS else (field, value) for field, value in overrides)
+
+
+def _absolute(path: Path) -> str:
+    """``path`` made absolute, as an override's TOML string."""
+    return json.dumps(str(path.resolve()))
 
 
 def _trace_bytes(toml: str) -> bytes:
