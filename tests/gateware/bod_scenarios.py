@@ -119,6 +119,17 @@ def bod_scenarios() -> dict[str, dict]:
         expect={"queue drops": "summary['counters']['drop_queue'] > 0",
                 "loss": "summary['counters']['drop_loss'] > 0"})
 
+    # A board's memory pace (4 cycles a word, 2 bytes a cycle) on 1000-byte slots of an
+    # 8 Mbit/s carrier: a slot carries the ends of several short frames, released together at
+    # its end; they leave at the pace, not at the port's rate.
+    regs = bod_regs(f, superframe=Fraction(1, 100), slots=10, slot_bytes=1000, overhead=6,
+                    cra=3_000_000, rbdc_max=4_000_000, timeout=4, latency=4, queue_frames=200)
+    sc["bod-paced"] = scenario(
+        "slots releasing several frames at once on a paced memory", f_clk=f, regs=regs,
+        params=replace(PARAMS, mem_pace=4), tb_seed=28, mem=HOSTILE_MEM, run_after=50_000,
+        frames=traffic(38, 400, rate_bps=3_000_000, f_clk=f, load=1.0, p_small=0.6,
+                       p_burst=0.05))
+
     # A timeline's BoD steps, each named ahead (COMMIT_AT) as the firmware runs them, with
     # frames queued across every one: the grants, the background, the delay (up, then a cut)
     # and loss; then the superframe's shape (slots, their length and bytes) and the request

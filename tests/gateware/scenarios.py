@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from satemu.channel_model import channel_registers, frame_words
+from satemu.channel_model import Commit, channel_registers, frame_words, simulate
+from satemu.params import ChannelParams, ChannelRegs, Fate
 from satemu.regmap import CFG_FIELDS
-from sim.traffic import scenario, traffic
+from sim.traffic import SCENARIO_PARAMS, scenario, traffic
 
 HOSTILE_MEM = {"cmd_ready": 0.6, "wdata_ready": 0.6, "lat_min": 4, "lat_max": 40}
 MEM_WORDS = 1 << 22     # 32 MiB of 64-bit words: enough for every profile below
@@ -20,6 +21,18 @@ def mem_for(rate_bps, delay_s, f_clk, margin=2.0) -> int:
         return MEM_WORDS
     frames = rate_bps * float(delay_s) / (8 * 60) * margin + 4096
     return min(MEM_WORDS, int(frames * frame_words(60)))
+
+
+def paced_frames(sc: dict, summary: dict) -> int:
+    """How many of a scenario's frames the memory's pace (``ChannelParams.mem_pace``) delayed:
+    those whose egress the model, run on the bench's arrivals without the pace, puts earlier."""
+    params = replace(ChannelParams(**sc["params"]), mem_pace=0)
+    commits = [Commit(c["cycle"], ChannelRegs(**c["regs"])) for c in sc["commits"]]
+    free = simulate(zip(summary["arrivals"], [f[1] for f in sc["frames"]],
+                        [f[2] for f in sc["frames"]]), ChannelRegs(**sc["regs"]), params, commits,
+                    bod_start=summary.get("bod_start", 0))
+    got = iter(summary["egress"])
+    return sum(r.egress != next(got) for r in free.frames if r.fate == Fate.DELIVERED)
 
 
 def all_scenarios() -> dict[str, dict]:
@@ -112,6 +125,26 @@ def all_scenarios() -> dict[str, dict]:
         commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
                  for cycle, regs, reseed in steps])
     sc["commit-midstream"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
+
+    # A board's memory pace (ChannelParams.mem_pace, 4 cycles a word: 2 bytes a cycle, twice
+    # the 8 Mbit/s link at 1 MHz): delay cuts of 55 ms and 30 ms make the frames of each cut
+    # due at once, and they leave at the pace, not at the port's 8 bytes a cycle; a delay rise
+    # and a rate step between. Steady traffic at the link rate never waits for the pace.
+    f = 1_000_000
+    d0 = channel_registers(f_clk=f, rate_bps=8_000_000, overhead=24, delay_s=Fraction(6, 100),
+                           queue_frames=100, mem_size=MEM_WORDS, seed=6)
+    d1 = replace(d0, delay=5_000)
+    d2 = replace(d1, delay=30_000)
+    half = channel_registers(f_clk=f, rate_bps=4_000_000)
+    d3 = replace(d2, delay=0, rate_q=half.rate_q, rate_num=half.rate_num, rate_den=half.rate_den)
+    steps = [(120_000, d1), (250_000, d2), (330_000, d3)]
+    sc["delay-cut-paced"] = scenario(
+        "delay cuts on a paced memory: the frames of a cut leave at the memory's pace, exactly",
+        f_clk=f, regs=d0, params=replace(SCENARIO_PARAMS, mem_pace=4), tb_seed=14,
+        mem=HOSTILE_MEM, frames=traffic(22, 500, rate_bps=8_000_000, f_clk=f, load=0.35,
+                                        p_burst=0.05, p_runt=0.01),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs} for cycle, regs in steps])
+    sc["delay-cut-paced"]["expect_commit_cycles"] = [cycle for cycle, _ in steps]
 
     # Frames whose last beat lands on the commit cycle C itself and on either side: frames up to
     # C keep the old rate, frames after it get the new one. The bench writes the 20 profile words

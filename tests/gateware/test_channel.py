@@ -9,7 +9,7 @@ from satemu.channel_model import frame_words
 from satemu.params import ChannelParams, Fate
 from sim.run import run_scenario
 from sim.soak import run_soak, soak_scenario, soak_traffic
-from scenarios import all_scenarios
+from scenarios import all_scenarios, paced_frames
 
 SCENARIOS = all_scenarios()
 
@@ -34,6 +34,9 @@ def test_channel_matches_model(name, scenario_pool):
         assert set(sc["expect_arrivals"]) <= set(summary["arrivals"])
     if "expect_commit_cycles" in sc:     # each commit named ahead took effect at its cycle
         assert summary["commit_cycles"] == sc["expect_commit_cycles"]
+    if sc["params"]["mem_pace"]:         # the pace set the egress of frames after each cut
+        assert paced_frames(sc, summary) > 40
+
 
 
 # The soak's first frames (sim/soak.py) through the RTL (about 10^6 cycles), built with the

@@ -4,6 +4,7 @@
 import pytest
 
 from bod_scenarios import bod_scenarios
+from scenarios import paced_frames
 
 SCENARIOS = bod_scenarios()
 
@@ -22,3 +23,5 @@ def test_bod_matches_model(name, scenario_pool):
         assert eval(check, {}, {"bod": bod, "summary": summary}), f"{key}: {check}"
     if "expect_commit_cycles" in sc:     # each step named ahead took effect at its cycle
         assert summary["commit_cycles"] == sc["expect_commit_cycles"]
+    if sc["params"]["mem_pace"]:         # the pace set the egress of frames sharing a slot
+        assert paced_frames(sc, summary) > 40

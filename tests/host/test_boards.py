@@ -10,7 +10,7 @@ from satemu.cli import main
 from satemu.units import format_size
 
 # A profile whose forward channel needs more delay-line throughput than the Versa-5G guarantees
-# (300 Mbit/s of 60-byte frames: 6982 words per 65536 cycles at 55 MHz, against 6000).
+# (300 Mbit/s of 60-byte frames: 6982 words per 65536 cycles at 55 MHz, against 5957).
 FAST = ('name = "fast"\n[forward]\nrate = "300 Mbit/s"\ndelay = "10 ms"\nqueue = "100 packets"\n'
         '[return]\nrate = "1 Mbit/s"\ndelay = "10 ms"\n')
 
@@ -39,9 +39,12 @@ def test_the_table_is_what_the_boards_say():
     # starts, 2^16 words before the next region.
     deep = (1 << 22) - (1 << 16)
     assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, deep, 0)
-    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 6000)
+    # The guarantees are what the channels' pace lets leave: 65536 // 11 and 65536 // 15.
+    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 5957)
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
-                                                                         4600)
+                                                                         4369)
+    assert (sim_hw.params.mem_pace, versa.params.mem_pace, colorlight.params.mem_pace) == (
+        0, 11, 15)
     assert (sim_hw.params.counter_bits, versa.params.counter_bits,
             colorlight.params.counter_bits) == (64, 32, 32)
     assert colorlight.params.queue_depth == colorlight.params.queue_onchip == 512
@@ -66,10 +69,11 @@ def test_show_on_the_versa(capsys):
     out = capsys.readouterr().out
     mem = format_size(BOARDS["versa-ecp5"].delay_line_words * 8)
     assert "board: versa-ecp5 (the Lattice ECP5 Versa-5G), 55 MHz, ports at 1 Gbit/s" in out
-    assert f"delay line per channel: {mem}, 6000 words per 65536 cycles guaranteed" in out
+    assert (f"delay line per channel: {mem}, 5957 words per 65536 cycles guaranteed, frames "
+            f"falling due together leave at 11 cycles a word") in out
     assert "at 55 MHz: 51 + 13/17 cycles per byte, delay 16500000 cycles" in out
     assert "queue 637.5 KB or 1024 packets (hardware cap)" in out
-    assert f"of {mem} (1.4%)" in out and "of 6000 guaranteed" in out
+    assert f"of {mem} (1.4%)" in out and "of 5957 guaranteed" in out
 
 
 def test_show_on_the_colorlight(capsys):
@@ -96,7 +100,7 @@ def test_show_fails_beyond_the_versa_throughput(capsys, tmp_path):
     cap = capsys.readouterr()
     assert cap.out == ""
     assert cap.err.startswith("satemu: forward: the profile's rate needs up to 6982 words per "
-                              "65536 cycles of delay-line bandwidth, the board guarantees 6000 "
+                              "65536 cycles of delay-line bandwidth, the board guarantees 5957 "
                               "per channel") and "Traceback" not in cap.err
     # Not on the simulated board, whose delay line is not limited; nor with --mem-wpc over it.
     assert main(["show", str(fast)]) == 0
@@ -112,7 +116,7 @@ def test_options_override_the_board(capsys):
     assert "75 MHz, ports at 1 Gbit/s; given --f-clk 75000000, --mem-words 6291456" in out
     assert "at 75 MHz: 70 + 10/17 cycles per byte" in out
     assert f"of {format_size((6 << 20) * 8)} (" in out
-    assert "of 6000 guaranteed" in out                  # the Versa's, not given
+    assert "of 5957 guaranteed" in out                  # the Versa's, not given
 
 
 def test_unknown_board_is_a_usage_error(capsys):

@@ -126,6 +126,66 @@ def test_egress_port_serialises_frames_due_together():
     assert second.egress == first.egress + frame_beats(1518)
 
 
+@pytest.mark.parametrize("board", ["versa-ecp5", "colorlight-5a-75b"])
+@pytest.mark.parametrize("overhead", [0, 24])
+def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead):
+    """A board's pace lets through every frame of a profile its firmware accepts: at the
+    fastest shaped rate its throughput check admits, frames of random lengths offered at twice
+    that rate (with bursts) at a constant delay leave exactly as they would with no pace, and
+    a pace a cycle slower would hold some back."""
+    import random
+    from satemu.boards import BOARDS
+    from satemu.validate import Status, check_throughput
+    b = BOARDS[board]
+    params = b.channel_params("forward")
+    assert params.mem_pace and b.mem_wpc == 65536 // params.mem_pace
+
+    def regs(mbps):
+        return channel_registers(f_clk=b.f_clk, rate_bps=mbps * 1_000_000, overhead=overhead,
+                                 delay_s=Fraction(1, 100), queue_frames=200,
+                                 mem_size=b.delay_line_words, params=params)
+    mbps = max(m for m in range(1, 1000) if check_throughput(
+        regs(m), b.f_clk, b.port_bps, b.mem_wpc, params) is None)
+    rng = random.Random(f"{board} {overhead}")
+    t, frames = 0, []
+    for _ in range(4000):
+        length = rng.choice([60, 1518, rng.randint(60, 1518)])
+        gap = 0 if rng.random() < 0.2 else rng.expovariate(1 / ((length + 20) * 8 * b.f_clk
+                                                               / (2e6 * mbps)))
+        t += (length + 7) // 8 + 1 + int(gap)
+        frames.append((t, length, False))
+    paced = simulate(frames, regs(mbps), params)
+    free = simulate(frames, regs(mbps), replace(params, mem_pace=0))
+    assert paced.counters["drop_queue"] > 100                  # the queue stays full
+    slower = simulate(frames, regs(mbps), replace(params, mem_pace=params.mem_pace + 1))
+    assert [r.egress for r in paced.frames] == [r.egress for r in free.frames]
+    assert [r.egress for r in slower.frames] != [r.egress for r in free.frames]
+    # One step more and the check refuses it.
+    assert check_throughput(regs(mbps + 1), b.f_clk, b.port_bps, b.mem_wpc,
+                            params).status == Status.THROUGHPUT
+
+
+def test_frames_of_a_delay_cut_leave_at_the_memory_s_pace():
+    """After a cut the frames fall due together; each leaves ``mem_pace`` cycles a word after
+    the one before it (not at the port's beat a cycle), in order, until the backlog is gone."""
+    params = ChannelParams(mem_pace=11)
+    f = 55_000_000
+    r0 = channel_registers(f_clk=f, rate_bps=100_000_000, overhead=24, delay_s=Fraction(1, 100),
+                           queue_frames=500, mem_size=1 << 22, params=params)
+    r1 = replace(r0, delay=f // 1000)                       # 10 ms -> 1 ms at cycle 600,000
+    spacing = (1500 + 24) * 8 * f // 100_000_000 + 1        # 100 Mbit/s of 1500-byte frames
+    frames = [(1000 + k * spacing, 1500, False) for k in range(1000)]
+    r = simulate(frames, r0, params, [Commit(600_000, r1)])
+    egress = [x.egress for x in r.frames]
+    first = next(k for k, (a, _, _) in enumerate(frames) if a > 600_000)
+    gaps = [b - a for a, b in zip(egress[first:], egress[first + 1:])]
+    assert gaps[0] == 11 * 189                              # 189 words, 11 cycles each
+    drained = gaps.index(spacing)                           # then the link's own spacing
+    assert 50 < drained and set(gaps[:drained - 1]) == {11 * 189}
+    assert 11 * 189 < gaps[drained - 1] < spacing and set(gaps[drained:]) == {spacing}
+    assert all(e > x.departure for e, x in zip(egress, r.frames))
+
+
 def test_loss_is_repeatable_and_seeded():
     def drops(seed):
         regs = channel_registers(f_clk=1_000_000, loss=0.2, seed=seed, **BIG)
