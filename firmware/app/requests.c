@@ -499,6 +499,20 @@ static uint8_t entry_fault(uint64_t w1)
     return SATEMU_TIMELINE_FAULT_NONE;
 }
 
+/* entry_fault, and a field the profile in force does not let a step set: the overhead of a
+ * channel that BoD serves (its slots carry the bytes the overhead adds, and a superframe keeps
+ * the shape it started with). Checked at the start and as each step is staged, not as written:
+ * the profile may be loaded after its timeline's entries. */
+static uint8_t entry_fault_in_force(uint64_t w1)
+{
+    uint8_t fault = entry_fault(w1);
+    unsigned ch = (unsigned)(w1 >> 56), field = (unsigned)(w1 >> 48) & 0xFFu;
+    if (!fault && field == SATEMU_F_OVERHEAD
+        && (st.profile[ch][SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE))
+        return SATEMU_TIMELINE_FAULT_FIELD;
+    return fault;
+}
+
 static size_t timeline_bad(uint8_t *out, uint32_t entry, uint8_t fault)
 {
     out[0] = SATEMU_STATUS_TIMELINE_BAD;
@@ -550,7 +564,7 @@ static size_t timeline_start(const struct satemu_hw *hw, const uint8_t *p, uint8
     uint32_t same = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t off = entry_offset(hw, i);
-        uint8_t fault = entry_fault(entry_word1(hw, i));
+        uint8_t fault = entry_fault_in_force(entry_word1(hw, i));
         if (fault)
             return timeline_bad(out, i, fault);
         if (off < last)
@@ -612,7 +626,7 @@ static int timeline_poll(const struct satemu_hw *hw)
         uint64_t w1 = entry_word1(hw, end);
         /* The store, checked at the start, has changed. */
         uint8_t fault = end - tl.next >= STEP_ENTRIES_MAX ? SATEMU_TIMELINE_FAULT_STEP
-                                                          : entry_fault(w1);
+                                                          : entry_fault_in_force(w1);
         if (fault) {
             tl.state = SATEMU_TIMELINE_RUN_FAILED;
             tl.fault = fault;

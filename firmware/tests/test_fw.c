@@ -720,6 +720,38 @@ static void test_timeline(const uint64_t *fields)
     expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_DONE && TL_APPLIED(resp) == 1
            && TL_IN_FORCE(resp) == 30000, "done", 0);
 
+    /* A step may not set the overhead of a channel BoD serves: stored as written (the profile
+     * may come later), refused at the start against the profile in force; the forward
+     * channel's overhead, which no BoD serves, may change. */
+    const struct profile_case *bod = NULL;
+    for (size_t i = 0; i < N(profile_cases) && !bod; i++)
+        if (profile_cases[i].status == SATEMU_STATUS_OK && profile_cases[i].channel == 1
+            && (profile_cases[i].fields[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE))
+            bod = &profile_cases[i];
+    expect(bod != NULL, "a BoD case among the vectors", 0);
+    hw.limits = bod->limits;
+    hw.bod_mask = bod->bod_mask;
+    profile_request(req, 1, bod->fields);
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "BoD profile on the return channel", 0);
+    profile_request(req, 0, fields);
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "forward profile", 0);
+    expect(request(&hw, SATEMU_OP_COMMIT, c, 5, resp) == 2 && resp[0] == SATEMU_STATUS_OK,
+           "BoD profile committed", 0);
+    uint64_t ovh = bod->fields[SATEMU_F_OVERHEAD] + 1;
+    const uint64_t bod_ovh[2][4] = { { 0, 0, SATEMU_F_OVERHEAD, ovh },
+                                     { 100, 1, SATEMU_F_OVERHEAD, ovh } };
+    expect(tl_request(&hw, 0, 2, bod_ovh, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "a BoD channel's overhead stored", 0);
+    expect(tl_start(&hw, 2, 40000, 0, resp) == 6 && resp[0] == SATEMU_STATUS_TIMELINE_BAD
+           && get_u32(resp + 1) == 1 && resp[5] == SATEMU_TIMELINE_FAULT_FIELD,
+           "... refused at the start", 0);
+    expect(tl_start(&hw, 1, 40000, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "the forward channel's overhead taken", 0);
+    hw.limits = limits;
+    hw.bod_mask = 0;
+
     /* A box without the store answers NO_TIMELINE. */
     hw.mem_write = NULL;
     expect(request(&hw, SATEMU_OP_TIMELINE_STATUS, NULL, 0, resp) == 1
