@@ -205,10 +205,10 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
           programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
                                                 "channel A)"),
-          # Seed 3: with the BoD block's superframe latch, router2 diverged at seed 2, as it
-          # had at seed 1 on earlier netlists (docs/hardware.md).
+          # Seed 2: with the memory pace, router2 diverged at seeds 3 and 1, as it had at other
+          # seeds on earlier netlists (docs/hardware.md).
           bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
-                              "--router router2", seed=3),
+                              "--router router2", seed=2),
           timeline_entries=TIMELINE_ENTRIES),
     # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
