@@ -36,7 +36,15 @@ static void byte_time(const struct satemu_hw *hw, const uint64_t *f, struct u128
     }
 }
 
-uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
+/* The cap on the channel's queue, in frames: limits.queue_depth where its departure times may
+ * spill to memory (limits.spill_mask), else what the chip holds. */
+static uint64_t queue_cap(const struct satemu_hw *hw, int channel)
+{
+    return (hw->limits.spill_mask >> channel) & 1 ? hw->limits.queue_depth
+                                                  : hw->limits.queue_fifo;
+}
+
+uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
     uint64_t floor_ = hw->limits.latency_floor;
     uint64_t window = (f[SATEMU_F_DELAY] > floor_ ? f[SATEMU_F_DELAY] : floor_) + floor_;
@@ -48,8 +56,8 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
     struct u128 top = mul64(window, den);
     uint64_t in_delay = div128(top, num) + 2;
     uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
-    if (hw->limits.queue_depth < queued)
-        queued = hw->limits.queue_depth;
+    if (queue_cap(hw, channel) < queued)
+        queued = queue_cap(hw, channel);
     if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
         queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
     return (in_delay + queued) * (1 + (min_len + 7) / 8);
@@ -57,16 +65,16 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f)
 
 /* Whether the profile's queue can outgrow the departure times held on chip, so that each frame's
  * also goes to memory and back (satemu.params.ChannelParams.spills). */
-static int spills(const struct satemu_hw *hw, const uint64_t *f)
+static int spills(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
-    if (hw->limits.queue_depth <= hw->limits.queue_fifo)
+    if (queue_cap(hw, channel) <= hw->limits.queue_fifo)
         return 0;
     uint64_t min_len = f[SATEMU_F_MIN_LEN] ? f[SATEMU_F_MIN_LEN] : 1;
     uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
     if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
         queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
-    if (hw->limits.queue_depth < queued)
-        queued = hw->limits.queue_depth;
+    if (queue_cap(hw, channel) < queued)
+        queued = queue_cap(hw, channel);
     return queued > hw->limits.queue_fifo;
 }
 
@@ -75,21 +83,22 @@ static int spills(const struct satemu_hw *hw, const uint64_t *f)
  * spills, and arrives at most every T * (L + ovh) cycles, T = t_num / t_den cycles per byte
  * (byte_time). (L + 15) / (L + ovh) is largest at min_len when ovh < 15, else at max_len (23
  * where it spills). satemu.channel_model.delay_line_traffic is the reference. */
-static void traffic(const struct satemu_hw *hw, const uint64_t *f, struct u128 *n, struct u128 *d)
+static void traffic(const struct satemu_hw *hw, int channel, const uint64_t *f, struct u128 *n,
+                    struct u128 *d)
 {
     struct u128 t_num;
     uint64_t t_den, ovh;
     byte_time(hw, f, &t_num, &t_den, &ovh);
-    uint64_t extra = spills(hw, f) ? 23 : 15;
+    uint64_t extra = spills(hw, channel, f) ? 23 : 15;
     uint64_t len = ovh < extra ? f[SATEMU_F_MIN_LEN] : f[SATEMU_F_MAX_LEN];
     *n = mul64((len + extra) << 16, t_den);
     *d = mul_small(t_num, 8 * (len + ovh));
 }
 
-uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f)
+uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
     struct u128 n, d;
-    traffic(hw, f, &n, &d);
+    traffic(hw, channel, f, &n, &d);
     return ceil_div_sat(n, d);
 }
 
@@ -161,8 +170,8 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         BAD(SATEMU_F_MIN_LEN, 1, f[SATEMU_F_MAX_LEN]);
     if (f[SATEMU_F_MAX_LEN] > hw->limits.max_frame)
         BAD(SATEMU_F_MAX_LEN, f[SATEMU_F_MIN_LEN], hw->limits.max_frame);
-    if (f[SATEMU_F_QUEUE_FRAMES] < 1 || f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_depth)
-        BAD(SATEMU_F_QUEUE_FRAMES, 1, hw->limits.queue_depth);
+    if (f[SATEMU_F_QUEUE_FRAMES] < 1 || f[SATEMU_F_QUEUE_FRAMES] > queue_cap(hw, channel))
+        BAD(SATEMU_F_QUEUE_FRAMES, 1, queue_cap(hw, channel));
     if (f[SATEMU_F_QUEUE_BYTES] < f[SATEMU_F_MIN_LEN])
         BAD(SATEMU_F_QUEUE_BYTES, f[SATEMU_F_MIN_LEN], 0xFFFFFFFFu);
     if (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
@@ -170,22 +179,25 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         if (v->status)
             return;
     }
-    /* The channel of a profile does not change the bound: each region is limits.mem_words. */
-    uint64_t need = satemu_budget_words(hw, f);
+    /* Each channel's region is limits.mem_words; its queue's cap is the channel's. */
+    uint64_t need = satemu_budget_words(hw, channel, f);
     if (need > hw->limits.mem_words) {
         v->status = SATEMU_STATUS_BUDGET;
         v->value = need;
         v->hi = hw->limits.mem_words;
         return;
     }
-    /* Then its throughput, when the board bounds it: reject when n > mem_wpc * d, exactly. */
-    if (hw->limits.mem_wpc) {
+    /* Then its throughput, when the board bounds it: reject when n > wpc * d, exactly, wpc the
+     * channel's guarantee. */
+    uint64_t wpc = channel == SATEMU_CHANNEL_RETURN ? hw->limits.mem_wpc_return
+                                                    : hw->limits.mem_wpc_forward;
+    if (wpc) {
         struct u128 n, d;
-        traffic(hw, f, &n, &d);
-        if (!ge128(mul_small(d, hw->limits.mem_wpc), n)) {
+        traffic(hw, channel, f, &n, &d);
+        if (!ge128(mul_small(d, wpc), n)) {
             v->status = SATEMU_STATUS_THROUGHPUT;
             v->value = ceil_div_sat(n, d);
-            v->hi = hw->limits.mem_wpc;
+            v->hi = wpc;
         }
     }
 }

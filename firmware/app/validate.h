@@ -18,11 +18,13 @@ struct satemu_verdict {
 /* Each profile field's register width in bits, by field (enum satemu_field). */
 extern const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS];
 
-/* Delay-line words a profile can occupy at worst (satemu.channel_model.delay_line_budget). */
-uint64_t satemu_budget_words(const struct satemu_hw *hw, const uint64_t *f);
+/* Delay-line words a profile can occupy at worst on a channel
+ * (satemu.channel_model.delay_line_budget). */
+uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint64_t *f);
 /* Delay-line words per 65536 cycles a profile can demand at worst, rounded up (UINT64_MAX when
- * beyond 64 bits); satemu_validate rejects it (THROUGHPUT) when it exceeds a nonzero mem_wpc. */
-uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, const uint64_t *f);
+ * beyond 64 bits); satemu_validate rejects it (THROUGHPUT) when it exceeds the channel's
+ * nonzero mem_wpc_forward or mem_wpc_return. */
+uint64_t satemu_traffic_wpc(const struct satemu_hw *hw, int channel, const uint64_t *f);
 /* The verdict on a profile (its fields by enum satemu_field) for a channel (BoD is allowed only
  * where the hardware has it). */
 void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *fields,

@@ -336,15 +336,15 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
     box.bod_mask = 0;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS
-           && get_u32(resp + 35) == 0, "hello without a log", 0);
+           && get_u32(resp + 43) == 0, "hello without a log", 0);
     box.mem_read = mem_read;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES
            && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG)
-           && get_u32(resp + 37) == LOG_VEC_RING, "hello with a log", 0);
+           && get_u32(resp + 43) == LOG_VEC_RING, "hello with a log", 0);
     box.log_bits = SATEMU_LOG_BITS_MAX + 1;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + 35) == 0, "hello, log_bits too big", 0);
+    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + 43) == 0, "hello, log_bits too big", 0);
 
     /* At the start each channel with a log gets its ring, enabled and empty; one without none. */
     box.log_bits = LOG_BITS;
@@ -367,7 +367,7 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
 static const struct satemu_limits limits = {
     .f_clk = 75000000u, .queue_depth = 1024, .queue_fifo = 1024, .max_frame = 2048,
     .latency_floor = 2048,
-    .mem_words = 6u << 20, .port_bps = 1000000000u, .mem_wpc = 0,
+    .mem_words = 6u << 20, .port_bps = 1000000000u,
 };
 
 /* The commit rules: only a load staged whole under one generation applies; a retried COMMIT
@@ -586,7 +586,7 @@ static void test_timeline(const uint64_t *fields)
            "timeline: base committed", 0);
     uint8_t hello[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
     request(&hw, SATEMU_OP_HELLO, hello, 2, resp);
-    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 41) == TL_ENTRIES,
+    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 47) == TL_ENTRIES,
            "hello: timeline entries", 0);
 
     /* Refused entries: the seed, a layout field, a channel that does not exist, a value too
@@ -852,17 +852,19 @@ int main(void)
     /* Too fast for the board's delay-line throughput: THROUGHPUT with the words per 65536 cycles
      * the profile may need and those guaranteed, and nothing written. */
     req[5 + 8 * SATEMU_F_LOSS_MODE] = (uint8_t)ok->fields[SATEMU_F_LOSS_MODE];
-    hw.limits.mem_wpc = 1;
-    uint64_t wpc = satemu_traffic_wpc(&hw, ok->fields);
+    hw.limits.mem_wpc_forward = 1;
+    hw.limits.mem_wpc_return = 0xFFFFFFFFu;              /* the other channel's does not count */
+    uint64_t wpc = satemu_traffic_wpc(&hw, req[0], ok->fields);
     n = request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
     expect(n == 1 + SATEMU_THROUGHPUT_DETAIL_BYTES && resp[0] == SATEMU_STATUS_THROUGHPUT
            && get_u64(resp + 1) == wpc && wpc > 1 && get_u64(resp + 9) == 1,
            "throughput answer", 0);
     expect(!memcmp(bank.regs[0], zero, sizeof(zero)), "nothing written", 1);
-    hw.limits.mem_wpc = (uint32_t)wpc;                   /* exactly enough: accepted */
+    hw.limits.mem_wpc_forward = (uint32_t)wpc;           /* exactly enough: accepted */
+    hw.limits.mem_wpc_return = 1;
     n = request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
     expect(n == 1 && resp[0] == SATEMU_STATUS_OK, "throughput just enough", 0);
-    hw.limits.mem_wpc = 0;
+    hw.limits.mem_wpc_forward = hw.limits.mem_wpc_return = 0;
 
     /* Malformed requests. */
     expect(request(&hw, SATEMU_OP_SET_PROFILE, req, 20, resp) == 1
@@ -871,7 +873,7 @@ int main(void)
     expect(request(&hw, SATEMU_OP_GET_STATS, &ch, 1, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_CHANNEL,
            "bad channel", 0);
     expect(request(&hw, 0x55, req, 0, resp) == 1 && resp[0] == SATEMU_STATUS_BAD_OPCODE, "bad opcode", 0);
-    uint8_t ver[2] = { 9, 0 };
+    uint8_t ver[2] = { SATEMU_PROTOCOL_VERSION + 1, 0 };
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[0] == SATEMU_STATUS_BAD_VERSION
            && resp[1] == SATEMU_PROTOCOL_VERSION, "hello, wrong version", 0);
@@ -880,13 +882,15 @@ int main(void)
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[0] == SATEMU_STATUS_OK
            && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_BOD), "hello announces BoD", 0);
     hw.bod_mask = 0;
-    hw.limits.mem_wpc = 0x01020304u;
+    hw.limits.mem_wpc_forward = 0x01020304u;
+    hw.limits.mem_wpc_return = 0x05060708u;
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS,
            "hello without BoD", 0);
-    expect(resp[33] == 4 && resp[34] == 3 && resp[35] == 2 && resp[36] == 1, "hello mem_wpc", 0);
+    expect(get_u32(resp + 35) == 0x01020304u && get_u32(resp + 39) == 0x05060708u,
+           "hello mem_wpc", 0);
     hw.bod_mask = BOD_VEC_BOD_MASK;
-    hw.limits.mem_wpc = 0;
+    hw.limits.mem_wpc_forward = hw.limits.mem_wpc_return = 0;
 
     /* HELLO: the exact answers of the shared vectors, from the box parameters they name (a
      * frame log of log_records records: log_bits their logarithm). */

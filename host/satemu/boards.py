@@ -81,8 +81,9 @@ class Board:
     ``bod_channels`` names the channels built with it (``channel_params`` gives each one's).
     Each channel's delay line is ``mem_words`` 64-bit words in the DRAM's upper half (forward
     first, ``delay_line_base``); ``mem_wpc`` is the throughput the board guarantees each of them
-    with both busy, in words per 65536 cycles (0: not limited), which its firmware enforces: the
-    words its channels' pace allows (``ChannelParams.mem_pace``).
+    (forward, return) while the other takes its own, in words per 65536 cycles (0: not
+    limited), which its firmware enforces: the words each channel's pace allows
+    (``ChannelParams.mem_pace``, or ``mem_paces`` where the channels' differ).
     ``dram`` names the DRAM chip (a ``litedram.modules`` class) and ``dram_rate`` LiteDRAM's
     clock ratio for it. A board whose channels have the frame log (``channel.frame_log``) keeps
     each channel's ring of ``log_words`` words (``log_words // 2`` records, a power of two) in
@@ -103,14 +104,21 @@ class Board:
     bitstream: Bitstream | None = None       # None: no bitstream (the simulated board)
     log_words: int = 0                       # each channel's frame-log ring (0: no log)
     timeline_entries: int = 0                # the timeline store's entries (0: no timelines)
+    # The channels built with the departure-time ring, where ``channel`` holds fewer departure
+    # times on chip than its queue's cap (the others hold their queues on chip).
+    spill_channels: tuple[str, ...] = CHANNEL_NAMES
+    # Each channel's memory pace (forward, return), where the channels' differ (() : the pace
+    # of ``channel``, ``ChannelParams.mem_pace``, on both).
+    mem_paces: tuple[int, ...] = ()
 
     @property
-    def mem_wpc(self) -> int:
-        """The delay-line throughput the board guarantees each channel, in words per 65536
-        cycles (0: not limited): as many as its channels' pace lets leave, 65536 / mem_pace,
-        so that traffic within the guarantee never waits for the pace (docs/architecture.md,
-        "The memory's pace")."""
-        return 65536 // self.channel.mem_pace if self.channel.mem_pace else 0
+    def mem_wpc(self) -> tuple[int, int]:
+        """The delay-line throughput the board guarantees each channel (forward, return), in
+        words per 65536 cycles (0: not limited): as many as the channel's pace lets leave,
+        65536 / mem_pace, so that traffic within the guarantee never waits for the pace
+        (docs/architecture.md, "The memory's pace")."""
+        paces = self.mem_paces or (self.channel.mem_pace,) * len(CHANNEL_NAMES)
+        return tuple(65536 // pace if pace else 0 for pace in paces)
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (its number or its name)."""
@@ -150,12 +158,13 @@ class Board:
         return Hardware(f_clk=self.f_clk, mem_words=self.delay_line_words,
                         port_bps=self.port_bps,
                         params=self.channel, bod_channels=self.bod_channels,
+                        spill_channels=self.spill_channels, mem_paces=self.mem_paces,
                         mem_wpc=self.mem_wpc, log_records=self.log_words // 2,
                         timeline_entries=self.timeline_entries)
 
 
 def _board(board: Board) -> tuple[str, Board]:
-    for name in board.bod_channels:
+    for name in board.bod_channels + board.spill_channels:
         if name not in CHANNEL_NAMES:
             raise ValueError(f"{board.name}: no channel {name!r}")
     records = board.log_words // 2
@@ -195,7 +204,8 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
     # block RAM; a pace of 11 cycles per delay-line word, the fewest within 90% of the lowest
     # throughput bench/bench_datapath.py measured (6664 words per 65536 cycles, so mem_wpc is
-    # 5957; docs/hardware.md).
+    # 5957; docs/hardware.md). Its queues stay on chip: with the departure-time ring in its
+    # forward channel, router2 diverged at every seed tried (docs/hardware.md).
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
           mem_words=1 << 22,
           channel=ChannelParams(bod_ring=512, counter_bits=32, mem_pace=11, **MAC_PORT),

@@ -22,7 +22,8 @@ from .device import Device, DeviceError
 from .flash import BOARDS as FLASH_BOARDS, FlashError
 from .params import ConfigError
 from .profile import ProfileError, builtin_profiles, load_profile
-from .protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status, TimelineFault, TimelineRun
+from .protocol import (CHANNEL_FORWARD, CHANNEL_NAMES, CHANNEL_RETURN, Capability, Status,
+                       TimelineFault, TimelineRun)
 from .regmap import BOD_ENABLE, BOD_RATE_ONE
 from .quic.packets import MAX_UDP_PAYLOAD
 from .quic.settings import DEFAULT_INITIAL_RTT_MS
@@ -84,10 +85,17 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
     hw = replace(board.hardware, **given)
     over = ("; given " + ", ".join(f"{opt} {given[key]}" for key, opt in SHOW_OVERRIDES
                                    if key in given)) if given else ""
-    wpc = (f"{hw.mem_wpc} words per 65536 cycles guaranteed" if hw.mem_wpc
+    def per_channel(values):
+        if values[0] == values[1]:
+            return f"{values[0]}"
+        return " and ".join(f"{v} ({name})" for v, name in zip(values, CHANNEL_NAMES))
+
+    wpcs = [hw.wpc(ch) for ch in range(len(CHANNEL_NAMES))]
+    paces = [hw.channel_params(ch).mem_pace for ch in range(len(CHANNEL_NAMES))]
+    wpc = (f"{per_channel(wpcs)} words per 65536 cycles guaranteed" if any(wpcs)
            else "throughput not limited")
-    if hw.params.mem_pace:
-        wpc += f", frames falling due together leave at {hw.params.mem_pace} cycles a word"
+    if any(paces):
+        wpc += f", frames falling due together leave at {per_channel(paces)} cycles a word"
     return hw, [f"board: {args.board} ({board.title}), {hw.f_clk / 1e6:g} MHz, ports at "
                 f"{format_rate(hw.port_bps)}{over}",
                 f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}",
@@ -107,7 +115,7 @@ def cmd_show(args) -> int:
     for name, ch in p.channels():
         r = regs[name]
         per_byte = Fraction(r.rate_q) + Fraction(r.rate_num, r.rate_den)
-        print(f"  {name:<8} {ch.describe(hw)}")
+        print(f"  {name:<8} {ch.describe(hw, name)}")
         frac = f" + {r.rate_num}/{r.rate_den}" if r.rate_num else ""
         shaping = f"{r.rate_q}{frac} cycles per byte" if per_byte else "not shaped"
         if r.bod:
@@ -119,11 +127,12 @@ def cmd_show(args) -> int:
             print(f"           {r.bod_slots} slots of {r.bod_slot_cycles} cycles; CRA {r.bod_cra}, "
                   f"RBDC max {r.bod_rbdc_max} (slots/superframe x {BOD_RATE_ONE}), "
                   f"VBDC max {r.bod_vbdc_max} slots")
-        need = ch.budget_words(hw)
+        need = ch.budget_words(hw, name)
         print(f"           delay line: at most {format_size(need * 8)} of "
               f"{format_size(hw.mem_words * 8)} ({100 * need / hw.mem_words:.1f}%)")
-        wpc = ch.traffic_wpc(hw)
-        have = (f" of {hw.mem_wpc} guaranteed ({100 * wpc / hw.mem_wpc:.1f}%)" if hw.mem_wpc
+        wpc = ch.traffic_wpc(hw, name)
+        have = (f" of {hw.wpc(name)} guaranteed ({100 * wpc / hw.wpc(name):.1f}%)"
+                if hw.wpc(name)
                 else " (not limited)")
         print(f"           delay-line throughput: up to {wpc} words per 65536 cycles{have}")
     if p.timeline is not None:

@@ -189,59 +189,68 @@ class ChannelProfile:
     max_len: int = 1518
     bod: BodProfile | None = None      # Bandwidth-on-Demand instead of the rate shaper
 
-    def budget_words(self, hw: Hardware) -> int:
-        """Delay-line words this channel can need at worst (``delay_line_budget``), the bound
-        the firmware applies too."""
-        return delay_line_budget(self.registers(hw), hw.params, hw.f_clk, hw.port_bps)
+    def budget_words(self, hw: Hardware, channel: str) -> int:
+        """Delay-line words this channel (``channel`` of ``hw``) can need at worst
+        (``delay_line_budget``), the bound the firmware applies too."""
+        return delay_line_budget(self.registers(hw, channel), hw.channel_params(channel),
+                                 hw.f_clk, hw.port_bps)
 
-    def traffic_wpc(self, hw: Hardware, queue_frames: int | None = None) -> int:
-        """Delay-line words per 65536 cycles this channel can demand at worst, rounded up
-        (``delay_line_traffic``): the firmware rejects more than ``hw.mem_wpc``."""
-        num, den = delay_line_traffic(self.registers(hw, queue_frames=queue_frames), hw.f_clk,
-                                      hw.port_bps, hw.params)
+    def traffic_wpc(self, hw: Hardware, channel: str, queue_frames: int | None = None) -> int:
+        """Delay-line words per 65536 cycles this channel (``channel`` of ``hw``) can demand at
+        worst, rounded up (``delay_line_traffic``): the firmware rejects more than
+        ``hw.wpc(channel)``."""
+        num, den = delay_line_traffic(self.registers(hw, channel, queue_frames=queue_frames),
+                                      hw.f_clk, hw.port_bps, hw.channel_params(channel))
         return -(-num // den)
 
-    def frame_cap(self, hw: Hardware) -> tuple[int, str]:
-        """The queue's limit in frames where the profile gives none, and why: the hardware's
-        (``queue_depth``); the departure times the chip holds (``queue_onchip``) for a BoD
-        queue, which stays on chip; the same where a deeper queue would need more delay-line
-        throughput than the board guarantees (each frame past the chip's depth costs a word
-        more, ``ChannelParams.spills``)."""
-        p = hw.params
+    def frame_cap(self, hw: Hardware, channel: str) -> tuple[int, str]:
+        """The queue's limit in frames on ``channel`` of ``hw`` where the profile gives none,
+        and why: the hardware's (``queue_depth``); the departure times the chip holds
+        (``queue_onchip``) for a BoD queue, which stays on chip, and on a channel built without
+        the ring in memory; the same where a deeper queue would need more delay-line throughput
+        than the board guarantees (each frame past the chip's depth costs a word more,
+        ``ChannelParams.spills``)."""
+        p = hw.channel_params(channel)
         if self.bod is not None:
             return p.queue_onchip, "BoD queues stay on chip"
-        if p.queue_onchip < p.queue_depth and hw.mem_wpc:
-            deep = self.traffic_wpc(hw, queue_frames=p.queue_depth)
-            if deep > hw.mem_wpc:
+        if p.queue_onchip < hw.params.queue_depth and not p.spill_words:
+            return p.queue_onchip, f"the {channel} channel holds its queue on chip"
+        if p.queue_onchip < p.queue_depth and hw.wpc(channel):
+            deep = self.traffic_wpc(hw, channel, queue_frames=p.queue_depth)
+            if deep > hw.wpc(channel):
                 return p.queue_onchip, (f"deeper would need {deep} delay-line words per 65536 "
-                                        f"cycles, the board guarantees {hw.mem_wpc}")
+                                        f"cycles, the board guarantees {hw.wpc(channel)}")
         return p.queue_depth, "hardware cap"
 
-    def registers(self, hw: Hardware, mem_base: int = 0, *,
+    def registers(self, hw: Hardware, channel: str, mem_base: int = 0, *,
                   queue_frames: int | None = None) -> ChannelRegs:
-        """The register values at ``hw``'s clock: only the conversion (``Profile.check``
-        validates them). ``queue_frames`` stands for the profile's frame limit, if given."""
+        """The register values for ``channel`` of ``hw``, at its clock: only the conversion
+        (``Profile.check`` validates them). ``queue_frames`` stands for the profile's frame
+        limit, if given."""
         frames = queue_frames or self.queue_frames
         if frames is None:
-            frames = self.frame_cap(hw)[0]
+            frames = self.frame_cap(hw, channel)[0]
         regs = channel_registers(
             f_clk=hw.f_clk, rate_bps=self.rate, overhead=self.overhead, delay_s=self.delay,
             queue_frames=frames, queue_bytes=self.queue_bytes, loss=self.loss,
             gilbert_elliott=self.gilbert_elliott, seed=self.seed, min_len=self.min_len,
-            max_len=self.max_len, mem_base=mem_base, mem_size=hw.mem_words, params=hw.params)
+            max_len=self.max_len, mem_base=mem_base, mem_size=hw.mem_words,
+            params=hw.channel_params(channel))
         if self.bod is not None:
             regs = replace(regs, **self.bod.registers(hw.f_clk))
         return regs
 
-    def describe(self, hw: Hardware | None = None, indent: str = " " * 11) -> str:
-        """One line; a BoD channel adds its settings on lines that start with ``indent``."""
+    def describe(self, hw: Hardware | None = None, channel: str = "",
+                 indent: str = " " * 11) -> str:
+        """One line; a BoD channel adds its settings on lines that start with ``indent``. With
+        ``hw``, a queue without a frame limit says its cap on ``channel`` of ``hw``."""
         pace = "unshaped" if self.bod is None else "paced by BoD grants"
         parts = [format_rate(self.rate) if self.rate else pace,
                  f"{format_time(self.delay)} one way"]
         queue = [f"{self.queue_frames} packets"] if self.queue_frames else []
         queue += [format_size(self.queue_bytes)] if self.queue_bytes else []
         if hw is not None and not self.queue_frames:
-            frames, why = self.frame_cap(hw)
+            frames, why = self.frame_cap(hw, channel)
             queue.append(f"{frames} packets ({why})")
         parts.append("queue " + (" or ".join(queue) if queue else "hardware depth")
                      + (", whichever fills first" if len(queue) > 1 else ""))
@@ -274,7 +283,7 @@ class Profile:
         regs = {}
         for index, (name, ch) in enumerate(self.channels()):
             _check_meaning(name, ch)
-            regs[name] = r = ch.registers(hw)
+            regs[name] = r = ch.registers(hw, name)
             verdict = validate(profile_fields(r), hw, index)
             if verdict.status != Status.OK:
                 raise ProfileError(_explain(name, ch, hw, verdict))

@@ -400,7 +400,7 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                 P._check_meaning(name, ch)
             except P.ProfileError as e:
                 raise P.ProfileError(f"{step.where}: {e}") from None
-            regs = ch.registers(hw)
+            regs = ch.registers(hw, name)
             verdict = validate(profile_fields(regs), hw, index)
             if verdict.status != Status.OK:
                 raise P.ProfileError(f"{step.where}: {P._explain(name, ch, hw, verdict)}")

@@ -40,15 +40,21 @@ class Hardware:
     """A box as its firmware knows itself, which HELLO reports: its clock, the delay-line words
     of each channel, its ports' line rate, the channels' gateware parameters, the channels that
     have the Bandwidth-on-Demand block and the delay-line throughput each channel is guaranteed
-    with both busy (64-bit words per 65536 cycles; 0: not limited). ``params`` are a channel's
-    without the BoD block (``channel_params`` adds it where the board has it)."""
+    while the other takes its own (``wpc``: 64-bit words per 65536 cycles; 0: not limited).
+    ``params`` are a channel's without the BoD block (``channel_params`` adds it where the board
+    has it, and each channel's memory pace from ``mem_paces`` where given); where they hold
+    fewer departure times on chip than the queue's cap, only the channels of ``spill_channels``
+    have the ring in memory beyond the chip (``channel_params`` caps the others' queues at the
+    chip's depth)."""
 
     f_clk: int
     mem_words: int
     port_bps: int = 1_000_000_000
     params: ChannelParams = ChannelParams()
     bod_channels: tuple[str, ...] = ("return",)
-    mem_wpc: int = 0
+    spill_channels: tuple[str, ...] = CHANNEL_NAMES
+    mem_wpc: int | tuple[int, int] = 0     # both channels', or each one's (forward, return)
+    mem_paces: tuple[int, ...] = ()        # each channel's memory pace, where not params'
     log_records: int = 0        # each channel's frame-log ring, records (0: no frame log)
     timeline_entries: int = 0   # entries the timeline store holds (0: no timelines)
 
@@ -57,18 +63,39 @@ class Hardware:
         """A bit per channel with the BoD block (``protocol.CHANNEL_*``), as the firmware has it."""
         return sum(1 << CHANNEL_NAMES.index(name) for name in self.bod_channels)
 
+    @property
+    def spill_mask(self) -> int:
+        """A bit per channel whose queue may outgrow the chip (0 where no queue can)."""
+        if not self.params.spill_words:
+            return 0
+        return sum(1 << CHANNEL_NAMES.index(name) for name in self.spill_channels)
+
+    def wpc(self, channel: int | str) -> int:
+        """The delay-line throughput channel ``channel`` (index or name) is guaranteed, in words
+        per 65536 cycles (0: not limited)."""
+        if isinstance(self.mem_wpc, int):
+            return self.mem_wpc
+        return self.mem_wpc[channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)]
+
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (index or name)."""
         name = CHANNEL_NAMES[channel] if isinstance(channel, int) else channel
-        return replace(self.params, bod=name in self.bod_channels)
+        params = replace(self.params, bod=name in self.bod_channels)
+        if self.mem_paces:
+            params = replace(params, mem_pace=self.mem_paces[CHANNEL_NAMES.index(name)])
+        if name in self.spill_channels:
+            return params
+        return replace(params, queue_depth=params.queue_onchip, queue_fifo=0)
 
     def limits(self) -> dict[str, int]:
         """The values of ``protocol.LIMIT_FIELDS``: what HELLO reports and the firmware holds."""
         p = self.params
         values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth,
-                  "queue_fifo": p.queue_onchip, "max_frame": p.max_frame,
+                  "queue_fifo": p.queue_onchip, "spill_mask": self.spill_mask,
+                  "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
-                  "port_bps": self.port_bps, "mem_wpc": self.mem_wpc,
+                  "port_bps": self.port_bps,
+                  "mem_wpc_forward": self.wpc(0), "mem_wpc_return": self.wpc(1),
                   "log_records": self.log_records, "timeline_entries": self.timeline_entries}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
@@ -82,9 +109,13 @@ class Hardware:
                                max_frame=limits["max_frame"],
                                latency_floor=limits["latency_floor"],
                                frame_log=limits.get("log_records", 0) > 0)
+        spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
+                      if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
                    port_bps=limits["port_bps"], params=params, bod_channels=bod_channels,
-                   mem_wpc=limits["mem_wpc"], log_records=limits.get("log_records", 0),
+                   spill_channels=spill,
+                   mem_wpc=(limits["mem_wpc_forward"], limits["mem_wpc_return"]),
+                   log_records=limits.get("log_records", 0),
                    timeline_entries=limits.get("timeline_entries", 0))
 
 
@@ -116,8 +147,8 @@ class Verdict:
             return f"the delay line needs {self.value} words, the channel has {self.hi}"
         if self.status == Status.THROUGHPUT:
             return (f"the profile's rate needs up to {self.value} words per 65536 cycles of "
-                    f"delay-line bandwidth, the board guarantees {self.hi} per channel (both "
-                    f"channels busy): a lower rate fits (with BoD, a slower carrier; an "
+                    f"delay-line bandwidth, the board guarantees this channel {self.hi} (with "
+                    f"the other channel busy): a lower rate fits (with BoD, a slower carrier; an "
                     f"unshaped channel counts at the port's line rate), and so may a longer "
                     f"minimum frame or a larger overhead")
         return self.status.name
@@ -191,14 +222,15 @@ def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad, onchip: int) -> Verd
 def validate(fields: dict[str, int], hw: Hardware, channel: int) -> Verdict:
     """Verdict on a profile for ``channel`` of the box ``hw``, given as register values (every
     name of PROFILE_FIELDS): the firmware's, exactly."""
-    verdict = field_verdict(fields, hw.params, bool(hw.bod_mask >> channel & 1))
+    params = hw.channel_params(channel)
+    verdict = field_verdict(fields, params, bool(hw.bod_mask >> channel & 1))
     if verdict:
         return verdict
     regs = ChannelRegs(**fields, mem_base=0, mem_size=hw.mem_words)
-    need = delay_line_budget(regs, hw.params, hw.f_clk, hw.port_bps)
+    need = delay_line_budget(regs, params, hw.f_clk, hw.port_bps)
     if need > hw.mem_words:
         return Verdict(Status.BUDGET, 0, need, 0, hw.mem_words)
-    return (check_throughput(regs, hw.f_clk, hw.port_bps, hw.mem_wpc, hw.params)
+    return (check_throughput(regs, hw.f_clk, hw.port_bps, hw.wpc(channel), params)
             or Verdict(Status.OK))
 
 

@@ -99,7 +99,8 @@ def test_hello_matches_vectors():
             P.Capability.FRAME_LOG if c["log_records"] else 0) | (
             P.Capability.TIMELINE if c["timeline_entries"] else 0)
         assert info == {k: c[k] for k in info}
-    assert {c["mem_wpc"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
+    assert {c["mem_wpc_forward"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
+    assert {c["mem_wpc_return"] for c in VECTORS["hello"]} >= {0, 0x6789, 0x8765_4321}
     assert {c["log_records"] for c in VECTORS["hello"]} >= {0, 1 << 31}
     assert {c["timeline_entries"] for c in VECTORS["hello"]} >= {0, 1 << 18}
 
@@ -168,13 +169,14 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 8 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 9 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 44 and P.HELLO_FIELDS[-1] == "timeline_entries"
-    assert P.HELLO_FIELDS[3:5] == ("queue_depth", "queue_fifo")
+    assert P.HELLO_RESPONSE.size == 50 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.HELLO_FIELDS[3:6] == ("queue_depth", "queue_fifo", "spill_mask")
+    assert P.HELLO_FIELDS[10:12] == ("mem_wpc_forward", "mem_wpc_return")
     assert P.TIMELINE_WRITE_REQUEST.size <= P.MAX_PAYLOAD and P.TIMELINE_WRITE_MAX == 31
 
 

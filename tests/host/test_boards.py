@@ -21,10 +21,15 @@ def test_each_record_is_one_board():
         assert board.name == name
         hw = board.hardware
         assert hw.params == board.channel and not hw.params.bod
-        # Each channel's parameters: the board's, with the BoD block where the board has it.
+        # Each channel's parameters: the board's, with the BoD block where the board has it,
+        # and its queue on chip where the board builds it without the ring.
         for channel, channel_name in enumerate(("forward", "return")):
-            params = board.channel_params(channel)
-            assert params == replace(board.channel, bod=channel_name in board.bod_channels)
+            want = replace(board.channel, bod=channel_name in board.bod_channels)
+            if channel_name not in board.spill_channels:
+                want = replace(want, queue_depth=board.channel.queue_onchip, queue_fifo=0)
+            if board.mem_paces:
+                want = replace(want, mem_pace=board.mem_paces[channel])
+            assert board.channel_params(channel) == want
         # Every board's ports are LiteEth MACs, with their egress costs.
         assert {k: getattr(board.channel, k) for k in MAC_PORT} == MAC_PORT
         # The simulated board has nothing to flash or build a bitstream of; the others have.
@@ -38,13 +43,13 @@ def test_the_table_is_what_the_boards_say():
     # The simulated board's queues spill: its delay lines end where the departure-time ring
     # starts, 2^16 words before the next region.
     deep = (1 << 22) - (1 << 16)
-    assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, deep, 0)
-    # The guarantees are what the channels' pace lets leave: 65536 // 11 and 65536 // 15.
-    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, 5957)
+    assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, deep, (0, 0))
+    # The guarantees are what each channel's pace lets leave: 65536 // 11 and 65536 // 15.
+    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, (5957, 5957))
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
-                                                                         4369)
-    assert (sim_hw.params.mem_pace, versa.params.mem_pace, colorlight.params.mem_pace) == (
-        0, 11, 15)
+                                                                         (4369, 4369))
+    assert [hw.channel_params(ch).mem_pace for hw in (sim_hw, versa, colorlight)
+            for ch in ("forward", "return")] == [0, 0, 11, 11, 15, 15]
     assert (sim_hw.params.counter_bits, versa.params.counter_bits,
             colorlight.params.counter_bits) == (64, 32, 32)
     assert colorlight.params.queue_depth == colorlight.params.queue_onchip == 512
@@ -52,6 +57,7 @@ def test_the_table_is_what_the_boards_say():
     assert (sim_hw.params.queue_depth, sim_hw.params.queue_onchip) == (65535, 1024)
     assert (versa.params.queue_depth, versa.params.queue_onchip, versa.params.spill_words) == (
         1024, 1024, 0)
+    assert (versa.spill_mask, sim_hw.spill_mask, colorlight.spill_mask) == (0, 3, 0)
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
     assert (sim_hw.port_bps, versa.port_bps) == (400_000_000, 1_000_000_000)
@@ -100,8 +106,16 @@ def test_show_fails_beyond_the_versa_throughput(capsys, tmp_path):
     cap = capsys.readouterr()
     assert cap.out == ""
     assert cap.err.startswith("satemu: forward: the profile's rate needs up to 6982 words per "
-                              "65536 cycles of delay-line bandwidth, the board guarantees 5957 "
-                              "per channel") and "Traceback" not in cap.err
+                              "65536 cycles of delay-line bandwidth, the board guarantees this "
+                              "channel 5957") and "Traceback" not in cap.err
+    # The return channel is checked against its own guarantee.
+    slow_fwd = tmp_path / "return.toml"
+    slow_fwd.write_text(FAST.replace("300 Mbit/s", "100 Mbit/s").replace("1 Mbit/s",
+                                                                           "300 Mbit/s"))
+    assert main(["show", str(slow_fwd), "--board", "versa-ecp5"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "satemu: return: the profile's rate needs up to 6982 words per 65536 cycles of "
+        "delay-line bandwidth, the board guarantees this channel 5957")
     # Not on the simulated board, whose delay line is not limited; nor with --mem-wpc over it.
     assert main(["show", str(fast)]) == 0
     assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "0"]) == 0
@@ -124,3 +138,40 @@ def test_unknown_board_is_a_usage_error(capsys):
         main(["show", "geo-testbed", "--board", "ulx3s"])
     assert e.value.code == 2
     assert "invalid choice: 'ulx3s'" in capsys.readouterr().err
+
+
+def test_a_ring_in_the_forward_channel_only(tmp_path):
+    """A board that builds the departure-time ring in its forward channel only
+    (``Board.spill_channels``): a deeper forward queue is accepted, a deeper return queue
+    refused with its cap, and a return queue given in bytes only is capped at what the chip
+    holds."""
+    from satemu.profile import ProfileError, load_profile
+    text = ('name = "deep"\n[forward]\nrate = "50 Mbit/s"\ndelay = "300 ms"\n'
+            'queue = "FWD packets"\n[return]\nrate = "10 Mbit/s"\ndelay = "300 ms"\n'
+            'queue = "RET packets"\n')
+    hw = replace(BOARDS["sim"].hardware, spill_channels=("forward",))
+    assert hw.spill_mask == 1 and hw.limits()["spill_mask"] == 1
+    path = tmp_path / "deep.toml"
+    path.write_text(text.replace("FWD", "12500").replace("RET", "1024"))
+    regs = load_profile(str(path)).check(hw)
+    assert (regs["forward"].queue_frames, regs["return"].queue_frames) == (12500, 1024)
+    path.write_text(text.replace("FWD", "12500").replace("RET", "1025"))
+    with pytest.raises(ProfileError, match=r"^return.queue: 1025 packets is outside the allowed "
+                                           r"range 1 packet \.\. 1024 packets"):
+        load_profile(str(path)).check(hw)
+    medium = load_profile("geo-medium")
+    assert medium.ret.frame_cap(hw, "return") == (
+        1024, "the return channel holds its queue on chip")
+    assert medium.forward.frame_cap(hw, "forward") == (65535, "hardware cap")
+
+
+def test_a_board_may_split_its_memory_between_the_channels():
+    """``Board.mem_paces`` gives each channel its own pace, and so its own guarantee, as HELLO
+    reports them: the split the Versa-5G's DDR3 was measured to hold (docs/hardware.md, "The
+    split, measured"), 9 cycles a word forward and 19 return."""
+    split = replace(BOARDS["versa-ecp5"], mem_paces=(9, 19))
+    hw = split.hardware
+    assert split.mem_wpc == (7281, 3449) and (hw.wpc("forward"), hw.wpc("return")) == (7281, 3449)
+    assert (hw.limits()["mem_wpc_forward"], hw.limits()["mem_wpc_return"]) == (7281, 3449)
+    assert [split.channel_params(ch).mem_pace for ch in (0, 1)] == [9, 19]
+    assert split.channel_params("return").bod and not split.channel_params("forward").bod

@@ -195,7 +195,7 @@ def test_bod_budget_is_checked():
     # A slow forward link, so the return channel is the one that needs the most.
     p = parse_profile(BASE.format(bod='cra = "100 kbit/s"', ret='queue = "50 packets"')
                       .replace("8.5 Mbit/s", "1 Mbit/s"), "t")
-    need = p.ret.budget_words(HW75)
+    need = p.ret.budget_words(HW75, "return")
     with pytest.raises(ProfileError, match=rf"return: delay x rate needs {need} delay-line words"):
         p.check(replace(HW75, mem_words=need - 1))
 
@@ -395,12 +395,12 @@ def test_load_checks_the_box_throughput_first(box, capsys):
     assert main(["load", "geo-testbed", "--port", "fake://box"]) == 2
     err = capsys.readouterr().err
     assert (f"forward: the profile's rate needs up to {need} words per 65536 cycles of "
-            f"delay-line bandwidth, the board guarantees {need - 1} per channel") in err
+            f"delay-line bandwidth, the board guarantees this channel {need - 1}") in err
     assert fake.commits == 0 and fake.regs[P.CHANNEL_FORWARD] == ChannelRegs()
     with Device("fake://box") as dev:
-        assert dev.hardware().mem_wpc == need - 1
+        assert dev.hardware().wpc("forward") == need - 1
         with pytest.raises(DeviceError, match=rf"rejected the profile: the profile's rate needs "
-                                              rf"up to {need} words .* guarantees {need - 1} "):
+                                              rf"up to {need} words .* this channel {need - 1} "):
             dev.set_profile(P.CHANNEL_FORWARD, regs)
     box(hw=replace(SIM, mem_wpc=need))                    # just enough
     assert main(["load", "geo-testbed", "--port", "fake://box"]) == 0

@@ -128,7 +128,8 @@ def test_egress_port_serialises_frames_due_together():
 
 @pytest.mark.parametrize("board", ["versa-ecp5", "colorlight-5a-75b"])
 @pytest.mark.parametrize("overhead", [0, 24])
-def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead):
+@pytest.mark.parametrize("channel", ["forward", "return"])
+def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead, channel):
     """A board's pace lets through every frame of a profile its firmware accepts: at the
     fastest shaped rate its throughput check admits, frames of random lengths offered at twice
     that rate (with bursts) at a constant delay leave exactly as they would with no pace, and
@@ -137,16 +138,17 @@ def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead):
     from satemu.boards import BOARDS
     from satemu.validate import Status, check_throughput
     b = BOARDS[board]
-    params = b.channel_params("forward")
-    assert params.mem_pace and b.mem_wpc == 65536 // params.mem_pace
+    params = replace(b.channel_params(channel), bod=False)
+    wpc = b.hardware.wpc(channel)
+    assert params.mem_pace and wpc == 65536 // params.mem_pace
 
     def regs(mbps):
         return channel_registers(f_clk=b.f_clk, rate_bps=mbps * 1_000_000, overhead=overhead,
                                  delay_s=Fraction(1, 100), queue_frames=200,
                                  mem_size=b.delay_line_words, params=params)
     mbps = max(m for m in range(1, 1000) if check_throughput(
-        regs(m), b.f_clk, b.port_bps, b.mem_wpc, params) is None)
-    rng = random.Random(f"{board} {overhead}")
+        regs(m), b.f_clk, b.port_bps, wpc, params) is None)
+    rng = random.Random(f"{board} {overhead} {channel}")
     t, frames = 0, []
     for _ in range(4000):
         length = rng.choice([60, 1518, rng.randint(60, 1518)])
@@ -161,7 +163,7 @@ def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead):
     assert [r.egress for r in paced.frames] == [r.egress for r in free.frames]
     assert [r.egress for r in slower.frames] != [r.egress for r in free.frames]
     # One step more and the check refuses it.
-    assert check_throughput(regs(mbps + 1), b.f_clk, b.port_bps, b.mem_wpc,
+    assert check_throughput(regs(mbps + 1), b.f_clk, b.port_bps, wpc,
                             params).status == Status.THROUGHPUT
 
 

@@ -250,10 +250,10 @@ def check_profile(profile: Profile) -> None:
     regs = profile.check(HW)
     assert set(regs) == {"forward", "return"}
     for name, ch in profile.channels():
-        assert ch.budget_words(HW) <= HW.mem_words
+        assert ch.budget_words(HW, name) <= HW.mem_words
         assert 0 <= ch.loss <= 1 and (ch.rate is None or ch.rate > 0)
-        assert ch.describe(HW)
-        ch.traffic_wpc(HW)
+        assert ch.describe(HW, name)
+        ch.traffic_wpc(HW, name)
 
 
 @pytest.fixture(scope="module")

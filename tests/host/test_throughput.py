@@ -38,10 +38,26 @@ def test_shaped_100_mbits_at_60_mhz():
     v = validate(profile_fields(regs), Hardware(F_CLK, 6 << 20, mem_wpc=2133), 0)
     assert (v.status, v.field, v.value, v.lo, v.hi) == (P.Status.THROUGHPUT, 0, 2134, 0, 2133)
     assert v.explain().startswith("the profile's rate needs up to 2134 words per 65536 cycles "
-                                  "of delay-line bandwidth, the board guarantees 2133 per "
-                                  "channel (both channels busy)")
+                                  "of delay-line bandwidth, the board guarantees this channel "
+                                  "2133 (with the other channel busy)")
     # The frames that really arrive: 9 words per 60-byte frame, 2048 per 65536 cycles.
     assert Fraction(frame_words(60) * 65536, 60 * Fraction(24, 5)) == 2048
+
+
+def test_each_channel_has_its_own_guarantee():
+    """A board that splits its memory between the channels (the Versa-5G: more for the forward
+    link) checks each channel's profile against its own guarantee, and the firmware's limits
+    carry both."""
+    fields = profile_fields(shaped_100m())
+    split = Hardware(F_CLK, 6 << 20, mem_wpc=(2134, 2133))
+    assert validate(fields, split, P.CHANNEL_FORWARD).status == P.Status.OK
+    v = validate(fields, split, P.CHANNEL_RETURN)
+    assert (v.status, v.value, v.hi) == (P.Status.THROUGHPUT, 2134, 2133)
+    assert validate(fields, Hardware(F_CLK, 6 << 20, mem_wpc=(2133, 2134)),
+                    P.CHANNEL_RETURN).status == P.Status.OK
+    limits = split.limits()
+    assert (limits["mem_wpc_forward"], limits["mem_wpc_return"]) == (2134, 2133)
+    assert Hardware.from_limits(limits, ("return",)).mem_wpc == (2134, 2133)
 
 
 def test_equality_passes():
@@ -118,7 +134,7 @@ def test_profile_check_uses_the_boards_guarantee():
     p = Profile("t", ChannelProfile(rate=Fraction(100_000_000), delay=Fraction(1, 100)),
                 ChannelProfile(rate=Fraction(1_000_000), delay=Fraction(1, 100)))
     p.check(Hardware(F_CLK, 6 << 20, mem_wpc=2134))
-    assert p.forward.traffic_wpc(Hardware(F_CLK, 6 << 20)) == 2134
+    assert p.forward.traffic_wpc(Hardware(F_CLK, 6 << 20), "forward") == 2134
     with pytest.raises(ProfileError, match=r"^forward: the profile's rate needs up to 2134 words "
-                                           r"per 65536 cycles .* guarantees 2133 per channel"):
+                                           r"per 65536 cycles .* guarantees this channel 2133"):
         p.check(Hardware(F_CLK, 6 << 20, mem_wpc=2133))

@@ -24,7 +24,8 @@ def test_hello_reports_the_board(url):
     assert info["f_clk"] == 6_250_000 and info["mem_words"] == (1 << 22) - (1 << 16)
     assert (info["queue_depth"], info["queue_fifo"]) == (65535, 1024)
     assert info["port_bps"] == 400_000_000
-    assert info["mem_wpc"] == 0                 # the simulated board's delay line is not limited
+    # The simulated board's delay lines are not limited; its queues spill on both channels.
+    assert info["mem_wpc_forward"] == info["mem_wpc_return"] == 0 and info["spill_mask"] == 3
     # The firmware reports the registry's record: its limits and its BoD channel.
     want = BOARDS["sim"].hardware
     assert hw.limits() == want.limits() and hw.bod_channels == want.bod_channels

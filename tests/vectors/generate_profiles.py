@@ -29,9 +29,11 @@ def case(fields, lim, why, channel):
     v = validate(fields, lim, channel)
     return {"why": why, "limits": {"f_clk": lim.f_clk, "mem_words": lim.mem_words,
                                    "port_bps": lim.port_bps, "bod_mask": lim.bod_mask,
-                                   "mem_wpc": lim.mem_wpc,
+                                   "mem_wpc_forward": lim.wpc(0),
+                                   "mem_wpc_return": lim.wpc(1),
                                    "queue_depth": lim.params.queue_depth,
-                                   "queue_fifo": lim.params.queue_onchip},
+                                   "queue_fifo": lim.params.queue_onchip,
+                                   "spill_mask": lim.spill_mask},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -86,9 +88,11 @@ def bod_cases(rng, bod_bases, plain_bases):
     return out
 
 
-def traffic(regs, lim):
-    """(num, den): the delay-line words per 65536 cycles the profile may demand, num / den."""
-    return delay_line_traffic(ChannelRegs(**regs), lim.f_clk, lim.port_bps, lim.params)
+def traffic(regs, lim, channel):
+    """(num, den): the delay-line words per 65536 cycles the profile may demand on ``channel``,
+    num / den."""
+    return delay_line_traffic(ChannelRegs(**regs), lim.f_clk, lim.port_bps,
+                              lim.channel_params(channel))
 
 
 def kind(regs):
@@ -105,11 +109,13 @@ def throughput_cases(rng, bases):
     out = []
 
     def at(regs, lim, wpc, why, channel):
-        out.append(case(regs, replace(lim, mem_wpc=wpc), f"{why}, {kind(regs)}, mem_wpc {wpc}",
+        # The other channel's guarantee is another, which must not count.
+        wpcs = (wpc, 1) if channel == CHANNEL_FORWARD else (1, wpc)
+        out.append(case(regs, replace(lim, mem_wpc=wpcs), f"{why}, {kind(regs)}, mem_wpc {wpc}",
                         channel))
 
     def both_sides(regs, lim, why, channel):
-        num, den = traffic(regs, lim)
+        num, den = traffic(regs, lim, channel)
         need = -(-num // den)
         at(regs, lim, need, why, channel)                      # rounded up: accepted
         at(regs, lim, need - 1, why, channel)                  # rejected (0: not limited)
@@ -139,7 +145,7 @@ def throughput_cases(rng, bases):
                  overhead=rng.randrange(0, 40), queue_bytes=max(regs["queue_bytes"], max_len))
         if kind(r) == "BoD":                    # slots of a power of two cycles
             r["bod_slot_cycles"] = 1 << rng.randrange(10, 15)
-        num, den = traffic(r, lim)
+        num, den = traffic(r, lim, channel)
         if num % den or (kind(r), num // den) in seen or validate(r, lim, channel).status:
             continue
         seen.add((kind(r), num // den))
@@ -159,7 +165,7 @@ def throughput_cases(rng, bases):
             at(regs, lim, wpc, "fixed guarantee", channel)
     for _ in range(40):
         regs, lim, channel = rng.choice(bases)
-        num, den = traffic(regs, lim)
+        num, den = traffic(regs, lim, channel)
         wpc = max(1, rng.randrange(num // den // 2, 2 * num // den + 2))
         at(regs, lim, wpc, "random guarantee", channel)
     # Earlier checks win: a bad field, and a delay line too small (BUDGET before THROUGHPUT).
@@ -175,11 +181,12 @@ def main():
     bases = []
     boxes = [Hardware(f_clk, MEM_WORDS) for f_clk in (75_000_000, 50_000_000, 40_000_000)]
     boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL))
+    boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL, spill_channels=("forward",)))
     for lim in boxes:
         f_clk = lim.f_clk
         for p in builtin_profiles().values():
             for (side, ch), channel in zip(p.channels(), (CHANNEL_FORWARD, CHANNEL_RETURN)):
-                regs = {k: v for k, v in asdict(ch.registers(lim)).items() if k in NAMES}
+                regs = {k: v for k, v in asdict(ch.registers(lim, side)).items() if k in NAMES}
                 bases.append((regs, lim, channel))
                 out.append(case(regs, lim, f"{p.name} {side} at {f_clk} Hz", channel))
     edits = [
@@ -214,7 +221,8 @@ def main():
     statuses = {}
     for c in out:
         statuses[c["verdict"]["status"]] = statuses.get(c["verdict"]["status"], 0) + 1
-    limited = sum(1 for c in out if c["limits"]["mem_wpc"])
+    limited = sum(1 for c in out if c["limits"]["mem_wpc_forward"]
+                  or c["limits"]["mem_wpc_return"])
     print(f"wrote {path}: {len(out)} cases, by status {statuses}; {limited} with mem_wpc != 0")
 
 
