@@ -22,6 +22,7 @@ traffic the probes counted, and the longest delay the delay line holds at each r
 
     python bench/bench_datapath.py                  # the full benchmark (about 15-20 min)
     python bench/bench_datapath.py --board colorlight-5a-75b
+    python bench/bench_datapath.py --split          # rates split between the channels (~6 min)
     python bench/bench_datapath.py --point 1500 200 both --traffic-ms 2 --delay-ms 1
     # a delay cut from 3 to 0.5 ms, 2 ms into 4 ms of shaped traffic, with the board's pace
     python bench/bench_datapath.py --point 1500 200 both --traffic-ms 4 --delay-ms 3 \
@@ -49,6 +50,13 @@ F_CLK = 0                     # the board's system clock, set by main()
 PARTIAL = ROOT / "build" / "datapath" / "points.jsonl"
 CASES = {"one": (FORWARD,), "both": (FORWARD, RETURN)}
 COARSE_MBPS = (50, 100, 150, 200, 300, 400, 600, 800, 1000)
+# --split: 60-byte frames (9 words, the costliest per byte) at forward and return line rates in
+# Mbit/s, the forward queue held past the chip's 1024 departure times (4 ms shaped at half the
+# rate: about 2,000 frames, so each frame's departure time goes through the ring) or not.
+SPLIT_POINTS = [(350, 350, True), (365, 365, True), (380, 380, True), (400, 400, True),
+                (445, 208, True), (440, 231, True), (465, 231, True), (465, 245, True),
+                (490, 230, True), (565, 230, False)]
+SPLIT_TRAFFIC_MS, SPLIT_DELAY_MS, SPLIT_FILL = 20.0, 3.0, (4.0, Fraction(1, 2))
 
 
 def dram_theory(settings, burst_bits: int) -> dict:
@@ -243,6 +251,38 @@ class Search:
         return good, bad
 
 
+def run_split(state, log) -> dict:
+    """SPLIT_POINTS on the running variant: each one's rates, cycles a frame, delay-line words
+    per 65536 cycles (the ring's word counted) and verdict."""
+    points = []
+    for fwd, ret, ring in SPLIT_POINTS:
+        lead = round(SPLIT_FILL[0] * F_CLK / 1000)
+        r = run_point(state, 60, fwd * 1_000_000, CASES["both"],
+                      int(SPLIT_TRAFFIC_MS * 1e-3 * F_CLK), Fraction(int(SPLIT_DELAY_MS), 1000),
+                      shaped=True, work_dir=ROOT / "build" / "datapath",
+                      fill=(lead, SPLIT_FILL[1]) if ring else None, queue=4096 if ring else None,
+                      return_rate_bps=ret * 1_000_000)
+        point = {"forward_mbps": fwd, "return_mbps": ret, "forward_ring": ring, "ok": r["ok"],
+                 "queues": r["queues"]}
+        for name, mbps in (("forward", fwd), ("return", ret)):
+            cycles = wire_bytes(60) * 8 * F_CLK / (mbps * 1e6)
+            words = frame_words(60) + (ring and name == "forward")
+            c = r["per_channel"][name]
+            point[name] = {"cycles_per_frame": round(cycles, 2),
+                           "words_per_65536": round(words * 65536 / cycles),
+                           "overrun": c["overrun"], "late": c["counters"]["late"],
+                           "exact": c["exact"]}
+        log(f"  forward {fwd} ({'ring' if ring else 'chip'}), return {ret} Mbit/s: "
+            f"{'ok' if r['ok'] else 'FAIL'}")
+        points.append(point)
+    return {"what": "60-byte frames on both channels at different rates, shaped at them; "
+                    "with forward_ring the forward channel is first shaped at half its rate "
+                    f"for {SPLIT_FILL[0]:g} ms, so that about 2,000 frames stay queued and "
+                    "each frame's departure time goes through the ring in memory",
+            "traffic_ms": SPLIT_TRAFFIC_MS, "delay_ms": SPLIT_DELAY_MS,
+            "command": "python bench/bench_datapath.py --split", "points": points}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -264,9 +304,23 @@ def main(argv=None) -> int:
     ap.add_argument("--cut-ms", type=float, nargs=2, metavar=("AFTER", "DELAY"),
                     help="--point: a timeline step sets both delays to DELAY ms, AFTER ms into "
                          "the traffic")
+    ap.add_argument("--fill-ms", type=float, nargs=2, metavar=("FOR", "SHARE"),
+                    help="--point: shape the forward channel at SHARE of the offered rate for "
+                         "the traffic's first FOR ms, then (a timeline step) at the offered "
+                         "rate, so that its queue holds FOR x (1/SHARE - 1) ms of frames")
+    ap.add_argument("--return-mbps", type=float,
+                    help="--point: the return channel's line rate (default: MBPS)")
+    ap.add_argument("--queue", type=int,
+                    help="--point: each channel's queue in frames, at most its cap (default: "
+                         "the departure times the chip holds); past the chip's depth a "
+                         "channel with the ring keeps departure times in memory")
     ap.add_argument("--paced", action="store_true",
                     help="--point: run the variant with its channels' memory pace, as the "
                          "board is built")
+    ap.add_argument("--split", action="store_true",
+                    help="run SPLIT_POINTS (forward and return at different rates, the forward "
+                         "queue in the ring, on a variant that has it) and write them into the "
+                         "JSON as 'split'")
     ap.add_argument("--out", type=Path, help="default: bench/results/datapath-<board>.json")
     args = ap.parse_args(argv)
     paced = bool(args.point and args.paced)
@@ -288,9 +342,10 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     # The variant without its memory pace (but a --paced point): the pace would hold reads to
     # the guarantee this benchmark is there to measure.
-    build_dir = board.build_dir(args.board, paced=paced)
+    # --split: with the ring in the forward channel, whether or not the board builds it.
+    build_dir = board.build_dir(args.board, paced=paced, ring=args.split)
     built_before = (build_dir / ".built").exists()
-    board.build_board(verbose=True, board=args.board, paced=paced)
+    board.build_board(verbose=True, board=args.board, paced=paced, ring=args.split)
     build_s = time.monotonic() - t0
     geometry = getattr(modules, record.dram)
     real, model = phy_settings(record)
@@ -306,7 +361,7 @@ def main(argv=None) -> int:
     traffic_ms = args.traffic_ms if args.traffic_ms else args.delay_ms * args.traffic_delays
     traffic_cycles = int(traffic_ms * 1e-3 * F_CLK)
 
-    state = board.launch(board=args.board, paced=paced)
+    state = board.launch(board=args.board, paced=paced, ring=args.split)
     t_run = time.monotonic()
     try:
         if args.point:
@@ -315,13 +370,23 @@ def main(argv=None) -> int:
                        stagger_bytes=args.stagger_bytes)
             cut = args.cut_ms and (round(args.cut_ms[0] * F_CLK / 1000),
                                    Fraction(round(args.cut_ms[1] * 1000), 10**6))
+            fill = args.fill_ms and (round(args.fill_ms[0] * F_CLK / 1000),
+                                     Fraction(args.fill_ms[1]).limit_denominator(1000))
             r = run_point(state, length, int(mbps * 1e6), CASES[case], traffic_cycles, delay,
                           shaped=args.shaped, work_dir=ROOT / "build" / "datapath",
-                          stagger_cycles=s.stagger(mbps), cut=cut or None)
+                          stagger_cycles=s.stagger(mbps), cut=cut or None, fill=fill or None,
+                          queue=args.queue, return_rate_bps=args.return_mbps
+                          and int(args.return_mbps * 1e6))
             r["rates"] = rates(length, mbps * 1e6, len(CASES[case]), theory["bps"])
             r["probe_summary"] = summarise_probe(r.pop("probe"), len(CASES[case]), theory)
             print(json.dumps(r, indent=1))
             return 0 if r["ok"] else 1
+        if args.split:
+            doc = json.loads(args.out.read_text())
+            doc["split"] = run_split(state, log)
+            args.out.write_text(json.dumps(doc, indent=1) + "\n")
+            log(f"wrote the split points into {args.out}")
+            return 0
         PARTIAL.unlink(missing_ok=True)
         results = {}
         for length in args.lengths:

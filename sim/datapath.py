@@ -71,19 +71,30 @@ def _us(seconds: Fraction) -> int:
     return us.numerator
 
 
-def profile_toml(delay_s: Fraction, rate_bps: int | None = None, queue: int = 1024,
-                 cut_to_s: Fraction | None = None) -> str:
+def profile_toml(delay_s: Fraction, rate_bps: int | dict[str, int] | None = None,
+                 queue: int | dict[str, int] = 1024, cut_to_s: Fraction | None = None,
+                 fill_to_bps: dict[str, int] | None = None) -> str:
     """Both channels: ``delay_s`` one way, a queue of ``queue`` frames (the hardware's depth),
-    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead.
-    With ``cut_to_s``, a timeline of one step at its start sets both delays to that."""
+    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead
+    (``queue`` and ``rate_bps`` may give each channel's by name). A timeline of one step at
+    its start sets both delays to ``cut_to_s`` and each channel's rate to ``fill_to_bps``'s,
+    if given."""
     lines = ['name = "datapath"', 'description = "data path benchmark: fixed delay, no loss"']
     for side in ("forward", "return"):
-        lines += [f"[{side}]", f'delay = "{_us(delay_s)} us"', f'queue = "{queue} packets"']
-        if rate_bps:
-            lines += [f'rate = "{int(rate_bps)} bit/s"', 'overhead = "24 B"']
-    if cut_to_s is not None:
-        cut = f'{{ delay = "{_us(cut_to_s)} us" }}'
-        lines += ["[[timeline]]", 'at = "0 s"', f"forward = {cut}", f"return = {cut}"]
+        frames = queue[side] if isinstance(queue, dict) else queue
+        rate = rate_bps[side] if isinstance(rate_bps, dict) else rate_bps
+        lines += [f"[{side}]", f'delay = "{_us(delay_s)} us"', f'queue = "{frames} packets"']
+        if rate:
+            lines += [f'rate = "{int(rate)} bit/s"', 'overhead = "24 B"']
+    steps = {side: [] for side in ("forward", "return")}
+    for side, changes in steps.items():
+        if cut_to_s is not None:
+            changes.append(f'delay = "{_us(cut_to_s)} us"')
+        if fill_to_bps is not None:
+            changes.append(f'rate = "{int(fill_to_bps[side])} bit/s"')
+    if steps["forward"]:
+        lines += ["[[timeline]]", 'at = "0 s"']
+        lines += [f"{side} = {{ {', '.join(changes)} }}" for side, changes in steps.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -137,20 +148,31 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
               traffic_cycles: int, delay_s: Fraction = Fraction(1, 100),
               shaped: bool = False, work_dir: Path | None = None,
               check_bytes: bool = True, timeout: float = 600.0,
-              stagger_cycles: int = 0, cut: tuple[int, Fraction] | None = None) -> dict:
+              stagger_cycles: int = 0, cut: tuple[int, Fraction] | None = None,
+              fill: tuple[int, Fraction] | None = None, queue: int | None = None,
+              return_rate_bps: int | None = None) -> dict:
     """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
     ingress ports of ``channels`` of a running board variant (``state`` from
     ``sim.board.launch``, with its ``board``); return what happened, frame by frame summarised (see the module's
     docstring). ``shaped`` shapes each channel at the offered rate instead of not at all;
     ``stagger_cycles`` starts the return channel's frames that much later than the forward's.
     ``cut`` = (lead, delay): a timeline step, run by the firmware, sets both channels' delay to
-    ``delay`` ``lead`` cycles after the first frame; the model applies it at the same cycle."""
+    ``delay`` ``lead`` cycles after the first frame; the model applies it at the same cycle.
+    ``fill`` = (lead, share): the forward channel starts shaped at ``share`` of the offered
+    rate, so that its queue fills, and a timeline step ``lead`` cycles after the first frame
+    shapes it at the offered rate (the return channel is shaped at it throughout). The frames
+    admitted before the step keep their slower departures, so the queue grows until
+    ``lead / share`` cycles and then holds ``lead x (1 / share - 1)`` cycles of frames.
+    ``queue``: each channel's queue in frames, at most its cap (default: the departure times
+    its chip holds).
+    ``return_rate_bps``: the return channel's line rate, if not ``rate_bps``."""
     from satemu.boards import BOARDS
     from satemu.device import Device
     from satemu.ether import to_wire
     from satemu.params import ChannelRegs
     from satemu.profile import load_profile
     from satemu.timeline import compile_timeline
+    from sim.board import variant
 
     wall0 = time.monotonic()
     work_dir = Path(work_dir or Path(state["run_dir"]))
@@ -164,40 +186,45 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
             raise RuntimeError(f"not the {board.name} variant: the board counts "
                                f"{info['f_clk']} Hz")
     base = board.channel
+    step = cut or fill
+    # The variant's channels, with its memory pace or without, with the ring or without.
+    record = variant(state["board"], state["paced"], state["ring"])
+    params = {ch: record.channel_params(ch) for ch in channels}
+    queues = {NAMES[ch]: min(queue or base.queue_onchip, record.channel_params(ch).queue_depth)
+              for ch in (FORWARD, RETURN)}
     path = work_dir / "datapath-profile.toml"
-    load_profile_via_cli(url, profile_toml(delay_s, rate_bps if shaped else None,
-                                           base.queue_onchip, cut and cut[1]), path,
-                         ("--start-in", str(CUT_START_IN)) if cut else ())
+    rates = {FORWARD: rate_bps, RETURN: return_rate_bps or rate_bps}
+    offered = {NAMES[ch]: rate for ch, rate in rates.items()}
+    slow = fill and dict(offered, forward=int(offered["forward"] * fill[1]))
+    load_profile_via_cli(url, profile_toml(delay_s, slow or (offered if shaped else None),
+                                           queues, cut and cut[1], fill and offered), path,
+                         ("--start-in", CUT_START_IN) if step else ())
     commits = {ch: [] for ch in channels}
     with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()
         regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
                 for ch in channels}
-        if cut:
+        if step:
             step_at = dev.timeline_status()["start"]
             compiled = compile_timeline(load_profile(str(path)), dev.hardware())
             commits = {ch: compiled.commits(step_at, NAMES[ch]) for ch in channels}
-    # The variant's channels, with its memory pace or without (sim.board.variant).
-    params = {ch: replace(board.channel_params(ch), mem_pace=state["mem_pace"])
-              for ch in channels}
     delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
-    gap = spacing(length, rate_bps, f_clk)
+    gaps = {ch: spacing(length, rates[ch], f_clk) for ch in channels}
     frames = {ch: [] for ch in channels}          # (cycle on the wire, frame) per channel
     with EthPorts(state["eth_port"], timeout=timeout) as eth:
         # Halt the board, then feed it a chunk of cycles at a time: each frame is sent before
         # the board reaches its cycle, so it starts on the wire exactly then.
         halted = eth.run(eth.now() + 2000, halt_on_egress=False)
         start = halted + 16
-        if cut:
-            start = step_at - cut[0]
+        if step:
+            start = step_at - step[0]
             if start < halted + 16:
                 raise RuntimeError(f"the timeline starts {step_at - halted} cycles after the "
-                                   f"board halted, fewer than the cut's lead of {cut[0]}")
+                                   f"board halted, fewer than the step's lead of {step[0]}")
             halted = eth.run(start - 16, halt_on_egress=False)
-        count = math.ceil(traffic_cycles / gap)
         offset = {FORWARD: 0, RETURN: stagger_cycles}
-        sched = sorted((start + offset[ch] + math.ceil(k * gap), ch, k)
-                       for ch in channels for k in range(count))
+        sched = sorted((start + offset[ch] + math.ceil(k * gaps[ch]), ch, k)
+                       for ch in channels for k in range(math.ceil(traffic_cycles / gaps[ch])))
         last_at = sched[-1][0]
         i, t = 0, halted
         while i < len(sched):
@@ -213,7 +240,9 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         # after a cut, also the frames' time at the memory's pace.
         end = last_at + delay_cycles + 2 * base.latency_floor + 20_000
         if cut:
-            end += len(sched) * state["mem_pace"] * frame_words(length)
+            end += len(sched) * max(p.mem_pace for p in params.values()) * frame_words(length)
+        if fill:            # and the backlog, at the offered rate
+            end += math.ceil(step[0] * (1 / fill[1] - 1)) + 20_000
         while t < end:
             t = eth.run(min(end, t + 4 * CHUNK), halt_on_egress=False)
         eth.release()
@@ -240,8 +269,10 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         result = _check(traffic, frames, taken, channels, regs, params, stats, length,
                         check_bytes, commits)
     result.update({"length": length, "rate_bps": int(rate_bps),
-                   "channels": [NAMES[ch] for ch in channels], "shaped": shaped,
-                   "spacing_cycles": float(gap), "delay_cycles": delay_cycles,
+                   "return_rate_bps": int(rates[RETURN]),
+                   "channels": [NAMES[ch] for ch in channels], "shaped": shaped or bool(fill),
+                   "queues": queues,
+                   "spacing_cycles": float(gaps[channels[0]]), "delay_cycles": delay_cycles,
                    "stagger_cycles": stagger_cycles,
                    "first_cycle": start, "last_cycle": last_at,
                    "traffic_cycles": last_at - start, "complete": complete})
