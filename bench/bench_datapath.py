@@ -255,10 +255,10 @@ def run_split(state, log) -> dict:
     """SPLIT_POINTS on the running variant: each one's rates, cycles a frame, delay-line words
     per 65536 cycles (the ring's word counted) and verdict."""
     points = []
+    lead = round(SPLIT_FILL[0] * F_CLK / 1000)
     for fwd, ret, ring in SPLIT_POINTS:
-        lead = round(SPLIT_FILL[0] * F_CLK / 1000)
         r = run_point(state, 60, fwd * 1_000_000, CASES["both"],
-                      int(SPLIT_TRAFFIC_MS * 1e-3 * F_CLK), Fraction(int(SPLIT_DELAY_MS), 1000),
+                      int(SPLIT_TRAFFIC_MS * 1e-3 * F_CLK), Fraction(round(SPLIT_DELAY_MS), 1000),
                       shaped=True, work_dir=ROOT / "build" / "datapath",
                       fill=(lead, SPLIT_FILL[1]) if ring else None, queue=4096 if ring else None,
                       return_rate_bps=ret * 1_000_000)

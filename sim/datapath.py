@@ -71,30 +71,26 @@ def _us(seconds: Fraction) -> int:
     return us.numerator
 
 
-def profile_toml(delay_s: Fraction, rate_bps: int | dict[str, int] | None = None,
-                 queue: int | dict[str, int] = 1024, cut_to_s: Fraction | None = None,
+def profile_toml(delay_s: Fraction, rates: dict[str, int] | None, queues: dict[str, int],
+                 cut_to_s: Fraction | None = None,
                  fill_to_bps: dict[str, int] | None = None) -> str:
-    """Both channels: ``delay_s`` one way, a queue of ``queue`` frames (the hardware's depth),
-    no loss; unshaped, or shaped at ``rate_bps`` counting the 24 bytes of Ethernet overhead
-    (``queue`` and ``rate_bps`` may give each channel's by name). A timeline of one step at
-    its start sets both delays to ``cut_to_s`` and each channel's rate to ``fill_to_bps``'s,
-    if given."""
+    """Both channels: ``delay_s`` one way, each channel's queue of ``queues[name]`` frames, no
+    loss; unshaped, or each shaped at ``rates[name]`` counting the 24 bytes of Ethernet
+    overhead. A timeline of one step at its start sets both delays to ``cut_to_s`` and each
+    channel's rate to ``fill_to_bps``'s, if given."""
     lines = ['name = "datapath"', 'description = "data path benchmark: fixed delay, no loss"']
+    step = []
     for side in ("forward", "return"):
-        frames = queue[side] if isinstance(queue, dict) else queue
-        rate = rate_bps[side] if isinstance(rate_bps, dict) else rate_bps
-        lines += [f"[{side}]", f'delay = "{_us(delay_s)} us"', f'queue = "{frames} packets"']
-        if rate:
-            lines += [f'rate = "{int(rate)} bit/s"', 'overhead = "24 B"']
-    steps = {side: [] for side in ("forward", "return")}
-    for side, changes in steps.items():
-        if cut_to_s is not None:
-            changes.append(f'delay = "{_us(cut_to_s)} us"')
+        lines += [f"[{side}]", f'delay = "{_us(delay_s)} us"', f'queue = "{queues[side]} packets"']
+        if rates:
+            lines += [f'rate = "{int(rates[side])} bit/s"', 'overhead = "24 B"']
+        changes = [f'delay = "{_us(cut_to_s)} us"'] if cut_to_s is not None else []
         if fill_to_bps is not None:
             changes.append(f'rate = "{int(fill_to_bps[side])} bit/s"')
-    if steps["forward"]:
-        lines += ["[[timeline]]", 'at = "0 s"']
-        lines += [f"{side} = {{ {', '.join(changes)} }}" for side, changes in steps.items()]
+        if changes:
+            step.append(f"{side} = {{ {', '.join(changes)} }}")
+    if step:
+        lines += ["[[timeline]]", 'at = "0 s"', *step]
     return "\n".join(lines) + "\n"
 
 
