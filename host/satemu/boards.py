@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .params import ChannelParams
 from .protocol import CHANNEL_NAMES
-from .validate import Hardware
+from .validate import Hardware, channel_pace
 
 __all__ = ["Board", "BOARDS", "DEFAULT_BOARD", "Cpu", "Bitstream", "Programmer", "MAC_PORT"]
 
@@ -117,7 +117,7 @@ class Board:
         words per 65536 cycles (0: not limited): as many as the channel's pace lets leave,
         65536 / mem_pace, so that traffic within the guarantee never waits for the pace
         (docs/architecture.md, "The memory's pace")."""
-        paces = self.mem_paces or (self.channel.mem_pace,) * len(CHANNEL_NAMES)
+        paces = (channel_pace(self.channel, self.mem_paces, name) for name in CHANNEL_NAMES)
         return tuple(65536 // pace if pace else 0 for pace in paces)
 
     def channel_params(self, channel: int | str) -> ChannelParams:
@@ -167,6 +167,9 @@ def _board(board: Board) -> tuple[str, Board]:
     for name in board.bod_channels + board.spill_channels:
         if name not in CHANNEL_NAMES:
             raise ValueError(f"{board.name}: no channel {name!r}")
+    if board.mem_paces and len(board.mem_paces) != len(CHANNEL_NAMES):
+        raise ValueError(f"{board.name}: mem_paces gives a pace for each channel (forward, "
+                         f"return)")
     records = board.log_words // 2
     if board.channel.frame_log != (records > 0) or records & (records - 1) \
             or board.log_words % 2 or board.log_words > board.mem_words:

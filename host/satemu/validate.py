@@ -35,6 +35,14 @@ def profile_fields(regs: ChannelRegs) -> dict[str, int]:
     return {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
 
 
+def channel_pace(params: ChannelParams, mem_paces: tuple[int, ...], channel: int | str) -> int:
+    """Channel ``channel``'s memory pace (index or name): its own in ``mem_paces`` where the
+    channels' differ, else ``params.mem_pace``."""
+    if not mem_paces:
+        return params.mem_pace
+    return mem_paces[channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)]
+
+
 @dataclass(frozen=True)
 class Hardware:
     """A box as its firmware knows itself, which HELLO reports: its clock, the delay-line words
@@ -53,10 +61,16 @@ class Hardware:
     params: ChannelParams = ChannelParams()
     bod_channels: tuple[str, ...] = ("return",)
     spill_channels: tuple[str, ...] = CHANNEL_NAMES
-    mem_wpc: int | tuple[int, int] = 0     # both channels', or each one's (forward, return)
+    # Each channel's guarantee (forward, return); one int gives both channels that one, and
+    # the field holds the pair.
+    mem_wpc: int | tuple[int, int] = 0
     mem_paces: tuple[int, ...] = ()        # each channel's memory pace, where not params'
     log_records: int = 0        # each channel's frame-log ring, records (0: no frame log)
     timeline_entries: int = 0   # entries the timeline store holds (0: no timelines)
+
+    def __post_init__(self):
+        if isinstance(self.mem_wpc, int):
+            object.__setattr__(self, "mem_wpc", (self.mem_wpc,) * len(CHANNEL_NAMES))
 
     @property
     def bod_mask(self) -> int:
@@ -73,16 +87,13 @@ class Hardware:
     def wpc(self, channel: int | str) -> int:
         """The delay-line throughput channel ``channel`` (index or name) is guaranteed, in words
         per 65536 cycles (0: not limited)."""
-        if isinstance(self.mem_wpc, int):
-            return self.mem_wpc
         return self.mem_wpc[channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)]
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (index or name)."""
         name = CHANNEL_NAMES[channel] if isinstance(channel, int) else channel
-        params = replace(self.params, bod=name in self.bod_channels)
-        if self.mem_paces:
-            params = replace(params, mem_pace=self.mem_paces[CHANNEL_NAMES.index(name)])
+        params = replace(self.params, bod=name in self.bod_channels,
+                         mem_pace=channel_pace(self.params, self.mem_paces, name))
         if name in self.spill_channels:
             return params
         return replace(params, queue_depth=params.queue_onchip, queue_fifo=0)
