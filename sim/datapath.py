@@ -183,8 +183,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
                                f"{info['f_clk']} Hz")
     base = board.channel
     step = cut or fill
-    # The variant's channels, with its memory pace or without, with the ring or without.
-    record = variant(state["board"], state["paced"], state["ring"])
+    # The variant's channels, with its memory pace or without.
+    record = variant(state["board"], state["paced"])
     params = {ch: record.channel_params(ch) for ch in channels}
     queues = {NAMES[ch]: min(queue or base.queue_onchip, record.channel_params(ch).queue_depth)
               for ch in (FORWARD, RETURN)}
@@ -355,7 +355,8 @@ def _check(traffic, frames, taken, channels, regs, params, stats, length, check_
             "exact": exact, "ok": ch_ok,
             "counters": {"rx_frames": st["rx_frames"], "tx_frames": st["tx_frames"],
                          "delivered": st["tx_frames"], "late": st["late"], **drops,
-                         "mem_words_hwm": st["mem_words_hwm"]},
+                         "mem_words_hwm": st["mem_words_hwm"],
+                         "queue_frames_hwm": st["queue_frames_hwm"]},
         }
     result["ok"] = ok
     return result

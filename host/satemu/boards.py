@@ -70,8 +70,8 @@ class Bitstream:
 MAC_PORT = {"port_pad": 60, "port_fcs": 4, "port_gap": 3}
 # Queues of up to 65,535 frames: 1,024 departure times on chip, the rest in a ring of 2^16 words
 # past each delay line (ChannelParams.queue_fifo; a BoD queue stays on chip). One bandwidth-delay
-# product of geo-large's forward link is 12,500 frames of 1500 bytes. The simulated board has it;
-# the Versa-5G leaves it out, since router2 diverged with it at two seeds (docs/hardware.md).
+# product of geo-large's forward link is 12,500 frames of 1500 bytes. The simulated board has it
+# in both channels, the Versa-5G in its forward channel (``Board.spill_channels``).
 DEEP_QUEUE = {"queue_depth": 65535, "queue_fifo": 1024}
 
 
@@ -205,23 +205,26 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # The Lattice ECP5 Versa-5G (LFE5UM5G-45F): DDR3L MT41K64M16 (128 MiB), two RGMII PHYs,
     # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
-    # block RAM; a pace of 11 cycles per delay-line word, the fewest within 90% of the lowest
-    # throughput bench/bench_datapath.py measured (6664 words per 65536 cycles, so mem_wpc is
-    # 5957; docs/hardware.md). Its queues stay on chip: with the departure-time ring in its
-    # forward channel, router2 diverged at every seed tried (docs/hardware.md).
+    # block RAM. The departure-time ring in its forward channel only, so that geo-large's 1-BDP
+    # forward queue fits (its return channel, a BoD channel, holds its queue on chip); its DDR3
+    # split as its links are: paces of 9 cycles per delay-line word forward and 19 return
+    # (mem_wpc 7281 and 3449), which bench/bench_datapath.py --split measured to hold with the
+    # forward queue in the ring, together 82% of the lowest total it measured (docs/hardware.md,
+    # "The split, measured").
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
           mem_words=1 << 22,
-          channel=ChannelParams(bod_ring=512, counter_bits=32, mem_pace=11, **MAC_PORT),
-          bod_channels=("return",),
+          channel=ChannelParams(bod_ring=512, counter_bits=32, **DEEP_QUEUE, **MAC_PORT),
+          bod_channels=("return",), spill_channels=("forward",), mem_paces=(9, 19),
           cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another
           # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
           programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
                                                 "channel A)"),
-          # Seed 2: with the memory pace, router2 diverged at seeds 3 and 1, as it had at other
-          # seeds on earlier netlists (docs/hardware.md).
+          # nextpnr's static placer at seed 2, router2 with timing-driven ripup: with the
+          # forward ring, the HeAP placer's placements diverged in router2 at seeds 1 to 8, and
+          # without the ripup port A's receive clock missed (docs/hardware.md).
           bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
-                              "--router router2", seed=2),
+                              "--router router2 --placer static --tmg-ripup", seed=2),
           timeline_entries=TIMELINE_ENTRIES),
     # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit

@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from satemu.boards import BOARDS, DEFAULT_BOARD, MAC_PORT
+from satemu.boards import BOARDS, DEFAULT_BOARD, MAC_PORT, _board
 from satemu.cli import main
 from satemu.units import format_size
 
 # A profile whose forward channel needs more delay-line throughput than the Versa-5G guarantees
 # (300 Mbit/s of 60-byte frames: 6982 words per 65536 cycles at 55 MHz, against 5957).
-FAST = ('name = "fast"\n[forward]\nrate = "300 Mbit/s"\ndelay = "10 ms"\nqueue = "100 packets"\n'
+FAST = ('name = "fast"\n[forward]\nrate = "320 Mbit/s"\ndelay = "10 ms"\nqueue = "100 packets"\n'
         '[return]\nrate = "1 Mbit/s"\ndelay = "10 ms"\n')
 
 
@@ -40,24 +40,27 @@ def test_the_table_is_what_the_boards_say():
     """Spelled out, so that a change to a board shows here as well as in its target."""
     sim_hw, versa, colorlight = (BOARDS[n].hardware for n in ("sim", "versa-ecp5",
                                                                "colorlight-5a-75b"))
-    # The simulated board's queues spill: its delay lines end where the departure-time ring
-    # starts, 2^16 words before the next region.
+    # The simulated board's queues spill, and so does the Versa-5G's forward queue: their delay
+    # lines end where the departure-time ring starts, 2^16 words before the next region.
     deep = (1 << 22) - (1 << 16)
     assert (sim_hw.f_clk, sim_hw.mem_words, sim_hw.mem_wpc) == (6_250_000, deep, (0, 0))
-    # The guarantees are what each channel's pace lets leave: 65536 // 11 and 65536 // 15.
-    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, 1 << 22, (5957, 5957))
+    # The guarantees are what each channel's pace lets leave: 65536 // 9 and 65536 // 19 (the
+    # Versa-5G's DDR3, split as its links are), 65536 // 15.
+    assert (versa.f_clk, versa.mem_words, versa.mem_wpc) == (55_000_000, deep, (7281, 3449))
     assert (colorlight.f_clk, colorlight.mem_words, colorlight.mem_wpc) == (40_000_000, 1 << 18,
                                                                          (4369, 4369))
     assert [hw.channel_params(ch).mem_pace for hw in (sim_hw, versa, colorlight)
-            for ch in ("forward", "return")] == [0, 0, 11, 11, 15, 15]
+            for ch in ("forward", "return")] == [0, 0, 9, 19, 15, 15]
     assert (sim_hw.params.counter_bits, versa.params.counter_bits,
             colorlight.params.counter_bits) == (64, 32, 32)
     assert colorlight.params.queue_depth == colorlight.params.queue_onchip == 512
     assert colorlight.params.spill_words == 0
     assert (sim_hw.params.queue_depth, sim_hw.params.queue_onchip) == (65535, 1024)
     assert (versa.params.queue_depth, versa.params.queue_onchip, versa.params.spill_words) == (
-        1024, 1024, 0)
-    assert (versa.spill_mask, sim_hw.spill_mask, colorlight.spill_mask) == (0, 3, 0)
+        65535, 1024, 1 << 16)
+    # The Versa-5G's return queue is a BoD queue, which stays on chip.
+    assert [versa.channel_params(ch).queue_depth for ch in ("forward", "return")] == [65535, 1024]
+    assert (versa.spill_mask, sim_hw.spill_mask, colorlight.spill_mask) == (1, 3, 0)
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
     assert (sim_hw.port_bps, versa.port_bps) == (400_000_000, 1_000_000_000)
@@ -75,11 +78,19 @@ def test_show_on_the_versa(capsys):
     out = capsys.readouterr().out
     mem = format_size(BOARDS["versa-ecp5"].delay_line_words * 8)
     assert "board: versa-ecp5 (the Lattice ECP5 Versa-5G), 55 MHz, ports at 1 Gbit/s" in out
-    assert (f"delay line per channel: {mem}, 5957 words per 65536 cycles guaranteed, frames "
-            f"falling due together leave at 11 cycles a word") in out
+    assert (f"delay line per channel: {mem}, 7281 (forward) and 3449 (return) words per 65536 "
+            f"cycles guaranteed, frames falling due together leave at 9 (forward) and 19 "
+            f"(return) cycles a word") in out
     assert "at 55 MHz: 51 + 13/17 cycles per byte, delay 16500000 cycles" in out
-    assert "queue 637.5 KB or 1024 packets (hardware cap)" in out
-    assert f"of {mem} (1.4%)" in out and "of 5957 guaranteed" in out
+    # The forward queue spills to the ring; the return channel's stays on chip.
+    assert "queue 637.5 KB or 65535 packets (hardware cap)" in out
+    assert f"of {mem} (3.5%)" in out and "of 7281 guaranteed" in out
+    assert "of 3449 guaranteed" in out
+    # geo-large's 1-BDP forward queue is the one it declares: 18.75 MB fill before 65535 frames.
+    assert main(["show", "geo-large", "--board", "versa-ecp5"]) == 0
+    out = capsys.readouterr().out
+    assert "queue 18.75 MB or 65535 packets (hardware cap), whichever fills first" in out
+    assert "up to 6439 words per 65536 cycles of 7281 guaranteed (88.4%)" in out
 
 
 def test_show_on_the_colorlight(capsys):
@@ -105,22 +116,22 @@ def test_show_fails_beyond_the_versa_throughput(capsys, tmp_path):
     assert main(["show", str(fast), "--board", "versa-ecp5"]) == 2
     cap = capsys.readouterr()
     assert cap.out == ""
-    assert cap.err.startswith("satemu: forward: the profile's rate needs up to 6982 words per "
+    assert cap.err.startswith("satemu: forward: the profile's rate needs up to 7448 words per "
                               "65536 cycles of delay-line bandwidth, the board guarantees this "
-                              "channel 5957") and "Traceback" not in cap.err
+                              "channel 7281") and "Traceback" not in cap.err
     # The return channel is checked against its own guarantee.
     slow_fwd = tmp_path / "return.toml"
-    slow_fwd.write_text(FAST.replace("300 Mbit/s", "100 Mbit/s").replace("1 Mbit/s",
-                                                                           "300 Mbit/s"))
+    slow_fwd.write_text(FAST.replace("320 Mbit/s", "100 Mbit/s").replace("1 Mbit/s",
+                                                                           "150 Mbit/s"))
     assert main(["show", str(slow_fwd), "--board", "versa-ecp5"]) == 2
     assert capsys.readouterr().err.startswith(
-        "satemu: return: the profile's rate needs up to 6982 words per 65536 cycles of "
-        "delay-line bandwidth, the board guarantees this channel 5957")
+        "satemu: return: the profile's rate needs up to 3491 words per 65536 cycles of "
+        "delay-line bandwidth, the board guarantees this channel 3449")
     # Not on the simulated board, whose delay line is not limited; nor with --mem-wpc over it.
     assert main(["show", str(fast)]) == 0
     assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "0"]) == 0
-    assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "6982"]) == 0
-    assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "6981"]) == 2
+    assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "7448"]) == 0
+    assert main(["show", str(fast), "--board", "versa-ecp5", "--mem-wpc", "7447"]) == 2
 
 
 def test_options_override_the_board(capsys):
@@ -130,7 +141,7 @@ def test_options_override_the_board(capsys):
     assert "75 MHz, ports at 1 Gbit/s; given --f-clk 75000000, --mem-words 6291456" in out
     assert "at 75 MHz: 70 + 10/17 cycles per byte" in out
     assert f"of {format_size((6 << 20) * 8)} (" in out
-    assert "of 5957 guaranteed" in out                  # the Versa's, not given
+    assert "of 7281 guaranteed" in out                  # the Versa's, not given
 
 
 def test_unknown_board_is_a_usage_error(capsys):
@@ -167,9 +178,12 @@ def test_a_ring_in_the_forward_channel_only(tmp_path):
 
 def test_a_board_may_split_its_memory_between_the_channels():
     """``Board.mem_paces`` gives each channel its own pace, and so its own guarantee, as HELLO
-    reports them: the split the Versa-5G's DDR3 was measured to hold (docs/hardware.md, "The
-    split, measured"), 9 cycles a word forward and 19 return."""
-    split = replace(BOARDS["versa-ecp5"], mem_paces=(9, 19))
+    reports them: on the Versa-5G, the split its DDR3 was measured to hold (docs/hardware.md,
+    "The split, measured"), 9 cycles a word forward and 19 return. A board gives a pace for
+    each channel or none."""
+    split = BOARDS["versa-ecp5"]
+    with pytest.raises(ValueError, match="mem_paces gives a pace for each channel"):
+        _board(replace(split, mem_paces=(9,)))
     hw = split.hardware
     assert split.mem_wpc == (7281, 3449) and (hw.wpc("forward"), hw.wpc("return")) == (7281, 3449)
     assert (hw.limits()["mem_wpc_forward"], hw.limits()["mem_wpc_return"]) == (7281, 3449)
