@@ -22,7 +22,7 @@ traffic the probes counted, and the longest delay the delay line holds at each r
 
     python bench/bench_datapath.py                  # the full benchmark (about 15-20 min)
     python bench/bench_datapath.py --board colorlight-5a-75b
-    python bench/bench_datapath.py --split          # rates split between the channels (~6 min)
+    python bench/bench_datapath.py --split          # rates split between the channels (~8 min)
     python bench/bench_datapath.py --point 1500 200 both --traffic-ms 2 --delay-ms 1
     # a delay cut from 3 to 0.5 ms, 2 ms into 4 ms of shaped traffic, with the board's pace
     python bench/bench_datapath.py --point 1500 200 both --traffic-ms 4 --delay-ms 3 \
