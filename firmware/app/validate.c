@@ -36,10 +36,19 @@ static void byte_time(const struct satemu_hw *hw, const uint64_t *f, struct u128
     }
 }
 
-/* The cap on the channel's queue, in frames: limits.queue_depth where its departure times may
- * spill to memory (limits.spill_mask), else what the chip holds. */
-static uint64_t queue_cap(const struct satemu_hw *hw, int channel)
+/* Whether BoD serves the channel: it is on, and the channel has the block. */
+static int bod_serves(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
+    return (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) && ((hw->bod_mask >> channel) & 1);
+}
+
+/* The cap on the channel's queue, in frames: limits.bod_queue while BoD serves it, else
+ * limits.queue_depth where its departure times may spill to memory (limits.spill_mask), else
+ * what the chip holds. */
+static uint64_t queue_cap(const struct satemu_hw *hw, int channel, const uint64_t *f)
+{
+    if (bod_serves(hw, channel, f))
+        return hw->limits.bod_queue;
     return (hw->limits.spill_mask >> channel) & 1 ? hw->limits.queue_depth
                                                   : hw->limits.queue_fifo;
 }
@@ -56,25 +65,26 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint
     struct u128 top = mul64(window, den);
     uint64_t in_delay = div128(top, num) + 2;
     uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
-    if (queue_cap(hw, channel) < queued)
-        queued = queue_cap(hw, channel);
+    if (queue_cap(hw, channel, f) < queued)
+        queued = queue_cap(hw, channel, f);
     if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
         queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
     return (in_delay + queued) * (1 + (min_len + 7) / 8);
 }
 
 /* Whether the profile's queue can outgrow the departure times held on chip, so that each frame's
- * also goes to memory and back (satemu.params.ChannelParams.spills). */
+ * also goes to memory and back (satemu.params.ChannelParams.spills); a BoD queue never does. */
 static int spills(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
-    if (queue_cap(hw, channel) <= hw->limits.queue_fifo)
+    if (!((hw->limits.spill_mask >> channel) & 1) || (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)
+        || hw->limits.queue_depth <= hw->limits.queue_fifo)
         return 0;
     uint64_t min_len = f[SATEMU_F_MIN_LEN] ? f[SATEMU_F_MIN_LEN] : 1;
     uint64_t queued = f[SATEMU_F_QUEUE_FRAMES];
     if (f[SATEMU_F_QUEUE_BYTES] / min_len < queued)
         queued = f[SATEMU_F_QUEUE_BYTES] / min_len;
-    if (queue_cap(hw, channel) < queued)
-        queued = queue_cap(hw, channel);
+    if (hw->limits.queue_depth < queued)
+        queued = hw->limits.queue_depth;
     return queued > hw->limits.queue_fifo;
 }
 
@@ -119,15 +129,20 @@ static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t
 {
     if (!((hw->bod_mask >> channel) & 1))
         BAD(SATEMU_F_BOD_FLAGS, 0, 0);
-    /* A BoD queue is held on chip. */
-    if (f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_fifo)
-        BAD(SATEMU_F_QUEUE_FRAMES, 1, hw->limits.queue_fifo);
     if (f[SATEMU_F_BOD_SLOT_CYCLES] < 32)
         BAD(SATEMU_F_BOD_SLOT_CYCLES, 32, 0xFFFFFFFFu);
     if (f[SATEMU_F_BOD_SLOTS] < 1)
         BAD(SATEMU_F_BOD_SLOTS, 1, 0xFFFFu);
     if (f[SATEMU_F_BOD_SLOT_BYTES] < 1)
         BAD(SATEMU_F_BOD_SLOT_BYTES, 1, 0xFFFFu);
+    /* A queue deeper than the chip's departure times: a slot carries fewer than a quarter of
+     * them (satemu.params.ChannelParams.slot_frames_max). */
+    if (f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_fifo) {
+        uint64_t k = hw->limits.queue_fifo / 4 ? hw->limits.queue_fifo / 4 : 1;
+        uint64_t most = k * (f[SATEMU_F_MIN_LEN] + f[SATEMU_F_OVERHEAD]) - 1;
+        if (f[SATEMU_F_BOD_SLOT_BYTES] > most)
+            BAD(SATEMU_F_BOD_SLOT_BYTES, 1, most);
+    }
     uint64_t carrier = f[SATEMU_F_BOD_SLOTS] * SATEMU_BOD_RATE_ONE;
     if (f[SATEMU_F_BOD_CRA] > carrier)
         BAD(SATEMU_F_BOD_CRA, 0, carrier);
@@ -170,8 +185,8 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         BAD(SATEMU_F_MIN_LEN, 1, f[SATEMU_F_MAX_LEN]);
     if (f[SATEMU_F_MAX_LEN] > hw->limits.max_frame)
         BAD(SATEMU_F_MAX_LEN, f[SATEMU_F_MIN_LEN], hw->limits.max_frame);
-    if (f[SATEMU_F_QUEUE_FRAMES] < 1 || f[SATEMU_F_QUEUE_FRAMES] > queue_cap(hw, channel))
-        BAD(SATEMU_F_QUEUE_FRAMES, 1, queue_cap(hw, channel));
+    if (f[SATEMU_F_QUEUE_FRAMES] < 1 || f[SATEMU_F_QUEUE_FRAMES] > queue_cap(hw, channel, f))
+        BAD(SATEMU_F_QUEUE_FRAMES, 1, queue_cap(hw, channel, f));
     if (f[SATEMU_F_QUEUE_BYTES] < f[SATEMU_F_MIN_LEN])
         BAD(SATEMU_F_QUEUE_BYTES, f[SATEMU_F_MIN_LEN], 0xFFFFFFFFu);
     if (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {

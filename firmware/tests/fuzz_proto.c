@@ -27,7 +27,7 @@ static void log_ctl(void *ctx, unsigned value) { (void)ctx; (void)value; }
 static const struct satemu_hw hw = {
     .read = rd, .write = wr, .commit = strobe, .stats = strobe, .port_count = port_count,
     .limits = { .f_clk = 75000000u, .queue_depth = 65535, .queue_fifo = 1024, .spill_mask = 3,
-                .max_frame = 2048,
+                .bod_queue = 65535, .max_frame = 2048,
                 .latency_floor = 2048, .mem_words = 6u << 20, .port_bps = 1000000000u,
                 .mem_wpc_forward = 40000u, .mem_wpc_return = 20000u },
     .delay_line = { { 0, 6u << 20 }, { 6u << 20, 6u << 20 } },

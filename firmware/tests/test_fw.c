@@ -336,15 +336,16 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
     box.bod_mask = 0;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS
-           && get_u32(resp + 43) == 0, "hello without a log", 0);
+           && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == 0, "hello without a log", 0);
     box.mem_read = mem_read;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES
            && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG)
-           && get_u32(resp + 43) == LOG_VEC_RING, "hello with a log", 0);
+           && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == LOG_VEC_RING, "hello with a log", 0);
     box.log_bits = SATEMU_LOG_BITS_MAX + 1;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + 43) == 0, "hello, log_bits too big", 0);
+    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == 0,
+           "hello, log_bits too big", 0);
 
     /* At the start each channel with a log gets its ring, enabled and empty; one without none. */
     box.log_bits = LOG_BITS;
@@ -365,8 +366,8 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
 
 /* The box of the tests below (the profile vectors bring their own). */
 static const struct satemu_limits limits = {
-    .f_clk = 75000000u, .queue_depth = 1024, .queue_fifo = 1024, .max_frame = 2048,
-    .latency_floor = 2048,
+    .f_clk = 75000000u, .queue_depth = 1024, .queue_fifo = 1024, .bod_queue = 1024,
+    .max_frame = 2048, .latency_floor = 2048,
     .mem_words = 6u << 20, .port_bps = 1000000000u,
 };
 
@@ -586,7 +587,7 @@ static void test_timeline(const uint64_t *fields)
            "timeline: base committed", 0);
     uint8_t hello[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
     request(&hw, SATEMU_OP_HELLO, hello, 2, resp);
-    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + 47) == TL_ENTRIES,
+    expect((get_u32(resp + 3) & SATEMU_CAP_TIMELINE) && get_u32(resp + SATEMU_HELLO_AT_TIMELINE_ENTRIES) == TL_ENTRIES,
            "hello: timeline entries", 0);
 
     /* Refused entries: the seed, a layout field, a channel that does not exist, a value too
@@ -887,7 +888,8 @@ int main(void)
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS,
            "hello without BoD", 0);
-    expect(get_u32(resp + 35) == 0x01020304u && get_u32(resp + 39) == 0x05060708u,
+    expect(get_u32(resp + SATEMU_HELLO_AT_MEM_WPC_FORWARD) == 0x01020304u
+           && get_u32(resp + SATEMU_HELLO_AT_MEM_WPC_RETURN) == 0x05060708u,
            "hello mem_wpc", 0);
     hw.bod_mask = BOD_VEC_BOD_MASK;
     hw.limits.mem_wpc_forward = hw.limits.mem_wpc_return = 0;

@@ -9,7 +9,7 @@ from satemu.params import Fate
 from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
                            BOD_ENABLE)
 
-from .layouts import Config, IngressDesc, Decision, QueueEntry
+from .layouts import Config, IngressDesc, Decision, QueueEntry, frame_beats
 from .bod_slots import BodEntry, Release, port_cycles
 from .prng import Prng
 from .sertime import SerTime
@@ -110,14 +110,14 @@ class Admission(wiring.Component):
         cur = Signal(IngressDesc)
         words = Signal(17)
         beats = Signal(14)
-        m.d.comb += [beats.eq((cur.length + 7) >> 3), words.eq(beats + 1)]
+        m.d.comb += [beats.eq(frame_beats(cur.length)), words.eq(beats + 1)]
 
         vi = Signal(64)
         vf = Signal(32)
         egress_free = Signal(64)
         admitted = Signal(32, init=p.word_init)   # words admitted to memory, mod 2^32
         wr_off = Signal(32)
-        q_frames = Signal(range(p.queue_depth + 1))
+        q_frames = Signal(range(max(p.queue_depth, p.bod_depth if p.bod else 0) + 1))
         q_bytes = Signal(33)
         ge_bad = Signal()
         lost = Signal()
@@ -162,7 +162,6 @@ class Admission(wiring.Component):
             q_wdata.eq(Mux(bod, self.released.payload, entry)),
             q_wen.eq(Mux(bod, self.released.valid, push)),
             self.bod_push.payload.length.eq(dec.length),
-            self.bod_push.payload.offset.eq(dec.offset),
         ]
 
         def pop_if_before(t):
@@ -275,7 +274,8 @@ class Admission(wiring.Component):
                     m.next = "CHECK"
 
             with m.State("CHECK"):
-                with m.If((q_frames >= cfg.queue_frames) | (q_frames >= p.queue_depth)
+                cap = Mux(bod, p.bod_depth, p.queue_depth) if p.bod else p.queue_depth
+                with m.If((q_frames >= cfg.queue_frames) | (q_frames >= cap)
                           | (q_bytes + cur.length > cfg.queue_bytes)):
                     m.d.comb += drop["drop_queue"].eq(1)
                     m.next = "EMIT"

@@ -9,10 +9,11 @@ from amaranth.lib.wiring import In, Out
 from satemu.regmap import BOD_ENABLE, BOD_RECORD, BOD_RECORD_WORDS
 
 from .bod_alloc import BodAllocator
-from .layouts import Config
+from .layouts import Config, frame_words
 
-# A frame admitted to the BoD queue: its length and where its header word goes.
-BodEntry = data.StructLayout({"length": 16, "offset": 32})
+# A frame admitted to the BoD queue: its length. Its header word's offset follows from the
+# lengths before it (the engine stores the frames one after another from offset 0 on).
+BodEntry = data.StructLayout({"length": 16})
 # A released frame's header, for the writer: written last, it commits the frame to the reader.
 HeaderWrite = data.StructLayout({"offset": 32, "length": 16, "egress": 48})
 # A released frame, for the admission engine's queue accounting.
@@ -40,6 +41,11 @@ class SlotScheduler(wiring.Component):
     * ``done_upto``: every slot starting before it has been processed;
     * ``hold``/``hold_at``: a commit is pending at that cycle; slots after it wait for it;
     * ``start_at``: the cycle of superframe 0, read after a restart (a reset of this block).
+
+    The queue holds ``params.bod_depth`` frames, each by its length alone (enough bits for
+    ``max_frame``), so that a deep queue costs few block RAMs: the scheduler follows where each
+    frame's header word goes, as the engine placed it, one after another in the region from
+    offset 0 after the restart that every layout commit brings.
 
     A granted slot carries up to ``bod_slot_bytes`` bytes from the queue head; each frame whose
     last byte it carries is released at the slot's end: its header (with the egress cycle)
@@ -75,7 +81,8 @@ class SlotScheduler(wiring.Component):
         cfg = self.cfg
         on = (cfg.bod_flags & BOD_ENABLE).any()
         m.submodules.alloc = alloc = BodAllocator()
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=BodEntry.size, depth=p.queue_onchip)
+        len_bits = p.max_frame.bit_length()
+        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=len_bits, depth=p.bod_depth)
         m.submodules.ring = ring = Memory(shape=unsigned(Record.size), depth=p.bod_ring, init=[])
         ring_rd = ring.read_port()
         ring_wr = ring.write_port()
@@ -83,8 +90,11 @@ class SlotScheduler(wiring.Component):
         m.d.comb += [ring_rd.addr.eq(self.ring_sel[:ring_bits]), self.ring_data.eq(ring_rd.data),
                      alloc.cfg.eq(cfg)]
 
-        head = BodEntry(queue.r_data)
-        m.d.comb += [queue.w_data.eq(self.push.payload), queue.w_en.eq(self.push.valid)]
+        head_length = queue.r_data          # the head frame's length
+        m.d.comb += [queue.w_data.eq(self.push.payload.length), queue.w_en.eq(self.push.valid)]
+        # The head frame's header word, and the next frame's (registered in SERVE).
+        offset = Signal(32)
+        next_offset = Signal(32)
 
         primed = Signal()
         t = Signal(64)            # start of the slot being (or next to be) processed
@@ -141,15 +151,15 @@ class SlotScheduler(wiring.Component):
             pace_free = Signal(64)
             pace_next = Signal(64)
         rem_now = Signal(17)
-        m.d.comb += rem_now.eq(head.length + cfg.overhead - sent)
+        m.d.comb += rem_now.eq(head_length + cfg.overhead - sent)
         rem = Signal(17)
 
         m.d.comb += [
-            self.hdr.payload.offset.eq(head.offset),
-            self.hdr.payload.length.eq(head.length),
+            self.hdr.payload.offset.eq(offset),
+            self.hdr.payload.length.eq(head_length),
             self.hdr.payload.egress.eq(egress[:48]),
             self.release.payload.departure.eq(slot_end[:48]),
-            self.release.payload.length.eq(head.length),
+            self.release.payload.length.eq(head_length),
             ring_wr.addr.eq(k[:ring_bits]),
             ring_wr.data.eq(rec),
         ]
@@ -193,9 +203,12 @@ class SlotScheduler(wiring.Component):
 
             with m.State("SERVE"):
                 with m.If((cap != 0) & queue.r_rdy):
-                    m.d.sync += [rem.eq(rem_now), due.eq(slot_end + latency)]
+                    words = frame_words(head_length)
+                    end = Signal(33)
+                    m.d.comb += end.eq(offset + words)
+                    m.d.sync += [rem.eq(rem_now), due.eq(slot_end + latency),
+                                 next_offset.eq(Mux(end >= cfg.mem_size, end - cfg.mem_size, end))]
                     if p.mem_pace:
-                        words = ((head.length + 7) >> 3) + 1
                         m.d.sync += pace_next.eq(pace_free + words * p.mem_pace)
                         m.next = "PACE"
                     else:
@@ -215,7 +228,8 @@ class SlotScheduler(wiring.Component):
                     with m.If(self.hdr.ready):
                         m.d.comb += [queue.r_en.eq(1), self.release.valid.eq(1), carried.eq(rem)]
                         m.d.sync += [cap.eq(cap - rem), sent.eq(0), used.eq(1),
-                                     egress_free.eq(egress + port_cycles(p, head.length))]
+                                     offset.eq(next_offset),
+                                     egress_free.eq(egress + port_cycles(p, head_length))]
                         if p.mem_pace:
                             m.d.sync += pace_free.eq(due)
                         m.next = "SERVE"

@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Beat, PlayoutDesc
+from .layouts import Beat, PlayoutDesc, frame_beats
 
 EGRESS_COUNTERS = ["tx_frames", "tx_bytes", "late"]
 
@@ -37,7 +37,7 @@ class Egress(wiring.Component):
         d = self.desc.payload
         sending = Signal()
         idx = Signal(14)
-        beats = (d.length + 7) >> 3
+        beats = frame_beats(d.length)
         diff = Signal(48)
         m.d.comb += diff.eq(self.now[:48] - d.egress)
         due = ~diff[47]

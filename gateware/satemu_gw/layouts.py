@@ -47,6 +47,17 @@ def SpillRead(addr_width):
     return data.StructLayout({"addr": addr_width})
 
 
+def frame_beats(length):
+    """``satemu.params.frame_beats`` in gateware: the 64-bit beats of a frame of ``length``
+    bytes."""
+    return (length + 7) >> 3
+
+
+def frame_words(length):
+    """``satemu.params.frame_words`` in gateware: the memory words a stored frame occupies."""
+    return frame_beats(length) + 1
+
+
 # Memory header word: the first word of every stored frame.
 Header = data.StructLayout({"length": 16, "egress": 48})
 

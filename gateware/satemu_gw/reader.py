@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Config, Header, PlayoutDesc
+from .layouts import Config, Header, PlayoutDesc, frame_beats
 
 
 class Reader(wiring.Component):
@@ -66,7 +66,7 @@ class Reader(wiring.Component):
         word = self.rdata.payload
         with m.If(self.rdata.valid):
             with m.If(left == 0):
-                m.d.sync += [hdr.eq(word), left.eq((Header(word).length + 7) >> 3)]
+                m.d.sync += [hdr.eq(word), left.eq(frame_beats(Header(word).length))]
             with m.Else():
                 m.d.comb += [pdata.w_en.eq(1), pdata.w_data.eq(word)]
                 m.d.sync += left.eq(left - 1)

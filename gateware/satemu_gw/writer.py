@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Config, Decision, Header, SpillWrite, WData
+from .layouts import Config, Decision, Header, SpillWrite, WData, frame_words
 from .bod_slots import HeaderWrite
 from .framelog import log_write_layout
 
@@ -133,7 +133,7 @@ class Writer(wiring.Component):
                 h = self.hdr.payload
                 late = Signal(Header)
                 m.d.comb += [late.length.eq(h.length), late.egress.eq(h.egress),
-                             word.eq(late), commits.eq(((h.length + 7) >> 3) + 1),
+                             word.eq(late), commits.eq(frame_words(h.length)),
                              self.cmd.payload.eq(self.cfg.mem_base + h.offset),
                              self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
                 with m.If(self.cmd.valid & self.cmd.ready):

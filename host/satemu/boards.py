@@ -69,9 +69,11 @@ class Bitstream:
 # (ChannelParams.port_pad/port_fcs/port_gap; hw.ethport, docs/architecture.md "Ports").
 MAC_PORT = {"port_pad": 60, "port_fcs": 4, "port_gap": 3}
 # Queues of up to 65,535 frames: 1,024 departure times on chip, the rest in a ring of 2^16 words
-# past each delay line (ChannelParams.queue_fifo; a BoD queue stays on chip). One bandwidth-delay
-# product of geo-large's forward link is 12,500 frames of 1500 bytes. The simulated board has it
-# in both channels, the Versa-5G in its forward channel (``Board.spill_channels``).
+# past each delay line (ChannelParams.queue_fifo). One bandwidth-delay product of geo-large's
+# forward link is 12,500 frames of 1500 bytes. The simulated board has it in both channels, the
+# Versa-5G in its forward channel (``Board.spill_channels``). A queue BoD serves waits in the
+# BoD block's own FIFO instead (``ChannelParams.bod_queue``): geo-medium's return queue, 750 KB,
+# is 12,500 frames of ACKs (60 bytes).
 DEEP_QUEUE = {"queue_depth": 65535, "queue_fifo": 1024}
 
 
@@ -196,7 +198,8 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # line-rate bursts of that wire (docs/architecture.md, "The simulated board").
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22,
-          channel=ChannelParams(ingress_beats=4096, frame_log=True, **DEEP_QUEUE, **MAC_PORT),
+          channel=ChannelParams(ingress_beats=4096, frame_log=True, bod_queue=65535,
+                                **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",),
           cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
           # Frame-log rings of 2^10 records: its simulated CPU sends about 2 kB a second over
@@ -206,14 +209,16 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
     # block RAM. The departure-time ring in its forward channel only, so that geo-large's 1-BDP
-    # forward queue fits (its return channel, a BoD channel, holds its queue on chip); its DDR3
+    # forward queue fits; its return channel holds its queue on chip, 1024 frames, or 16,384 in
+    # the BoD block's FIFO of lengths (12 block RAMs) while BoD serves it; its DDR3
     # split as its links are: paces of 9 cycles per delay-line word forward and 19 return
     # (mem_wpc 7281 and 3449), which bench/bench_datapath.py --split measured to hold with the
     # forward queue in the ring, together 82% of the lowest total it measured (docs/hardware.md,
     # "The split, measured").
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
           mem_words=1 << 22,
-          channel=ChannelParams(bod_ring=512, counter_bits=32, **DEEP_QUEUE, **MAC_PORT),
+          channel=ChannelParams(bod_ring=512, counter_bits=32, bod_queue=16384, **DEEP_QUEUE,
+                                **MAC_PORT),
           bod_channels=("return",), spill_channels=("forward",), mem_paces=(9, 19),
           cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another

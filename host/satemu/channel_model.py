@@ -243,7 +243,7 @@ class Channel:
             fate = Fate.ERROR
         elif self.loss.lost(regs):
             fate = Fate.LOSS
-        elif (self.q_frames + 1 > min(regs.queue_frames, params.queue_depth)
+        elif (self.q_frames + 1 > min(regs.queue_frames, params.queue_cap(regs.bod))
               or self.q_bytes + length > regs.queue_bytes):
             fate = Fate.QUEUE
         elif self.mem_words + frame_words(length) > regs.mem_size:
@@ -347,7 +347,7 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     t_num, den, ovh = byte_time(regs, f_clk, port_bps)
     num = (regs.min_len + ovh) * t_num          # cycles per minimum-size frame, times den
     in_delay = window * den // num + 2
-    queued = min(regs.queue_frames, params.queue_depth, regs.queue_bytes // regs.min_len)
+    queued = min(regs.queue_frames, params.queue_cap(regs.bod), regs.queue_bytes // regs.min_len)
     return (in_delay + queued) * frame_words(regs.min_len)
 
 
@@ -365,7 +365,7 @@ def delay_line_traffic(regs: ChannelRegs, f_clk: int, port_bps: int = 1_000_000_
     largest at min_len when ovh < 23.
     """
     t_num, t_den, ovh = byte_time(regs, f_clk, port_bps)
-    extra = 15 + 8 * params.spills(regs.queue_frames, regs.queue_bytes, regs.min_len)
+    extra = 15 + 8 * params.spills(regs)
     length = regs.min_len if ovh < extra else regs.max_len
     return (length + extra) * 65536 * t_den, 8 * t_num * (length + ovh)
 

@@ -204,6 +204,11 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
               for i, (name, fmt) in enumerate(P.LIMIT_FIELDS)]
     lines.append("#define SATEMU_LIMITS_BYTES "
                  f"{struct.calcsize('<' + ''.join(fmt for _, fmt in P.LIMIT_FIELDS))}")
+    lines.append("/* Where each limit starts in HELLO's answer, its status byte first. */")
+    at = 1 + struct.calcsize("<HI")
+    for name, fmt in P.LIMIT_FIELDS:
+        lines.append(f"#define SATEMU_HELLO_AT_{name.upper()} {at}")
+        at += struct.calcsize("<" + fmt)
 
     lines.append("")
     for name, value in (("COMMIT_APPLY", COMMIT_APPLY), ("COMMIT_RESEED", COMMIT_RESEED),
@@ -374,7 +379,7 @@ def profile_vectors_header(cases: list, profile_fields: Sequence[Field] | None =
            "    uint8_t status, field; uint64_t value, lo, hi;", "} profile_cases[] = {"]
     for c in cases:
         lim, v = c["limits"], c["verdict"]
-        defaults = {"queue_fifo": params.queue_onchip}
+        defaults = {"queue_fifo": params.queue_onchip, "bod_queue": params.bod_depth}
         limits = {name: lim[name] if name in lim else defaults.get(name, getattr(params, name, 0))
                   for name, _ in P.LIMIT_FIELDS}
         values = dict(zip(names, c["fields"]))

@@ -61,9 +61,11 @@ class ChannelParams:
     queue_depth: int = 1024      # the hard cap on the bottleneck queue, in frames
     # Departure times the channel holds on chip (0: all ``queue_depth``). Where it holds fewer,
     # the rest wait in a ring of ``spill_words`` words just past the delay-line region
-    # (satemu_gw.depqueue, docs/architecture.md "Queues deeper than the chip"); a BoD queue
-    # stays on chip, so it is capped at this many frames.
+    # (satemu_gw.depqueue, docs/architecture.md "Queues deeper than the chip").
     queue_fifo: int = 0
+    # Frames the BoD block's queue holds (0: ``queue_onchip``): the cap of a queue BoD serves.
+    # It is on chip, a block-RAM FIFO of the frames' lengths only (satemu_gw.bod_slots).
+    bod_queue: int = 0
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
@@ -121,11 +123,28 @@ class ChannelParams:
             raise ValueError("mem_pace must be 0 to 255 cycles per word")
         if self.queue_depth > self.queue_onchip and self.queue_onchip < 16:
             raise ValueError("a queue that spills to memory needs 16 entries on chip or more")
+        if not 0 <= self.bod_queue < 1 << self.queue_limit_bits:
+            raise ValueError("bod_queue must fit the queue_frames register")
 
     @property
     def queue_onchip(self) -> int:
-        """Departure times held on chip: the BoD queue's cap, and the queue before it spills."""
+        """Departure times held on chip: the queue before it spills."""
         return self.queue_fifo or self.queue_depth
+
+    @property
+    def bod_depth(self) -> int:
+        """Frames the BoD block's queue holds."""
+        return self.bod_queue or self.queue_onchip
+
+    def queue_cap(self, bod: bool) -> int:
+        """The hard cap on the queue, in frames, with BoD on or off."""
+        return self.bod_depth if bod else self.queue_depth
+
+    def slot_frames_max(self) -> int:
+        """With BoD on and a queue deeper than the chip's departure times, the most frames one
+        slot may carry: the frames it releases wait among those departure times until they
+        leave, two slots' worth at most (docs/bod.md, "The queue"); a quarter of them, for margin."""
+        return max(self.queue_onchip // 4, 1)
 
     @property
     def spill_words(self) -> int:
@@ -133,11 +152,13 @@ class ChannelParams:
         power of two; 0: the chip holds every departure time)."""
         return 1 << 16 if self.queue_depth > self.queue_onchip else 0
 
-    def spills(self, queue_frames: int, queue_bytes: int, min_len: int) -> bool:
-        """Whether a queue of these limits can outgrow the chip, so that frames cost one more
-        word of delay-line traffic each (a departure time written out and read back)."""
-        return bool(self.spill_words) and min(queue_frames, queue_bytes // max(min_len, 1),
-                                              self.queue_depth) > self.queue_onchip
+    def spills(self, regs: ChannelRegs) -> bool:
+        """Whether a queue of these register values can outgrow the chip, so that frames cost
+        one more word of delay-line traffic each (a departure time written out and read back).
+        A BoD queue never does: it waits in the BoD block, and the chip holds its departures."""
+        return bool(self.spill_words) and not regs.bod and min(
+            regs.queue_frames, regs.queue_bytes // max(regs.min_len, 1),
+            self.queue_depth) > self.queue_onchip
 
     @property
     def max_beats(self) -> int:

@@ -205,14 +205,14 @@ class ChannelProfile:
 
     def frame_cap(self, hw: Hardware, channel: str) -> tuple[int, str]:
         """The queue's limit in frames on ``channel`` of ``hw`` where the profile gives none,
-        and why: the hardware's (``queue_depth``); the departure times the chip holds
-        (``queue_onchip``) for a BoD queue, which stays on chip, and on a channel built without
-        the ring in memory; the same where a deeper queue would need more delay-line throughput
+        and why: the hardware's (``queue_depth``, or ``bod_depth`` for a queue BoD serves);
+        the departure times the chip holds (``queue_onchip``) on a channel built without the
+        ring in memory; the same where a deeper queue would need more delay-line throughput
         than the board guarantees (each frame past the chip's depth costs a word more,
         ``ChannelParams.spills``)."""
         p = hw.channel_params(channel)
         if self.bod is not None:
-            return p.queue_onchip, "BoD queues stay on chip"
+            return p.bod_depth, "the BoD block's cap"
         if p.queue_onchip < hw.params.queue_depth and not p.spill_words:
             return p.queue_onchip, f"the {channel} channel holds its queue on chip"
         if p.queue_onchip < p.queue_depth and hw.wpc(channel):

@@ -35,12 +35,17 @@ def profile_fields(regs: ChannelRegs) -> dict[str, int]:
     return {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
 
 
+def channel_index(channel: int | str) -> int:
+    """A channel given by index or name (``protocol.CHANNEL_NAMES``), as its index."""
+    return channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)
+
+
 def channel_pace(params: ChannelParams, mem_paces: tuple[int, ...], channel: int | str) -> int:
     """Channel ``channel``'s memory pace (index or name): its own in ``mem_paces`` where the
     channels' differ, else ``params.mem_pace``."""
     if not mem_paces:
         return params.mem_pace
-    return mem_paces[channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)]
+    return mem_paces[channel_index(channel)]
 
 
 @dataclass(frozen=True)
@@ -87,11 +92,11 @@ class Hardware:
     def wpc(self, channel: int | str) -> int:
         """The delay-line throughput channel ``channel`` (index or name) is guaranteed, in words
         per 65536 cycles (0: not limited)."""
-        return self.mem_wpc[channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)]
+        return self.mem_wpc[channel_index(channel)]
 
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (index or name)."""
-        name = CHANNEL_NAMES[channel] if isinstance(channel, int) else channel
+        name = CHANNEL_NAMES[channel_index(channel)]
         params = replace(self.params, bod=name in self.bod_channels,
                          mem_pace=channel_pace(self.params, self.mem_paces, name))
         if name in self.spill_channels:
@@ -103,6 +108,7 @@ class Hardware:
         p = self.params
         values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth,
                   "queue_fifo": p.queue_onchip, "spill_mask": self.spill_mask,
+                  "bod_queue": p.bod_depth,
                   "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
                   "port_bps": self.port_bps,
@@ -114,9 +120,10 @@ class Hardware:
     def from_limits(cls, limits: dict[str, int], bod_channels: tuple[str, ...]) -> Hardware:
         """The hardware a box reports: ``limits`` holds the values of ``protocol.LIMIT_FIELDS``
         (HELLO's answer)."""
-        fifo = limits["queue_fifo"]
+        fifo, bod = limits["queue_fifo"], limits["bod_queue"]
         params = ChannelParams(queue_depth=limits["queue_depth"],
                                queue_fifo=0 if fifo == limits["queue_depth"] else fifo,
+                               bod_queue=0 if bod == fifo else bod,
                                max_frame=limits["max_frame"],
                                latency_floor=limits["latency_floor"],
                                frame_log=limits.get("log_records", 0) > 0)
@@ -190,28 +197,34 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         return bad("min_len", 1, v["max_len"])
     if v["max_len"] > params.max_frame:
         return bad("max_len", v["min_len"], params.max_frame)
-    if not 1 <= v["queue_frames"] <= params.queue_depth:
-        return bad("queue_frames", 1, params.queue_depth)
+    bod = bool(v["bod_flags"] & BOD_ENABLE)
+    cap = params.queue_cap(bod and bod_allowed)
+    if not 1 <= v["queue_frames"] <= cap:
+        return bad("queue_frames", 1, cap)
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
-    if v["bod_flags"] & BOD_ENABLE:
-        return _bod_verdict(v, bod_allowed, bad, params.queue_onchip)
+    if bod:
+        return _bod_verdict(v, bod_allowed, bad, params)
     return None
 
 
-def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad, onchip: int) -> Verdict | None:
-    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run. Its
-    queue is held on chip, so at most ``onchip`` frames."""
+def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad,
+                 params: ChannelParams) -> Verdict | None:
+    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run. Where
+    the queue may hold more frames than the chip holds departure times, a slot carries fewer
+    than ``slot_frames_max`` frames."""
     if not bod_allowed:
         return bad("bod_flags", 0, 0)
-    if v["queue_frames"] > onchip:
-        return bad("queue_frames", 1, onchip)
     if v["bod_slot_cycles"] < 32:
         return bad("bod_slot_cycles", 32, (1 << 32) - 1)
     if v["bod_slots"] < 1:
         return bad("bod_slots", 1, 0xFFFF)
     if v["bod_slot_bytes"] < 1:
         return bad("bod_slot_bytes", 1, 0xFFFF)
+    if v["queue_frames"] > params.queue_onchip:
+        most = params.slot_frames_max() * (v["min_len"] + v["overhead"]) - 1
+        if v["bod_slot_bytes"] > most:
+            return bad("bod_slot_bytes", 1, most)
     carrier = v["bod_slots"] * BOD_RATE_ONE
     for name in ("bod_cra", "bod_rbdc_max"):
         if v[name] > carrier:

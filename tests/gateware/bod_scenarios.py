@@ -13,10 +13,10 @@ from sim.traffic import scenario, traffic
 from scenarios import HOSTILE_MEM
 
 MEM_WORDS = 1 << 20
-# As the simulated board builds the return channel: a MAC behind its egress (sim.board).
-# A return channel as the boards build it: a BoD queue on chip (1024), deeper ones spill.
+# A return channel as the boards build it: a MAC behind its egress (sim.board), 1024 departure
+# times on chip, deeper queues spill to memory, and a BoD queue deeper than those (bod_queue).
 PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3, frame_log=True,
-                       queue_depth=4096, queue_fifo=1024)
+                       queue_depth=4096, queue_fifo=1024, bod_queue=4096)
 
 
 def bod_regs(f_clk, *, superframe, slots, slot_bytes, cra=0, rbdc_max=0, timeout=0, vbdc_max=0,
@@ -129,6 +129,19 @@ def bod_scenarios() -> dict[str, dict]:
         params=replace(PARAMS, mem_pace=4), tb_seed=28, mem=HOSTILE_MEM, run_after=50_000,
         frames=traffic(38, 400, rate_bps=3_000_000, f_clk=f, load=1.0, p_small=0.6,
                        p_burst=0.05))
+
+    # ACK-sized frames (60 to 100 bytes) at 8 Mbit/s into grants of at most 1.6 Mbit/s: the
+    # BoD queue grows past the 1024 frames the chip holds departure times for, in a region of
+    # 16,384 words that the frames wrap round, so every header goes where the scheduler
+    # follows the engine's offsets.
+    regs = bod_regs(f, cra=64_000, rbdc_max=1_600_000, timeout=8, vbdc_max=60, latency=8,
+                    background=((0.3, 1),), queue_frames=3000, **base)
+    sc["bod-deep-queue"] = scenario(
+        "a BoD queue of 1,500 ACK-sized frames, past the chip's departure times", f_clk=f,
+        regs=replace(regs, mem_size=1 << 14), params=PARAMS, tb_seed=29, run_after=700_000,
+        frames=traffic(39, 2000, rate_bps=8_000_000, f_clk=f, load=1.0, lengths=(60, 100),
+                       p_small=0.5, p_full=0.2),
+        expect={"deep": "summary['counters']['queue_frames_hwm'] > 1024"})
 
     # A timeline's BoD steps, each named ahead (COMMIT_AT) as the firmware runs them, with
     # frames queued across every one: the grants, the background, the delay (up, then a cut)

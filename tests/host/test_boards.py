@@ -58,9 +58,14 @@ def test_the_table_is_what_the_boards_say():
     assert (sim_hw.params.queue_depth, sim_hw.params.queue_onchip) == (65535, 1024)
     assert (versa.params.queue_depth, versa.params.queue_onchip, versa.params.spill_words) == (
         65535, 1024, 1 << 16)
-    # The Versa-5G's return queue is a BoD queue, which stays on chip.
+    # The Versa-5G's return channel holds its queue on chip.
     assert [versa.channel_params(ch).queue_depth for ch in ("forward", "return")] == [65535, 1024]
     assert (versa.spill_mask, sim_hw.spill_mask, colorlight.spill_mask) == (1, 3, 0)
+    # A queue BoD serves waits in the BoD block's FIFO: its cap while BoD is on.
+    assert (sim_hw.params.bod_depth, versa.params.bod_depth) == (65535, 16384)
+    assert (sim_hw.limits()["bod_queue"], versa.limits()["bod_queue"]) == (65535, 16384)
+    assert [versa.channel_params("return").queue_cap(bod) for bod in (False, True)] == [
+        1024, 16384]
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
     assert (sim_hw.port_bps, versa.port_bps) == (400_000_000, 1_000_000_000)
@@ -91,6 +96,11 @@ def test_show_on_the_versa(capsys):
     out = capsys.readouterr().out
     assert "queue 18.75 MB or 65535 packets (hardware cap), whichever fills first" in out
     assert "up to 6439 words per 65536 cycles of 7281 guaranteed (88.4%)" in out
+    assert "queue 225 KB or 1024 packets (the return channel holds its queue on chip)" in out
+    # A BoD queue waits in the BoD block's FIFO: geo-medium's 750 KB, 12,500 frames of ACKs.
+    assert main(["show", "geo-medium-bod", "--board", "versa-ecp5"]) == 0
+    out = capsys.readouterr().out
+    assert "queue 750 KB or 16384 packets (the BoD block's cap), whichever fills first" in out
 
 
 def test_show_on_the_colorlight(capsys):

@@ -105,7 +105,7 @@ def test_bod_schedule_flags_and_default_queue():
     # Without RBDC, one BDP at the carrier's rate: 140 x 188 B per 26.5 ms.
     assert bod_profile().ret.queue_bytes == int(Fraction(140 * 188 * 8, Fraction(53, 2000))
                                                 * Fraction(6, 10) / 8)
-    text = "\n".join(p.ret.describe(HW75).splitlines())
+    text = "\n".join(p.ret.describe(HW75, "return").splitlines())
     assert "superframe 26.4992 ms (140 slots of 188 B, 26.5 ms asked)" in text
     assert "FCA on" in text and "10% for 265 ms, 100% for 1 s, 0% for 26.5 ms, repeating" in text
 
@@ -177,6 +177,23 @@ def test_bod_required_settings_and_ranges(replace_line, message):
         lines.insert(lines.index("[return.bod]") + 1, replace_line)
     with pytest.raises(ProfileError, match=message):
         parse_profile("\n".join(lines), "t").check(HW75)
+
+
+def test_a_queue_deeper_than_the_chip_keeps_slots_small():
+    """Where a BoD queue may hold more frames than the chip holds departure times (1024 on the
+    simulated board, whose BoD queue takes 65,535), a slot carries fewer than a quarter of them
+    (docs/bod.md, "The queue"): 256 x (60 + 10) - 1 = 17,919 bytes at most, with a 10-byte
+    overhead. A queue within the chip's depth leaves the slot alone."""
+    def profile(slot_bytes, ret='queue = "1 MB"'):
+        text = BASE.format(bod='cra = "100 kbit/s"', ret=f'overhead = "10 B"\n{ret}')
+        return parse_profile(text.replace("slot_bytes = 188", f"slot_bytes = {slot_bytes}"), "t")
+
+    assert SIM.params.bod_depth == 65535 and SIM.params.queue_onchip == 1024
+    assert profile(17_919).check(SIM)["return"].bod_slot_bytes == 17_919
+    with pytest.raises(ProfileError, match=r"return.bod.slot_bytes: 17920 B is outside the "
+                                           r"allowed range 1 B \.\. 17919 B"):
+        profile(17_920).check(SIM)
+    assert profile(17_920, 'queue = "1024 packets"').check(SIM)["return"].queue_frames == 1024
 
 
 def test_bod_only_where_the_hardware_has_it():

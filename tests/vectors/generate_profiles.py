@@ -20,9 +20,10 @@ from satemu.validate import Hardware, validate  # noqa: E402
 NAMES = [f.name for f in PROFILE_FIELDS]
 # The delay-line words per channel of the boxes the built-in profiles are converted for (and of
 # most cases); each box has the default ChannelParams and a BoD block on the return channel,
-# but one whose queue outgrows the chip into memory (SPILL).
+# but one whose queue outgrows the chip into memory (SPILL), the simulated board's, and one like
+# the Versa-5G's, whose BoD queue holds 16,384 frames.
 MEM_WORDS = 6 << 20
-SPILL = ChannelParams(queue_depth=65535, queue_fifo=1024)
+SPILL = ChannelParams(queue_depth=65535, queue_fifo=1024, bod_queue=65535)
 
 
 def case(fields, lim, why, channel):
@@ -33,7 +34,8 @@ def case(fields, lim, why, channel):
                                    "mem_wpc_return": lim.wpc(1),
                                    "queue_depth": lim.params.queue_depth,
                                    "queue_fifo": lim.params.queue_onchip,
-                                   "spill_mask": lim.spill_mask},
+                                   "spill_mask": lim.spill_mask,
+                                   "bod_queue": lim.params.bod_depth},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -54,7 +56,8 @@ def bod_cases(rng, bod_bases, plain_bases):
             ("bod_bg0", slots + 1 | 1 << 16), ("bod_bg0", slots | 1 << 16), ("bod_bg0", 5),
             ("bod_bg0", 0xFFFF << 16), ("bod_bg3", 0), ("bod_flags", 8),
             ("bod_flags", BOD_ENABLE | BOD_FCA), ("queue_frames", 1024),
-            ("queue_frames", 1025),
+            ("queue_frames", 1025), ("queue_frames", 16384), ("queue_frames", 16385),
+            ("queue_frames", 65535),
         ]
         for name, value in edits:
             out.append(case(dict(regs, **{name: value}), lim, f"{name} edited (BoD)", channel))
@@ -63,6 +66,12 @@ def bod_cases(rng, bod_bases, plain_bases):
                      bod_bg3=slots + 1 | 1 << 16)
         out.append(case(sched, lim, "BoD schedule, level 3 too high", channel))
         out.append(case(dict(sched, bod_bg3=1 << 16), lim, "BoD schedule", channel))
+        # A queue that may hold more frames than the chip holds departure times: a slot
+        # carries fewer than a quarter of them, just kept and just broken.
+        most = lim.params.slot_frames_max() * (regs["min_len"] + regs["overhead"]) - 1
+        for value in (most, most + 1):
+            out.append(case(dict(regs, queue_frames=1025, bod_slot_bytes=min(value, 0xFFFF)),
+                            lim, "BoD slot of a deep queue", channel))
         # No BoD block on the channel: the forward channel, or a box without any.
         out.append(case(regs, lim, "BoD on the forward channel", CHANNEL_FORWARD))
         out.append(case(regs, Hardware(lim.f_clk, lim.mem_words, bod_channels=()),
@@ -181,7 +190,8 @@ def main():
     bases = []
     boxes = [Hardware(f_clk, MEM_WORDS) for f_clk in (75_000_000, 50_000_000, 40_000_000)]
     boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL))
-    boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL, spill_channels=("forward",)))
+    boxes.append(Hardware(55_000_000, MEM_WORDS, params=replace(SPILL, bod_queue=16384),
+                          spill_channels=("forward",)))
     for lim in boxes:
         f_clk = lim.f_clk
         for p in builtin_profiles().values():
