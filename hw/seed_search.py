@@ -72,16 +72,23 @@ def run(cmd: list[str], gateware: Path, build_name: str, where: Path) -> dict:
     started = time.monotonic()
     with open(where / "stdout.log", "w") as log:
         proc = subprocess.Popen(cmd, cwd=where, stdout=log, stderr=subprocess.STDOUT)
-        verdict = None
+        verdict, seen, tail = None, 0, ""
         while proc.poll() is None:
             time.sleep(10)
-            text = (where / "nextpnr.log").read_text() if (where / "nextpnr.log").exists() else ""
-            last = OVERUSE.findall(text)
-            if last and should_stop(int(last[-1][0]), int(last[-1][1])):
-                proc.kill()
-                proc.wait()
-                verdict = {"stopped": {"iteration": int(last[-1][0]),
-                                       "overused": int(last[-1][1])}}
+            # Only what the log gained since the last look (it grows to megabytes); a line cut
+            # at the end waits for the next look.
+            if (where / "nextpnr.log").exists():
+                with open(where / "nextpnr.log", "rb") as f:
+                    f.seek(seen)
+                    new = f.read()
+                seen += len(new)
+                text, _, tail = (tail + new.decode(errors="replace")).rpartition("\n")
+                last = OVERUSE.findall(text)
+                if last and should_stop(int(last[-1][0]), int(last[-1][1])):
+                    proc.kill()
+                    proc.wait()
+                    verdict = {"stopped": {"iteration": int(last[-1][0]),
+                                           "overused": int(last[-1][1])}}
     text = (where / "nextpnr.log").read_text()
     report = where / "report.json"
     parsed = parse_nextpnr(text, json.loads(report.read_text()) if report.exists() else None)
@@ -110,8 +117,8 @@ def main():
                  f"first")
     cmd = nextpnr_command(gateware, flow.build_name)
     args = flow.nextpnr_args if a.args is None else a.args
+    tag = re.sub(r"[^A-Za-z0-9]+", "-", args).strip("-") or "default"
     for seed in a.seeds:
-        tag = re.sub(r"[^A-Za-z0-9]+", "-", args).strip("-") or "default"
         where = ROOT / "build" / "seeds" / a.board / key / f"seed{seed}-{tag}"
         verdict = run(with_options(cmd, seed, args, flow.nextpnr_args), gateware,
                       flow.build_name, where)
