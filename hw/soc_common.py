@@ -52,10 +52,22 @@ def write_channel_verilog(out_dir: Path, board) -> list[Path]:
     paths = []
     for channel, pre in CHANNEL_MODULES.items():
         path = Path(out_dir) / f"satemu_channel_{pre}.v"
-        path.write_text(verilog.convert(Channel(board.channel_params(channel), mac_fed=True),
-                                        name=f"satemu_channel_{pre}", emit_src=False))
+        path.write_text(without_delta_init(verilog.convert(
+            Channel(board.channel_params(channel), mac_fed=True), name=f"satemu_channel_{pre}",
+            emit_src=False)))
         paths.append(path)
     return paths
+
+
+def without_delta_init(text: str) -> str:
+    """``text`` without the initial values of the delta-coded departure queue's one-bit
+    memories (satemu_gw.depdelta): zeros, as block RAMs and Verilator's arrays start anyway,
+    and never read before written; spelled word by word, 34 x 16,384 lines, they made the
+    YoWASP yosys fail on the Versa-5G's return channel."""
+    from satemu_gw.depdelta import MEMORY_PREFIX
+    block = re.compile(r"^  initial begin\n(?:    %s\d+\[\d+\] = 1'h0;\n)+  end\n"
+                       % re.escape(MEMORY_PREFIX), re.M)
+    return block.sub("", text)
 
 
 def write_widen_verilog(out_dir: Path, addr_width: int) -> Path:

@@ -146,7 +146,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
               check_bytes: bool = True, timeout: float = 600.0,
               stagger_cycles: int = 0, cut: tuple[int, Fraction] | None = None,
               fill: tuple[int, Fraction] | None = None, queue: int | None = None,
-              return_rate_bps: int | None = None) -> dict:
+              return_rate_bps: int | None = None,
+              fill_sides: tuple[str, ...] = ("forward",)) -> dict:
     """Offer frames of ``length`` bytes at line rate ``rate_bps`` for ``traffic_cycles`` on the
     ingress ports of ``channels`` of a running board variant (``state`` from
     ``sim.board.launch``, with its ``board``); return what happened, frame by frame summarised (see the module's
@@ -154,9 +155,10 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     ``stagger_cycles`` starts the return channel's frames that much later than the forward's.
     ``cut`` = (lead, delay): a timeline step, run by the firmware, sets both channels' delay to
     ``delay`` ``lead`` cycles after the first frame; the model applies it at the same cycle.
-    ``fill`` = (lead, share): the forward channel starts shaped at ``share`` of the offered
-    rate, so that its queue fills, and a timeline step ``lead`` cycles after the first frame
-    shapes it at the offered rate (the return channel is shaped at it throughout). The frames
+    ``fill`` = (lead, share): the channels of ``fill_sides`` (the forward one by default) start
+    shaped at ``share`` of the offered rate, so that their queues fill, and a timeline step
+    ``lead`` cycles after the first frame shapes them at the offered rate (the other channel is
+    shaped at it throughout). The frames
     admitted before the step keep their slower departures, so the queue grows until
     ``lead / share`` cycles and then holds ``lead x (1 / share - 1)`` cycles of frames.
     ``queue``: each channel's queue in frames, at most its cap (default: the departure times
@@ -191,7 +193,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     path = work_dir / "datapath-profile.toml"
     rates = {FORWARD: rate_bps, RETURN: return_rate_bps or rate_bps}
     offered = {NAMES[ch]: rate for ch, rate in rates.items()}
-    slow = fill and dict(offered, forward=int(offered["forward"] * fill[1]))
+    slow = fill and {side: int(bps * fill[1]) if side in fill_sides else bps
+                     for side, bps in offered.items()}
     load_profile_via_cli(url, profile_toml(delay_s, slow or (offered if shaped else None),
                                            queues, cut and cut[1], fill and offered), path,
                          ("--start-in", CUT_START_IN) if step else ())

@@ -42,15 +42,33 @@ static int bod_serves(const struct satemu_hw *hw, int channel, const uint64_t *f
     return (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) && ((hw->bod_mask >> channel) & 1);
 }
 
+/* Whether the channel's departure times may spill to memory (limits.spill_mask). */
+static int ring(const struct satemu_hw *hw, int channel)
+{
+    return (hw->limits.spill_mask >> channel) & 1;
+}
+
+/* Whether the chip holds the channel's departure times as distances: a channel without the
+ * ring on a box with limits.delta_queue (satemu.params.ChannelParams.delta_coded). */
+static int delta_coded(const struct satemu_hw *hw, int channel)
+{
+    return !ring(hw, channel) && hw->limits.delta_queue;
+}
+
+/* The departure times the chip holds for the channel (ChannelParams.queue_onchip). */
+static uint64_t chip_queue(const struct satemu_hw *hw, int channel)
+{
+    return delta_coded(hw, channel) ? hw->limits.delta_queue : hw->limits.queue_fifo;
+}
+
 /* The cap on the channel's queue, in frames: limits.bod_queue while BoD serves it, else
- * limits.queue_depth where its departure times may spill to memory (limits.spill_mask), else
- * what the chip holds. */
+ * limits.queue_depth where its departure times may spill to memory, else what the chip
+ * holds. */
 static uint64_t queue_cap(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
     if (bod_serves(hw, channel, f))
         return hw->limits.bod_queue;
-    return (hw->limits.spill_mask >> channel) & 1 ? hw->limits.queue_depth
-                                                  : hw->limits.queue_fifo;
+    return ring(hw, channel) ? hw->limits.queue_depth : chip_queue(hw, channel);
 }
 
 uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint64_t *f)
@@ -73,10 +91,11 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint
 }
 
 /* Whether the profile's queue can outgrow the departure times held on chip, so that each frame's
- * also goes to memory and back (satemu.params.ChannelParams.spills); a BoD queue never does. */
+ * also goes to memory and back (satemu.params.ChannelParams.spills); a queue BoD serves never
+ * does. */
 static int spills(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
-    if (!((hw->limits.spill_mask >> channel) & 1) || (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)
+    if (!ring(hw, channel) || bod_serves(hw, channel, f)
         || hw->limits.queue_depth <= hw->limits.queue_fifo)
         return 0;
     uint64_t min_len = f[SATEMU_F_MIN_LEN] ? f[SATEMU_F_MIN_LEN] : 1;
@@ -129,16 +148,18 @@ static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t
 {
     if (!((hw->bod_mask >> channel) & 1))
         BAD(SATEMU_F_BOD_FLAGS, 0, 0);
-    if (f[SATEMU_F_BOD_SLOT_CYCLES] < 32)
-        BAD(SATEMU_F_BOD_SLOT_CYCLES, 32, 0xFFFFFFFFu);
+    /* A slot takes fewer than SATEMU_DELTA_SLOT_SPAN cycles where the queue is delta-coded. */
+    uint64_t slot_max = delta_coded(hw, channel) ? SATEMU_DELTA_SLOT_SPAN - 1 : 0xFFFFFFFFu;
+    if (f[SATEMU_F_BOD_SLOT_CYCLES] < 32 || f[SATEMU_F_BOD_SLOT_CYCLES] > slot_max)
+        BAD(SATEMU_F_BOD_SLOT_CYCLES, 32, slot_max);
     if (f[SATEMU_F_BOD_SLOTS] < 1)
         BAD(SATEMU_F_BOD_SLOTS, 1, 0xFFFFu);
     if (f[SATEMU_F_BOD_SLOT_BYTES] < 1)
         BAD(SATEMU_F_BOD_SLOT_BYTES, 1, 0xFFFFu);
     /* A queue deeper than the chip's departure times: a slot carries fewer than a quarter of
      * them (satemu.params.ChannelParams.slot_frames_max). */
-    if (f[SATEMU_F_QUEUE_FRAMES] > hw->limits.queue_fifo) {
-        uint64_t k = hw->limits.queue_fifo / 4 ? hw->limits.queue_fifo / 4 : 1;
+    if (f[SATEMU_F_QUEUE_FRAMES] > chip_queue(hw, channel)) {
+        uint64_t k = chip_queue(hw, channel) / 4 ? chip_queue(hw, channel) / 4 : 1;
         uint64_t most = k * (f[SATEMU_F_MIN_LEN] + f[SATEMU_F_OVERHEAD]) - 1;
         if (f[SATEMU_F_BOD_SLOT_BYTES] > most)
             BAD(SATEMU_F_BOD_SLOT_BYTES, 1, most);
@@ -189,6 +210,14 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         BAD(SATEMU_F_QUEUE_FRAMES, 1, queue_cap(hw, channel, f));
     if (f[SATEMU_F_QUEUE_BYTES] < f[SATEMU_F_MIN_LEN])
         BAD(SATEMU_F_QUEUE_BYTES, f[SATEMU_F_MIN_LEN], 0xFFFFFFFFu);
+    if (delta_coded(hw, channel) && !(f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)) {
+        /* A frame's serialisation takes fewer than SATEMU_DELTA_FRAME_SPAN cycles. */
+        uint64_t frame = f[SATEMU_F_MAX_LEN] + f[SATEMU_F_OVERHEAD];
+        uint64_t frac = f[SATEMU_F_RATE_NUM] > 0;
+        struct u128 span = mul64(frame, f[SATEMU_F_RATE_Q] + frac);
+        if (span.hi || span.lo >= SATEMU_DELTA_FRAME_SPAN)
+            BAD(SATEMU_F_RATE_Q, 0, (SATEMU_DELTA_FRAME_SPAN - 1) / frame - frac);
+    }
     if (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE) {
         validate_bod(hw, channel, f, v);
         if (v->status)

@@ -44,11 +44,13 @@ class Admission(wiring.Component):
     starting at or before a (``sched_done`` > a), and tells the scheduler how far arrivals are
     complete (``horizon``: every frame that arrived before it has been pushed).
 
-    The queue's departure times are held in a FIFO on chip, or, where the queue may outgrow the
-    chip (``params.spill_words``), in a ``satemu_gw.depqueue.DepartureQueue`` outside the engine
-    (``q_push``, ``q_head``): then the engine waits for a head still in memory (``q_waiting``)
-    before it decides, for room before it pushes, and keeps the layout while departure times
-    are in memory (``q_spill_empty``, since the ring lies past the region).
+    The queue's departure times are held in a FIFO on chip, or outside the engine (``q_push``,
+    ``q_head``): where the queue may outgrow the chip (``params.spill_words``), in a
+    ``satemu_gw.depqueue.DepartureQueue``, and where the chip holds them as distances
+    (``params.delta_coded``), in a ``satemu_gw.depdelta.DeltaQueue``. Then the engine waits for
+    a head still on its way (``q_waiting``) before it decides and for room before it pushes;
+    with the ring, it keeps the layout while departure times are in memory
+    (``q_spill_empty``, since the ring lies past the region).
     """
 
     def __init__(self, params):
@@ -79,13 +81,14 @@ class Admission(wiring.Component):
             "sched_done": In(64),
             "horizon": Out(64),
         }
-        if params.spill_words:
+        if params.spill_words or params.delta_coded:
             ports.update({
                 "q_push": Out(stream.Signature(QueueEntry)),
                 "q_head": In(stream.Signature(QueueEntry)),
                 "q_waiting": In(1),
-                "q_spill_empty": In(1),
             })
+        if params.spill_words:
+            ports["q_spill_empty"] = In(1)
         # The counters start at ``counter_init`` (0 but in the wrap test), the gauges at 0.
         ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
@@ -98,7 +101,8 @@ class Admission(wiring.Component):
         m.submodules.prng = prng = Prng()
         m.submodules.sertime = st = SerTime(m_bits=12)
         spill = bool(p.spill_words)
-        if spill:
+        outside = spill or p.delta_coded       # the queue is a component of its own
+        if outside:
             q_rdy, head, q_ren = self.q_head.valid, self.q_head.payload, self.q_head.ready
             q_wdata, q_wen = self.q_push.payload, self.q_push.valid
         else:
@@ -117,7 +121,7 @@ class Admission(wiring.Component):
         egress_free = Signal(64)
         admitted = Signal(32, init=p.word_init)   # words admitted to memory, mod 2^32
         wr_off = Signal(32)
-        q_frames = Signal(range(max(p.queue_depth, p.bod_depth if p.bod else 0) + 1))
+        q_frames = Signal(range(p.queue_most + 1))
         q_bytes = Signal(33)
         ge_bad = Signal()
         lost = Signal()
@@ -185,7 +189,8 @@ class Admission(wiring.Component):
         # (no descriptor can be visible in the cycle after its arrival), hence ``pending_d``.
         late = Signal()
         pending_d = Signal()
-        m.d.sync += [late.eq(self.now + 1 > self.commit_at + DESC_LATENCY), pending_d.eq(self.pending)]
+        m.d.sync += [late.eq(self.now + 1 > self.commit_at + DESC_LATENCY),
+                     pending_d.eq(self.pending)]
         # With BoD, a commit also waits until the scheduler has processed every slot starting at
         # or before its cycle, so that each slot sees the profile in force at its start. Also
         # registered: sched_done only grows while the commit is pending, and a stale value is
@@ -204,7 +209,8 @@ class Admission(wiring.Component):
                     take = take & ~apply            # a frame after the commit waits for it
                     apply = apply & sched_ok
                 with m.If(apply):
-                    layout_ok = (self.commit_flags & COMMIT_LAYOUT).any() & (admitted == self.freed)
+                    layout_ok = ((self.commit_flags & COMMIT_LAYOUT).any()
+                                 & (admitted == self.freed))
                     if spill:
                         layout_ok &= self.q_spill_empty
                     m.d.comb += [self.apply.eq(1), self.layout_ok.eq(layout_ok)]
@@ -228,7 +234,7 @@ class Admission(wiring.Component):
 
             with m.State("POP"):
                 ready = ~pop_if_before(cur.arrival) & (~bod | (self.sched_done > cur.arrival))
-                if spill:
+                if outside:
                     ready &= ~self.q_waiting
                 with m.If(ready):
                     m.next = "CLASSIFY"
@@ -274,7 +280,7 @@ class Admission(wiring.Component):
                     m.next = "CHECK"
 
             with m.State("CHECK"):
-                cap = Mux(bod, p.bod_depth, p.queue_depth) if p.bod else p.queue_depth
+                cap = Mux(bod, p.queue_cap(True), p.queue_cap(False))
                 with m.If((q_frames >= cfg.queue_frames) | (q_frames >= cap)
                           | (q_bytes + cur.length > cfg.queue_bytes)):
                     m.d.comb += drop["drop_queue"].eq(1)
@@ -333,7 +339,7 @@ class Admission(wiring.Component):
                 after = "PACE" if p.mem_pace else "SCHEDULE"
                 if p.mem_pace:
                     m.d.sync += pace_next.eq(pace_free + words * p.mem_pace)
-                if spill:
+                if outside:
                     # SCHEDULE pushes: wait here for room (which nothing else can take away).
                     with m.If(self.q_push.ready):
                         m.next = after
@@ -361,7 +367,8 @@ class Admission(wiring.Component):
                     egress_free.eq(egress + port_cycles(p, cur.length)),
                     q_frames.eq(new_qf), q_bytes.eq(new_qb),
                     admitted.eq(admitted + words),
-                    dec.keep.eq(1), dec.bod.eq(0), dec.egress.eq(egress[:48]), dec.offset.eq(wr_off),
+                    dec.keep.eq(1), dec.bod.eq(0), dec.egress.eq(egress[:48]),
+                    dec.offset.eq(wr_off),
                     self.fate.eq(int(Fate.DELIVERED)),
                     wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
                 ]
@@ -378,7 +385,8 @@ class Admission(wiring.Component):
 
         idle_horizon = Mux(self.now >= DESC_LATENCY, self.now - DESC_LATENCY, 0)
         m.d.comb += self.horizon.eq(Mux(fsm.ongoing("IDLE"),
-                                        Mux(self.desc.valid, self.desc.payload.arrival, idle_horizon),
+                                        Mux(self.desc.valid, self.desc.payload.arrival,
+                                            idle_horizon),
                                         cur.arrival))
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
             m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),

@@ -149,7 +149,8 @@ class BodAllocator(wiring.Component):
                 with m.If(~div.busy):
                     rate = div.q + (div.r != 0)
                     m.d.sync += self.rbdc_req.eq(_min(rate, cfg.bod_rbdc_max))
-                    m.d.comb += [div.start.eq(1), div.n.eq(self.backlog), div.d.eq(cfg.bod_slot_bytes)]
+                    m.d.comb += [div.start.eq(1), div.n.eq(self.backlog),
+                                 div.d.eq(cfg.bod_slot_bytes)]
                     m.next = "NEED"
 
             with m.State("NEED"):

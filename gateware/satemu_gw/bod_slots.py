@@ -33,8 +33,9 @@ def port_cycles(p, length):
 
 class SlotScheduler(wiring.Component):
     """Processes the slots of the BoD timeline in order, each "as of" its start cycle: the slot
-    starting at t is processed only once every frame that arrived before t is in the queue, and the engine admits a frame arriving at a only once every
-    slot starting at or before a is processed (``done_upto``). So both sides act on exactly
+    starting at t is processed only once every frame that arrived before t is in the queue,
+    and the engine admits a frame arriving at a only once every slot starting at or before a
+    is processed (``done_upto``). So both sides act on exactly
     the state the model (``satemu.bod_model.Bod``) sees, whatever their processing speed.
 
     * ``horizon``: from the engine, every frame that arrived before it has been pushed;
@@ -173,7 +174,8 @@ class SlotScheduler(wiring.Component):
                     with m.If(i == 0):
                         m.d.comb += alloc.start.eq(1)
                         m.d.sync += [rec.sf.eq(k), rec.backlog.eq(backlog),
-                                     n_slots.eq(cfg.bod_slots), slot_cycles.eq(cfg.bod_slot_cycles),
+                                     n_slots.eq(cfg.bod_slots),
+                                     slot_cycles.eq(cfg.bod_slot_cycles),
                                      slot_bytes.eq(cfg.bod_slot_bytes)]
                         m.next = "ALLOC"
                     with m.Else():
@@ -185,7 +187,8 @@ class SlotScheduler(wiring.Component):
                 with m.If(~alloc.busy):
                     m.d.sync += [
                         rec.rbdc_req.eq(alloc.rbdc_req), rec.vbdc_req.eq(alloc.vbdc_req),
-                        rec.bg.eq(alloc.bg), rec.g_cra.eq(alloc.g_cra), rec.g_rbdc.eq(alloc.g_rbdc),
+                        rec.bg.eq(alloc.bg), rec.g_cra.eq(alloc.g_cra),
+                        rec.g_rbdc.eq(alloc.g_rbdc),
                         rec.g_vbdc.eq(alloc.g_vbdc), rec.g_fca.eq(alloc.g_fca), rec.used.eq(0),
                         rec.reserved.eq(0), granted.eq(alloc.granted), acc.eq(0),
                     ]

@@ -15,6 +15,7 @@ from .reader import Reader
 from .egress import Egress, EGRESS_COUNTERS
 from .memarb import MemArbiter
 from .depqueue import DepartureQueue
+from .depdelta import DeltaQueue
 from .regs import Regs
 from .bod_slots import SlotScheduler
 from .skid import SkidBuffer
@@ -97,6 +98,13 @@ class Channel(wiring.Component):
                 log.clear.eq(regs.log_clear),
                 regs.log_count.eq(log.count), regs.log_lost.eq(log.lost),
             ]
+
+        if p.delta_coded:
+            # A deep queue's departure times on chip, as distances.
+            m.submodules.depqueue = dq = DeltaQueue(p)
+            wiring.connect(m, adm.q_push, dq.push)
+            wiring.connect(m, dq.head, adm.q_head)
+            m.d.comb += adm.q_waiting.eq(dq.waiting)
 
         if spill:
             # Departure times past the chip's depth wait in a ring just past the region.

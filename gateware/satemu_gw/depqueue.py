@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Departure queue: the bottleneck queue's departure times, on chip up to a depth, then in memory."""
+"""Departure queue: a queue's departure times, on chip up to a depth, then in memory."""
 
 from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
@@ -25,9 +25,10 @@ class DepartureQueue(wiring.Component):
     * ``head`` is the oldest entry, once it is on chip. ``waiting`` is high while the oldest
       entry is still in memory: the queue is not empty, but its head is not known yet.
     * Written entries come back in bursts of up to ``BURST`` reads (``rd``, issued back to
-      back: the arbiter keeps a burst together while ``rd.valid`` holds), one burst at a time and only when the chip has room for all of it; their data
-      (``rdata``) is never stalled. An entry is read only after memory has taken its data, so
-      every read returns what was written.
+      back: the arbiter keeps a burst together while ``rd.valid`` holds), one burst at a time
+      and only when the chip has room for all of it; their data (``rdata``) is never
+      stalled. An entry is read only after memory has taken its data, so every read returns
+      what was written.
     * ``spill_empty``: no entry is in memory or on its way there or back; the ring may move.
     """
 

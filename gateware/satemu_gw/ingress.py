@@ -61,7 +61,8 @@ class Ingress(wiring.Component):
             m.d.sync += in_frame.eq(~beat.last)
             with m.If(~in_frame):
                 m.d.sync += dropping.eq(~room)
-        m.d.comb += [self.arrived.eq(fire & beat.last), self.overrun.eq(go_by & discard & beat.last)]
+        m.d.comb += [self.arrived.eq(fire & beat.last),
+                     self.overrun.eq(go_by & discard & beat.last)]
         with m.If(self.overrun):
             m.d.sync += self.drop_overrun.eq(self.drop_overrun + 1)
         with m.If(self.clear):

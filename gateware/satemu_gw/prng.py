@@ -36,7 +36,8 @@ class Prng(wiring.Component):
         with m.If(self.load):
             lo, hi = self.seed[:32], self.seed[32:]
             m.d.sync += [s[0].eq(lo), s[1].eq(hi),
-                         s[2].eq(lo ^ Const(SEED_MIX[0], 32)), s[3].eq(hi ^ Const(SEED_MIX[1], 32))]
+                         s[2].eq(lo ^ Const(SEED_MIX[0], 32)),
+                         s[3].eq(hi ^ Const(SEED_MIX[1], 32))]
         with m.Elif(self.next):
             m.d.sync += [s[0].eq(s0), s[1].eq(s1), s[2].eq(s2 ^ t), s[3].eq(_rotl(s3, 11))]
         return m

@@ -35,7 +35,8 @@ class Reader(wiring.Component):
         p = self.params
         desc_depth = max(16, p.playout_beats // 4)
         m.submodules.pdata = pdata = fifo.SyncFIFOBuffered(width=64, depth=p.playout_beats)
-        m.submodules.pdesc = pdesc = fifo.SyncFIFOBuffered(width=PlayoutDesc.size, depth=desc_depth)
+        m.submodules.pdesc = pdesc = fifo.SyncFIFOBuffered(width=PlayoutDesc.size,
+                                                           depth=desc_depth)
         wiring.connect(m, wiring.flipped(self.data), pdata.r_stream)
         wiring.connect(m, wiring.flipped(self.desc), pdesc.r_stream)
 

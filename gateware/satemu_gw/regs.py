@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Channel register file: shadow, staged and active profile copies, controls and a stats snapshot."""
+"""Channel register file: shadow, staged and active profiles, controls and a stats snapshot."""
 
 from dataclasses import asdict
 
@@ -116,7 +116,8 @@ class Regs(wiring.Component):
         # The channel applies the staged profile.
         with m.If(self.apply):
             m.d.sync += [self.pending.eq(0),
-                         layout_rejected.eq((self.commit_flags & COMMIT_LAYOUT).any() & ~self.layout_ok)]
+                         layout_rejected.eq((self.commit_flags & COMMIT_LAYOUT).any()
+                                            & ~self.layout_ok)]
             for f in CFG_FIELDS:
                 if f.name in LAYOUT_FIELDS:
                     with m.If(self.layout_ok):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Skid buffer: a stream register whose ready, like its valid and payload, comes from a flip-flop."""
+"""Skid buffer: a stream register whose ready, like its valid and payload, is a flip-flop."""
 
 from amaranth import Module, Signal
 from amaranth.lib import stream, wiring

@@ -99,10 +99,11 @@ class MemWiden(wiring.Component):
         cur_ready = cur & complete & (~cur_we | (cur_got == cur_n))
 
         # Complete writes wait in a batch (``batch`` wide words: their addresses and byte masks
-        # in registers, their data in distributed RAM) and leave together: when the batch is full, when its oldest
-        # has waited ``hold`` cycles, or when a read wants a word one of them writes. Reads
-        # go first otherwise, so a run of reads is not cut by a write every few words (each
-        # switch between writing and reading idles the DRAM's data bus for several cycles).
+        # in registers, their data in distributed RAM) and leave together: when the batch is
+        # full, when its oldest has waited ``hold`` cycles, or when a read wants a word one of
+        # them writes. Reads go first otherwise, so a run of reads is not cut by a write every
+        # few words (each switch between writing and reading idles the DRAM's data bus for
+        # several cycles).
         B = self.batch
         b_addr = [Signal(aw - 1, name=f"b_addr{i}") for i in range(B)]
         # The batch's data in distributed RAM, written a byte lane at a time; two read ports,

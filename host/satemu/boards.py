@@ -71,9 +71,10 @@ MAC_PORT = {"port_pad": 60, "port_fcs": 4, "port_gap": 3}
 # Queues of up to 65,535 frames: 1,024 departure times on chip, the rest in a ring of 2^16 words
 # past each delay line (ChannelParams.queue_fifo). One bandwidth-delay product of geo-large's
 # forward link is 12,500 frames of 1500 bytes. The simulated board has it in both channels, the
-# Versa-5G in its forward channel (``Board.spill_channels``). A queue BoD serves waits in the
-# BoD block's own FIFO instead (``ChannelParams.bod_queue``): geo-medium's return queue, 750 KB,
-# is 12,500 frames of ACKs (60 bytes).
+# Versa-5G in its forward channel (``Board.spill_channels``); its return channel holds 16,384
+# departure times on chip as distances (``ChannelParams.delta_queue``). A queue BoD serves
+# waits in the BoD block's own FIFO instead (``ChannelParams.bod_queue``). geo-medium's return
+# queue, 750 KB, is 12,500 frames of ACKs (60 bytes).
 DEEP_QUEUE = {"queue_depth": 65535, "queue_fifo": 1024}
 
 
@@ -107,7 +108,8 @@ class Board:
     log_words: int = 0                       # each channel's frame-log ring (0: no log)
     timeline_entries: int = 0                # the timeline store's entries (0: no timelines)
     # The channels built with the departure-time ring, where ``channel`` holds fewer departure
-    # times on chip than its queue's cap (the others hold their queues on chip).
+    # times on chip than its queue's cap (the others hold their queues on chip: as distances,
+    # ``channel.delta_queue`` frames, where that is not 0).
     spill_channels: tuple[str, ...] = CHANNEL_NAMES
     # Each channel's memory pace (forward, return), where the channels' differ (() : the pace
     # of ``channel``, ``ChannelParams.mem_pace``, on both).
@@ -209,16 +211,16 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # VexRiscv minimal and 32-bit counters (which the firmware folds into 64-bit counts) to
     # leave the LUTs to the channels and room to route, a BoD ring of 512 superframes to save
     # block RAM. The departure-time ring in its forward channel only, so that geo-large's 1-BDP
-    # forward queue fits; its return channel holds its queue on chip, 1024 frames, or 16,384 in
-    # the BoD block's FIFO of lengths (12 block RAMs) while BoD serves it; its DDR3
-    # split as its links are: paces of 9 cycles per delay-line word forward and 19 return
+    # forward queue fits (the ring in both did not route); its return channel holds 16,384
+    # frames on chip: their departure times as distances (34 block RAMs), and while BoD serves
+    # it, the BoD block's FIFO of lengths (12 block RAMs). Its DDR3 split as its links are: paces of 9 cycles per delay-line word forward and 19 return
     # (mem_wpc 7281 and 3449), which bench/bench_datapath.py --split measured to hold with the
     # forward queue in the ring, together 82% of the lowest total it measured (docs/hardware.md,
     # "The split, measured").
     Board("versa-ecp5", "the Lattice ECP5 Versa-5G", f_clk=55_000_000, port_bps=1_000_000_000,
           mem_words=1 << 22,
-          channel=ChannelParams(bod_ring=512, counter_bits=32, bod_queue=16384, **DEEP_QUEUE,
-                                **MAC_PORT),
+          channel=ChannelParams(bod_ring=512, counter_bits=32, bod_queue=16384,
+                                delta_queue=16384, **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",), spill_channels=("forward",), mem_paces=(9, 19),
           cpu=Cpu("vexriscv", "minimal"), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another

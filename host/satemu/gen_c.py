@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import protocol as P
+from .depdelta_model import FRAME_SPAN, SLOT_SPAN
 from .params import ChannelParams
 from .regmap import (STATUS_PENDING, STATUS_LAYOUT_KEPT, STATUS_EMPTY, STATUS_REFUSED, STATUS_LATE,
                      COMMIT_AT)
@@ -222,7 +223,8 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
                         ("LOSS_GILBERT_ELLIOTT", LOSS_GILBERT_ELLIOTT), ("BOD_ENABLE", BOD_ENABLE),
                         ("BOD_FCA", BOD_FCA), ("BOD_BG_REPEAT", BOD_BG_REPEAT),
                         ("BOD_BG_LEVELS", BOD_BG_LEVELS), ("BOD_LATENCY_MAX", BOD_LATENCY_MAX),
-                        ("BOD_RATE_ONE", BOD_RATE_ONE), ("BOD_RECORD_WORDS", BOD_RECORD_WORDS)):
+                        ("BOD_RATE_ONE", BOD_RATE_ONE), ("BOD_RECORD_WORDS", BOD_RECORD_WORDS),
+                        ("DELTA_FRAME_SPAN", FRAME_SPAN), ("DELTA_SLOT_SPAN", SLOT_SPAN)):
         lines.append(f"#define SATEMU_{name} {value}")
     lines += ["/* The frame log: LOG_CTL's CLEAR strobe, above the ring's bits (a ring holds "
               "2^bits records,", " * bits at most LOG_BITS_MAX), and a record's 64-bit "
@@ -379,7 +381,8 @@ def profile_vectors_header(cases: list, profile_fields: Sequence[Field] | None =
            "    uint8_t status, field; uint64_t value, lo, hi;", "} profile_cases[] = {"]
     for c in cases:
         lim, v = c["limits"], c["verdict"]
-        defaults = {"queue_fifo": params.queue_onchip, "bod_queue": params.bod_depth}
+        defaults = {"queue_fifo": params.queue_onchip, "bod_queue": params.bod_depth,
+                    "delta_queue": params.delta_queue}
         limits = {name: lim[name] if name in lim else defaults.get(name, getattr(params, name, 0))
                   for name, _ in P.LIMIT_FIELDS}
         values = dict(zip(names, c["fields"]))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .depdelta_model import length_bits
 from .regmap import BOD_ENABLE, LOSS_NONE
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
@@ -66,6 +67,10 @@ class ChannelParams:
     # Frames the BoD block's queue holds (0: ``queue_onchip``): the cap of a queue BoD serves.
     # It is on chip, a block-RAM FIFO of the frames' lengths only (satemu_gw.bod_slots).
     bod_queue: int = 0
+    # Frames a channel without that ring holds on chip, each departure coded as its distance from
+    # the one before (0: it holds ``queue_onchip`` whole departure times). ``Hardware`` gives such
+    # a channel this queue depth (``delta_coded``; satemu_gw.depdelta, satemu.depdelta_model).
+    delta_queue: int = 0
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
     addr_width: int = 28         # memory word address width (64-bit words)
@@ -125,6 +130,10 @@ class ChannelParams:
             raise ValueError("a queue that spills to memory needs 16 entries on chip or more")
         if not 0 <= self.bod_queue < 1 << self.queue_limit_bits:
             raise ValueError("bod_queue must fit the queue_frames register")
+        if not 0 <= self.delta_queue < 1 << self.queue_limit_bits:
+            raise ValueError("delta_queue must fit the queue_frames register")
+        if self.delta_queue and not length_bits(self.max_frame):
+            raise ValueError("a delta-coded queue holds lengths up to 2048 bytes")
 
     @property
     def queue_onchip(self) -> int:
@@ -136,9 +145,20 @@ class ChannelParams:
         """Frames the BoD block's queue holds."""
         return self.bod_queue or self.queue_onchip
 
+    @property
+    def delta_coded(self) -> bool:
+        """Whether the chip holds the queue's departure times as distances (``delta_queue``):
+        a channel of ``delta_queue`` frames without the ring."""
+        return bool(self.delta_queue) and not self.spill_words
+
     def queue_cap(self, bod: bool) -> int:
         """The hard cap on the queue, in frames, with BoD on or off."""
         return self.bod_depth if bod else self.queue_depth
+
+    @property
+    def queue_most(self) -> int:
+        """The most frames the queue can hold, BoD on or off where the channel has the block."""
+        return max(self.queue_cap(False), self.queue_cap(True) if self.bod else 0)
 
     def slot_frames_max(self) -> int:
         """With BoD on and a queue deeper than the chip's departure times, the most frames one
@@ -155,8 +175,9 @@ class ChannelParams:
     def spills(self, regs: ChannelRegs) -> bool:
         """Whether a queue of these register values can outgrow the chip, so that frames cost
         one more word of delay-line traffic each (a departure time written out and read back).
-        A BoD queue never does: it waits in the BoD block, and the chip holds its departures."""
-        return bool(self.spill_words) and not regs.bod and min(
+        A queue BoD serves never does: it waits in the BoD block, and the chip holds its
+        departures (a channel without the block ignores the BoD flag)."""
+        return bool(self.spill_words) and not (regs.bod and self.bod) and min(
             regs.queue_frames, regs.queue_bytes // max(regs.min_len, 1),
             self.queue_depth) > self.queue_onchip
 

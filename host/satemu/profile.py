@@ -54,6 +54,7 @@ from importlib import resources
 from pathlib import Path
 
 from .channel_model import channel_registers, delay_line_budget, delay_line_traffic
+from .depdelta_model import FRAME_SPAN
 from .params import ChannelRegs
 from .protocol import Status
 from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_ONE, REGMAP
@@ -342,6 +343,14 @@ def _explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
             return (f"{name}.rate: {format_rate(ch.rate)} is not representable at {mhz}: its "
                     f"serialisation time, 8 x f_clk / rate cycles a byte, needs a denominator "
                     f"below 2^{REGMAP['rate_den'].width}")
+        if field == "rate_q" and not wide and v.hi < (1 << width) - 1:
+            # A queue of departure distances bounds a frame's serialisation (satemu.validate).
+            return out("rate", format_rate(ch.rate), format_rate(Fraction(8 * f, v.hi)),
+                       format_rate(Fraction(64 * f)),
+                       f" (the {name} channel holds its queue's departure times as distances: "
+                       f"a frame of max_len + overhead, {ch.max_len + ch.overhead} B, must "
+                       f"serialise in under {format_time(Fraction(FRAME_SPAN, f))}, "
+                       f"{FRAME_SPAN} cycles at {mhz})")
         # rate_q's width bounds the slowest rate, the datapath's 8 bytes a cycle the fastest.
         return out("rate", format_rate(ch.rate),
                    format_rate(Fraction(8 * f, 1 << REGMAP["rate_q"].width)),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import struct
 
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -89,15 +89,19 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # ``spill_mask``, a bit per channel whose queue may outgrow the chip (its departure times then
 # spill to a ring in memory, and each frame costs a word more of delay-line traffic);
 # ``queue_fifo``: the departure times held on chip, the cap of any queue on a channel outside
-# ``spill_mask``; ``bod_queue``: the cap of a queue the BoD block serves (its own FIFO, on
-# chip); ``mem_words``: delay-line words per channel;
+# ``spill_mask`` where ``delta_queue`` is 0; ``bod_queue``: the cap of a queue the BoD block
+# serves (its own FIFO, on chip); ``delta_queue``: where not 0, the cap of any queue on a
+# channel outside ``spill_mask``, which holds its departure times on chip as distances (a
+# frame's serialisation and a BoD slot then take under 2^23 and 2^22 cycles,
+# satemu.depdelta_model);
+# ``mem_words``: delay-line words per channel;
 # ``mem_wpc_forward``, ``mem_wpc_return``: the delay-line throughput each channel is
 # guaranteed while the other takes its own, in 64-bit words per 65536 cycles (0: not limited);
 # ``log_records``: the records each channel's frame-log ring holds, a power of two (0: no frame
 # log); ``timeline_entries``: the entries its timeline store holds (0: no timelines).
 # ``satemu.validate.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("queue_fifo", "H"), ("spill_mask", "H"),
-                ("bod_queue", "H"),
+                ("bod_queue", "H"), ("delta_queue", "H"),
                 ("max_frame", "H"), ("latency_floor", "I"), ("mem_words", "I"),
                 ("port_bps", "Q"), ("mem_wpc_forward", "I"), ("mem_wpc_return", "I"),
                 ("log_records", "I"), ("timeline_entries", "I"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .channel_model import delay_line_budget, delay_line_traffic
+from .depdelta_model import FRAME_SPAN, SLOT_SPAN
 from .params import ChannelParams, ChannelRegs
 from .protocol import CHANNEL_NAMES, LIMIT_FIELDS, PROFILE_FIELDS, Status
 from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
@@ -58,7 +59,7 @@ class Hardware:
     has it, and each channel's memory pace from ``mem_paces`` where given); where they hold
     fewer departure times on chip than the queue's cap, only the channels of ``spill_channels``
     have the ring in memory beyond the chip (``channel_params`` caps the others' queues at the
-    chip's depth)."""
+    chip's depth: ``delta_queue`` where the chip holds their departure times as distances)."""
 
     f_clk: int
     mem_words: int
@@ -99,16 +100,17 @@ class Hardware:
         name = CHANNEL_NAMES[channel_index(channel)]
         params = replace(self.params, bod=name in self.bod_channels,
                          mem_pace=channel_pace(self.params, self.mem_paces, name))
-        if name in self.spill_channels:
+        if name in self.spill_channels and params.spill_words:
             return params
-        return replace(params, queue_depth=params.queue_onchip, queue_fifo=0)
+        return replace(params, queue_depth=params.delta_queue or params.queue_onchip,
+                       queue_fifo=0)
 
     def limits(self) -> dict[str, int]:
         """The values of ``protocol.LIMIT_FIELDS``: what HELLO reports and the firmware holds."""
         p = self.params
         values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth,
                   "queue_fifo": p.queue_onchip, "spill_mask": self.spill_mask,
-                  "bod_queue": p.bod_depth,
+                  "bod_queue": p.bod_depth, "delta_queue": p.delta_queue,
                   "max_frame": p.max_frame,
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
                   "port_bps": self.port_bps,
@@ -124,6 +126,7 @@ class Hardware:
         params = ChannelParams(queue_depth=limits["queue_depth"],
                                queue_fifo=0 if fifo == limits["queue_depth"] else fifo,
                                bod_queue=0 if bod == fifo else bod,
+                               delta_queue=limits["delta_queue"],
                                max_frame=limits["max_frame"],
                                latency_floor=limits["latency_floor"],
                                frame_log=limits.get("log_records", 0) > 0)
@@ -203,6 +206,11 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         return bad("queue_frames", 1, cap)
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
+    if params.delta_coded and not bod:
+        # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.depdelta_model).
+        frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)
+        if frame * (v["rate_q"] + frac) >= FRAME_SPAN:
+            return bad("rate_q", 0, (FRAME_SPAN - 1) // frame - frac)
     if bod:
         return _bod_verdict(v, bod_allowed, bad, params)
     return None
@@ -215,8 +223,10 @@ def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad,
     than ``slot_frames_max`` frames."""
     if not bod_allowed:
         return bad("bod_flags", 0, 0)
-    if v["bod_slot_cycles"] < 32:
-        return bad("bod_slot_cycles", 32, (1 << 32) - 1)
+    # A slot takes fewer than SLOT_SPAN cycles where the queue is delta-coded.
+    slot_max = SLOT_SPAN - 1 if params.delta_coded else (1 << 32) - 1
+    if not 32 <= v["bod_slot_cycles"] <= slot_max:
+        return bad("bod_slot_cycles", 32, slot_max)
     if v["bod_slots"] < 1:
         return bad("bod_slots", 1, 0xFFFF)
     if v["bod_slot_bytes"] < 1:

@@ -58,6 +58,20 @@ def test_the_forward_queue_spills_to_the_ring(versa_board, assert_delivered_exac
                   fill=(4 * F_CLK // 1000, Fraction(1, 2)), queue=4096,
                   return_rate_bps=150_000_000)
     assert_delivered_exactly(r)
-    assert r["queues"] == {"forward": 4096, "return": 1024}
+    assert r["queues"] == {"forward": 4096, "return": 4096}
     assert r["per_channel"]["forward"]["counters"]["queue_frames_hwm"] > 1800
     assert r["per_channel"]["return"]["counters"]["queue_frames_hwm"] < 1024
+
+
+def test_the_return_queue_holds_its_depth_on_chip(versa_board, assert_delivered_exactly):
+    """The return channel holds its queue's departure times on chip as distances, 16,384 of
+    them. 60-byte frames at 140 Mbit/s (the return guarantee is 3449 words per 65536 cycles,
+    about 148 Mbit/s of them), shaped at half that rate for 6 ms, then at it: about 1,250 frames
+    stay queued, past the 1024 entries a chip of whole departure times held. Every frame leaves
+    at the model's cycle with its bytes."""
+    r = run_point(versa_board, 60, 140_000_000, (RETURN,),
+                  traffic_cycles=8 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
+                  fill=(6 * F_CLK // 1000, Fraction(1, 2)), queue=4096, fill_sides=("return",))
+    assert_delivered_exactly(r)
+    assert r["queues"]["return"] == 4096
+    assert r["per_channel"]["return"]["counters"]["queue_frames_hwm"] > 1100

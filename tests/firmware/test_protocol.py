@@ -169,14 +169,15 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 10 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 11 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 52 and P.HELLO_FIELDS[-1] == "timeline_entries"
-    assert P.HELLO_FIELDS[3:7] == ("queue_depth", "queue_fifo", "spill_mask", "bod_queue")
-    assert P.HELLO_FIELDS[11:13] == ("mem_wpc_forward", "mem_wpc_return")
+    assert P.HELLO_RESPONSE.size == 54 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.HELLO_FIELDS[3:8] == ("queue_depth", "queue_fifo", "spill_mask", "bod_queue",
+                                   "delta_queue")
+    assert P.HELLO_FIELDS[12:14] == ("mem_wpc_forward", "mem_wpc_return")
     assert P.TIMELINE_WRITE_REQUEST.size <= P.MAX_PAYLOAD and P.TIMELINE_WRITE_MAX == 31
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 from fractions import Fraction
 
 from satemu.channel_model import channel_registers
@@ -17,6 +17,8 @@ MEM_WORDS = 1 << 20
 # times on chip, deeper queues spill to memory, and a BoD queue deeper than those (bod_queue).
 PARAMS = ChannelParams(bod=True, port_pad=60, port_fcs=4, port_gap=3, frame_log=True,
                        queue_depth=4096, queue_fifo=1024, bod_queue=4096)
+# The Versa-5G's return channel: departure times on chip as distances (delta_queue).
+DELTA_PARAMS = replace(PARAMS, queue_fifo=0, delta_queue=4096)
 
 
 def bod_regs(f_clk, *, superframe, slots, slot_bytes, cra=0, rbdc_max=0, timeout=0, vbdc_max=0,
@@ -168,4 +170,8 @@ def bod_scenarios() -> dict[str, dict]:
                 "each step's CRA": "{0, 1, 2} <= {r['g_cra'] for r in bod['records']}",
                 "loss in step 2": "summary['counters']['drop_loss'] > 0"})
     sc["bod-steps"]["expect_commit_cycles"] = [cycle for cycle, _ in steps]
+    # The same on a channel that holds its departure times on chip as distances, as the
+    # Versa-5G's return channel does: the released frames' departures are slot ends.
+    sc["bod-steps-delta"] = dict(sc["bod-steps"], params=asdict(DELTA_PARAMS),
+                                 name="bod-steps on a queue of departure distances")
     return sc

@@ -183,6 +183,36 @@ def all_scenarios() -> dict[str, dict]:
     # ... with a frame log of 32 records, which its 60 decided and 36 sent records wrap thrice.
     sc["boundaries"]["log"] = {"base": 1 << 20, "bits": 5}
 
+    # A channel that holds its queue's departure times on chip as distances (the Versa-5G's
+    # return channel; satemu_gw.depdelta): ACK-sized frames at 3x the link rate build a queue
+    # past 1024 frames, which an idle stretch drains, so that the queue empties and starts again
+    # from a departure taken whole; timeline steps change the rate (down while the queue grows,
+    # up after the idle stretch), cut the delay while hundreds of frames are queued, raise it
+    # and cut the queue.
+    f = 1_000_000
+    deep = replace(SCENARIO_PARAMS, queue_depth=2048, queue_fifo=0, delta_queue=2048)
+    q0 = channel_registers(f_clk=f, rate_bps=2_000_000, overhead=24, delay_s=Fraction(5, 100),
+                           queue_frames=2000, mem_size=MEM_WORDS, seed=8)
+    slow = channel_registers(f_clk=f, rate_bps=1_600_000)
+    fast = channel_registers(f_clk=f, rate_bps=3_000_000)
+    q1 = replace(q0, rate_q=slow.rate_q, rate_num=slow.rate_num, rate_den=slow.rate_den)
+    q2 = replace(q1, delay=20_000)
+    q3 = replace(q2, delay=60_000, rate_q=fast.rate_q, rate_num=fast.rate_num,
+                 rate_den=fast.rate_den)
+    q4 = replace(q3, queue_frames=8)
+    steps = [(150_000, q1), (400_000, q2), (950_000, q3), (1_050_000, q4)]
+    acks = dict(rate_bps=2_000_000, f_clk=f, lengths=(60, 100), p_small=0.5, p_full=0.2)
+    sc["delta-deep-steps"] = scenario(
+        "a queue of departure distances past 1024 frames, emptied and refilled, across rate, "
+        "delay and queue steps", f_clk=f, regs=q0, params=deep, tb_seed=15, mem=HOSTILE_MEM,
+        frames=traffic(41, 1800, load=3.0, **acks)
+        + traffic(42, 800, load=0.9, start=900_000, p_idle=0.02, idle_cycles=(5_000, 30_000),
+                  p_burst=0.05, burst=(10, 40), **acks),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs} for cycle, regs in steps],
+        expect={"deep": "summary['counters']['queue_frames_hwm'] > 1024",
+                "the queue cut": "summary['counters']['drop_queue'] > 0"})
+    sc["delta-deep-steps"]["expect_commit_cycles"] = [cycle for cycle, _ in steps]
+
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.
     f = 10_000_000

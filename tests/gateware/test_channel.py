@@ -36,6 +36,8 @@ def test_channel_matches_model(name, scenario_pool):
         assert summary["commit_cycles"] == sc["expect_commit_cycles"]
     if sc["params"]["mem_pace"]:         # the pace set the egress of frames after each cut
         assert paced_frames(sc, summary) > 40
+    for key, check in sc.get("expect", {}).items():
+        assert eval(check, {}, {"summary": summary}), f"{key}: {check}"
 
 
 

@@ -6,11 +6,11 @@ import random
 from collections import deque
 
 import pytest
-from amaranth.sim import Simulator
 
 from satemu.depqueue_model import DepartureQueueModel
 from satemu.params import ChannelParams
 from satemu_gw.depqueue import DepartureQueue
+from simbench import run
 
 PARAMS = ChannelParams(queue_depth=400, queue_fifo=16)
 BASE = (5 << 20) - 12      # the ring's first word: slot k is word BASE + k mod 2^16
@@ -89,10 +89,7 @@ def run_queue(seed: int, cycles: int, p_push: float, p_pop: float, p_mem: float,
             seen["max_queue"] = max(seen["max_queue"], len(pushed))
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run(dut, bench)
     return seen
 
 

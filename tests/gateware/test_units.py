@@ -4,18 +4,10 @@
 import random
 from fractions import Fraction
 
-from amaranth.sim import Simulator
-
 from satemu.prng import Xoshiro128pp
 from satemu_gw.prng import Prng
 from satemu_gw.sertime import SerTime
-
-
-def run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+from simbench import run
 
 
 def test_prng_matches_model():

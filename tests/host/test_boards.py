@@ -22,11 +22,15 @@ def test_each_record_is_one_board():
         hw = board.hardware
         assert hw.params == board.channel and not hw.params.bod
         # Each channel's parameters: the board's, with the BoD block where the board has it,
-        # and its queue on chip where the board builds it without the ring.
+        # and its queue on chip where the board builds it without the ring (as distances,
+        # delta_queue frames, where the board has them).
         for channel, channel_name in enumerate(("forward", "return")):
             want = replace(board.channel, bod=channel_name in board.bod_channels)
             if channel_name not in board.spill_channels:
-                want = replace(want, queue_depth=board.channel.queue_onchip, queue_fifo=0)
+                depth = board.channel.delta_queue or board.channel.queue_onchip
+                want = replace(want, queue_depth=depth, queue_fifo=0)
+            assert board.channel_params(channel).delta_coded == (
+                channel_name not in board.spill_channels and board.channel.delta_queue > 0)
             if board.mem_paces:
                 want = replace(want, mem_pace=board.mem_paces[channel])
             assert board.channel_params(channel) == want
@@ -58,14 +62,20 @@ def test_the_table_is_what_the_boards_say():
     assert (sim_hw.params.queue_depth, sim_hw.params.queue_onchip) == (65535, 1024)
     assert (versa.params.queue_depth, versa.params.queue_onchip, versa.params.spill_words) == (
         65535, 1024, 1 << 16)
-    # The Versa-5G's return channel holds its queue on chip.
-    assert [versa.channel_params(ch).queue_depth for ch in ("forward", "return")] == [65535, 1024]
+    # The Versa-5G's return channel holds its queue on chip, 16,384 departure times as
+    # distances; no other board's channel codes them so.
+    assert [versa.channel_params(ch).queue_depth for ch in ("forward", "return")] == [
+        65535, 16384]
+    assert [versa.channel_params(ch).delta_coded for ch in ("forward", "return")] == [
+        False, True]
+    assert (versa.limits()["delta_queue"], sim_hw.limits()["delta_queue"],
+            colorlight.limits()["delta_queue"]) == (16384, 0, 0)
     assert (versa.spill_mask, sim_hw.spill_mask, colorlight.spill_mask) == (1, 3, 0)
     # A queue BoD serves waits in the BoD block's FIFO: its cap while BoD is on.
     assert (sim_hw.params.bod_depth, versa.params.bod_depth) == (65535, 16384)
     assert (sim_hw.limits()["bod_queue"], versa.limits()["bod_queue"]) == (65535, 16384)
     assert [versa.channel_params("return").queue_cap(bod) for bod in (False, True)] == [
-        1024, 16384]
+        16384, 16384]
     assert (sim_hw.bod_channels, versa.bod_channels, colorlight.bod_channels) == (
         ("return",), ("return",), ())
     assert (sim_hw.port_bps, versa.port_bps) == (400_000_000, 1_000_000_000)
@@ -96,7 +106,7 @@ def test_show_on_the_versa(capsys):
     out = capsys.readouterr().out
     assert "queue 18.75 MB or 65535 packets (hardware cap), whichever fills first" in out
     assert "up to 6439 words per 65536 cycles of 7281 guaranteed (88.4%)" in out
-    assert "queue 225 KB or 1024 packets (the return channel holds its queue on chip)" in out
+    assert "queue 225 KB or 16384 packets (the return channel holds its queue on chip)" in out
     # A BoD queue waits in the BoD block's FIFO: geo-medium's 750 KB, 12,500 frames of ACKs.
     assert main(["show", "geo-medium-bod", "--board", "versa-ecp5"]) == 0
     out = capsys.readouterr().out
@@ -199,3 +209,29 @@ def test_a_board_may_split_its_memory_between_the_channels():
     assert (hw.limits()["mem_wpc_forward"], hw.limits()["mem_wpc_return"]) == (7281, 3449)
     assert [split.channel_params(ch).mem_pace for ch in (0, 1)] == [9, 19]
     assert split.channel_params("return").bod and not split.channel_params("forward").bod
+
+
+@pytest.mark.parametrize("board", ["sim", "versa-ecp5"])
+def test_every_built_in_queue_is_the_one_it_declares(board):
+    """On the simulated board and the Versa-5G, each built-in profile's queue, in every step of
+    its timeline, holds what the profile declares: its packets where it gives a count, else as
+    many frames as its byte limit holds of what the direction carries in a download, 1500-byte
+    packets forward and ACKs of the profile's shortest frame back (geo-large's 18.75 MB forward
+    queue is 12,500 packets, geo-medium's 750 KB return queue 12,500 ACKs of 60 bytes)."""
+    from satemu.profile import builtin_profiles
+    from satemu.timeline import compile_timeline
+    hw = BOARDS[board].hardware
+    deepest = {"forward": 0, "return": 0}
+    for name, profile in builtin_profiles().items():
+        settings = [(dict(profile.channels()), profile.check(hw))]
+        if profile.timeline is not None:
+            settings += [(s.profiles, s.regs) for s in compile_timeline(profile, hw).steps]
+        for profiles, regs in settings:
+            for channel, ch in profiles.items():
+                r = regs[channel]
+                frame = 1500 if channel == "forward" else r.min_len
+                held = r.queue_bytes // frame
+                declared = min(ch.queue_frames or held, held)
+                assert r.queue_frames >= declared, (name, channel, r.queue_frames, declared)
+                deepest[channel] = max(deepest[channel], declared)
+    assert deepest == {"forward": 12500, "return": 12500}

@@ -551,3 +551,35 @@ def test_superframe_segments_follow_the_steps_as_the_model_does():
 
 def test_bod_registers_are_in_the_map():
     assert {"bod_sel", "bod_count", "bod_rec"} <= set(REGMAP)
+
+
+def test_a_queue_of_departure_distances_bounds_frames_and_slots():
+    """The Versa-5G's return channel holds its departure times as distances of 23 bits, so a
+    frame's serialisation takes fewer than 2^23 - 1 cycles there (152 ms at 55 MHz) and a BoD
+    slot fewer than 2^22 (satemu.depdelta_model); the simulated board, whose queues spill to a
+    ring of whole departure times, takes either. Each refusal is one line that says why."""
+    versa = BOARDS["versa-ecp5"].hardware
+    plain = ('[forward]\nrate = "10 Mbit/s"\n[return]\nrate = "RATE"\nqueue = "20 packets"\n'
+             'overhead = "24 B"\n')
+    slow = parse_profile(plain.replace("RATE", "80 kbit/s"), "t")
+    with pytest.raises(ProfileError, match=r"^return.rate: 80 kbit/s is outside the allowed "
+                                           r"range 80.8824 kbit/s \.\. 3.52 Gbit/s \(the return "
+                                           r"channel holds its queue's departure times as "
+                                           r"distances: a frame of max_len \+ overhead, 1542 B, "
+                                           r"must serialise in under 152.52 ms, 8388607 cycles "
+                                           r"at 55 MHz\)$"):
+        slow.check(versa)
+    assert slow.check(SIM)["return"].rate_q > 0
+    assert parse_profile(plain.replace("RATE", "81 kbit/s"), "t").check(versa)
+    # A superframe of 140 slots of 2^22 cycles is refused, one cycle a slot less is taken.
+    for cycles, ok in ((1 << 22, False), ((1 << 22) - 1, True)):
+        superframe = Fraction(140 * cycles * 1000, 55_000_000)
+        text = BASE.format(bod='cra = "1 kbit/s"', ret="").replace(
+            'superframe = "26.5 ms"', f'superframe = "{float(superframe):.6f} ms"')
+        if ok:
+            assert parse_profile(text, "t").check(versa)["return"].bod_slot_cycles == cycles
+            assert parse_profile(text, "t").check(SIM)
+        else:
+            with pytest.raises(ProfileError, match=r"^return.bod.superframe: .* \(32 \.\. "
+                                                   r"4194303 cycles a slot at 55 MHz\)$"):
+                parse_profile(text, "t").check(versa)

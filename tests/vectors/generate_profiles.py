@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
 from satemu.channel_model import delay_line_traffic  # noqa: E402
+from satemu.depdelta_model import FRAME_SPAN, SLOT_SPAN  # noqa: E402
 from satemu.params import ChannelParams, ChannelRegs  # noqa: E402
 from satemu.profile import builtin_profiles  # noqa: E402
 from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
@@ -21,9 +22,11 @@ NAMES = [f.name for f in PROFILE_FIELDS]
 # The delay-line words per channel of the boxes the built-in profiles are converted for (and of
 # most cases); each box has the default ChannelParams and a BoD block on the return channel,
 # but one whose queue outgrows the chip into memory (SPILL), the simulated board's, and one like
-# the Versa-5G's, whose BoD queue holds 16,384 frames.
+# the Versa-5G's, whose BoD queue holds 16,384 frames and whose return channel 16,384 departure
+# times as distances (DELTA).
 MEM_WORDS = 6 << 20
 SPILL = ChannelParams(queue_depth=65535, queue_fifo=1024, bod_queue=65535)
+DELTA = replace(SPILL, bod_queue=16384, delta_queue=16384)
 
 
 def case(fields, lim, why, channel):
@@ -35,7 +38,8 @@ def case(fields, lim, why, channel):
                                    "queue_depth": lim.params.queue_depth,
                                    "queue_fifo": lim.params.queue_onchip,
                                    "spill_mask": lim.spill_mask,
-                                   "bod_queue": lim.params.bod_depth},
+                                   "bod_queue": lim.params.bod_depth,
+                                   "delta_queue": lim.params.delta_queue},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -184,14 +188,39 @@ def throughput_cases(rng, bases):
     return out
 
 
+def delta_cases(bases):
+    """A channel whose chip holds its departure times as distances: a frame's serialisation
+    and a BoD slot take fewer than FRAME_SPAN and SLOT_SPAN cycles, just kept and just broken, with and without a
+    fraction of a cycle per byte; the forward channel, which has the ring, is not bound; the
+    return queue's cap is 16,384 frames with BoD off too."""
+    out = []
+    plain = [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE and b[0]["rate_q"]
+             and b[2] == CHANNEL_RETURN][:4]
+    for regs, lim, channel in plain:
+        frame = regs["max_len"] + regs["overhead"]
+        for frac in (0, 1):
+            q = (FRAME_SPAN - 1) // frame - frac
+            for value in (q, q + 1):
+                r = dict(regs, rate_q=value, rate_num=frac, rate_den=2)
+                for ch in (CHANNEL_RETURN, CHANNEL_FORWARD):
+                    out.append(case(r, lim, f"serialisation about FRAME_SPAN, fraction {frac}", ch))
+        for value in (16384, 16385):
+            out.append(case(dict(regs, queue_frames=value), lim, "delta queue's cap",
+                            CHANNEL_RETURN))
+    for regs, lim, channel in [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE][:4]:
+        for value in (SLOT_SPAN - 1, SLOT_SPAN, (1 << 32) - 1):
+            out.append(case(dict(regs, bod_slot_cycles=value), lim, "BoD slot about SLOT_SPAN",
+                            channel))
+    return out
+
+
 def main():
     rng = random.Random(5)
     out = []
     bases = []
     boxes = [Hardware(f_clk, MEM_WORDS) for f_clk in (75_000_000, 50_000_000, 40_000_000)]
     boxes.append(Hardware(55_000_000, MEM_WORDS, params=SPILL))
-    boxes.append(Hardware(55_000_000, MEM_WORDS, params=replace(SPILL, bod_queue=16384),
-                          spill_channels=("forward",)))
+    boxes.append(Hardware(55_000_000, MEM_WORDS, params=DELTA, spill_channels=("forward",)))
     for lim in boxes:
         f_clk = lim.f_clk
         for p in builtin_profiles().values():
@@ -226,6 +255,7 @@ def main():
     out += bod_cases(rng, [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE],
                      [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE])
     out += throughput_cases(random.Random(9), bases)    # its own draws: the cases above stay
+    out += delta_cases([b for b in bases if b[1].params.delta_queue])
     path = Path(__file__).with_name("profiles.json")
     path.write_text(json.dumps(out, indent=0) + "\n")
     statuses = {}
