@@ -180,8 +180,9 @@ def synth_channels(channels: list[Path], log, env) -> tuple[list[Path], float]:
 def build_bitstream(board_name: str, seed: int | None = None, verbose: bool = True,
                     publish: bool = True) -> dict:
     """Build (or reuse) a board's bitstream; returns the report, which is also written to the
-    build's ``report.json`` and, if ``publish`` (as `make bitstream` does), to the tracked
-    ``bench/results/bitstream-<board>.json``. The test suite's build does not publish: its test
+    build's ``report.json`` and, if ``publish`` (as `make bitstream` does) and the build met
+    timing, to the tracked ``bench/results/bitstream-<board>.json``, so that a failed try never
+    replaces the report of the build that passed. The test suite's build does not publish: its test
     compares the tracked report with the one the build wrote. ``seed``: nextpnr's, the
     board's own unless given."""
     board = BOARDS[board_name]
@@ -246,7 +247,7 @@ def build_bitstream(board_name: str, seed: int | None = None, verbose: bool = Tr
     if parsed["critical_paths"]:
         report["critical_paths"] = parsed["critical_paths"]
     report_path.write_text(json.dumps(report, indent=2) + "\n")
-    if publish:
+    if publish and ok:
         result.write_text(json.dumps(report, indent=2) + "\n")
     if ok:
         (out / ".built").write_text("ok\n")
@@ -299,8 +300,8 @@ def main():
               f"{'ok' if c['met'] else 'MISSED'}")
     for name, u in report["utilisation"].items():
         print(f"{name} ({u['cell']}): {u['used']}/{u['available']} ({u['percent']}%)")
-    where = (BUILD / args.board / report["key"] / "report.json") if args.no_publish \
-        else RESULTS / f"bitstream-{args.board}.json"
+    where = (BUILD / args.board / report["key"] / "report.json") \
+        if args.no_publish or not report["ok"] else RESULTS / f"bitstream-{args.board}.json"
     print(f"build: {report['build_seconds']['total']} s; report: {where.relative_to(ROOT)}")
     if not report["ok"]:
         print(f"bitstream failed: {report['error']}", file=sys.stderr)
