@@ -99,24 +99,21 @@ class Channel(wiring.Component):
                 regs.log_count.eq(log.count), regs.log_lost.eq(log.lost),
             ]
 
-        if p.delta_coded:
-            # A deep queue's departure times on chip, as distances.
-            m.submodules.depqueue = dq = DeltaQueue(p)
+        if p.delta_coded or spill:
+            # The departure times outside the engine: a deep queue's on chip, as distances, or
+            # those past the chip's depth in a ring just past the region.
+            m.submodules.depqueue = dq = DeltaQueue(p) if p.delta_coded else DepartureQueue(p)
             wiring.connect(m, adm.q_push, dq.push)
             wiring.connect(m, dq.head, adm.q_head)
             m.d.comb += adm.q_waiting.eq(dq.waiting)
 
         if spill:
-            # Departure times past the chip's depth wait in a ring just past the region.
-            m.submodules.depqueue = dq = DepartureQueue(p)
-            wiring.connect(m, adm.q_push, dq.push)
-            wiring.connect(m, dq.head, adm.q_head)
             wiring.connect(m, dq.wr, writer.spill)
             wiring.connect(m, dq.rd, arb.sp)
             wiring.connect(m, arb.sp_data, dq.rdata)
             wiring.connect(m, arb.rd_data, reader.rdata)
             m.d.comb += [
-                adm.q_waiting.eq(dq.waiting), adm.q_spill_empty.eq(dq.spill_empty),
+                adm.q_spill_empty.eq(dq.spill_empty),
                 dq.wr_done.eq(writer.spill_done),
                 dq.base.eq(regs.active.mem_base + regs.active.mem_size),
                 arb.rdata.valid.eq(self.mem.rdata.valid),

@@ -134,6 +134,8 @@ class ChannelParams:
             raise ValueError("delta_queue must fit the queue_frames register")
         if self.delta_queue and not length_bits(self.max_frame):
             raise ValueError("a delta-coded queue holds lengths up to 2048 bytes")
+        if self.delta_coded and self.queue_depth != self.delta_queue:
+            raise ValueError("a delta-coded channel's queue_depth must be its delta_queue")
 
     @property
     def queue_onchip(self) -> int:
