@@ -101,3 +101,12 @@ def test_the_model_refuses_a_gap_an_entry_cannot_hold():
         model.push(1000 + 2 * (1 << DELTA_BITS), 60, False)
     with pytest.raises(AssertionError, match="does not fit"):
         model.push(1 << 30, 2049, True)
+
+
+def test_a_delta_coded_channel_s_depth_is_its_delta_queue():
+    """The queue is ``queue_depth`` deep while ``delta_coded`` keys on ``delta_queue``: the
+    parameters refuse the two apart, and a channel with the ring is not delta-coded at all."""
+    with pytest.raises(ValueError, match="queue_depth must be its delta_queue"):
+        ChannelParams(queue_depth=1024, delta_queue=300)
+    ringed = ChannelParams(queue_depth=4096, queue_fifo=1024, delta_queue=300)
+    assert ringed.spill_words and not ringed.delta_coded
