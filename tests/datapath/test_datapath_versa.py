@@ -66,12 +66,12 @@ def test_the_forward_queue_spills_to_the_ring(versa_board, assert_delivered_exac
 def test_the_return_queue_holds_its_depth_on_chip(versa_board, assert_delivered_exactly):
     """The return channel holds its queue's departure times on chip as distances, 16,384 of
     them. 60-byte frames at 140 Mbit/s (the return guarantee is 3449 words per 65536 cycles,
-    about 148 Mbit/s of them), shaped at half that rate for 6 ms, then at it: about 1,250 frames
-    stay queued, past the 1024 entries a chip of whole departure times held. Every frame leaves
-    at the model's cycle with its bytes."""
+    about 148 Mbit/s of them), shaped at half that rate for 10 ms, then at it: the queue grows
+    by about 139 frames a millisecond (835 after 6 ms), to about 1,390, past the 1024 entries a
+    chip of whole departure times held. Every frame leaves at the model's cycle with its bytes."""
     r = run_point(versa_board, 60, 140_000_000, (RETURN,),
-                  traffic_cycles=8 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
-                  fill=(6 * F_CLK // 1000, Fraction(1, 2)), queue=4096, fill_sides=("return",))
+                  traffic_cycles=12 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
+                  fill=(10 * F_CLK // 1000, Fraction(1, 2)), queue=4096, fill_sides=("return",))
     assert_delivered_exactly(r)
     assert r["queues"]["return"] == 4096
     assert r["per_channel"]["return"]["counters"]["queue_frames_hwm"] > 1100
