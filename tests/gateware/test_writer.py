@@ -59,7 +59,8 @@ def run_writer(seed: int, frames: int, p_dec: float, p_beat: float, p_cmd: float
     expected = [writer_writes(d, b, MEM_BASE, MEM_SIZE, PARAMS.addr_width) for d, b in work]
     total_words = sum(len(words) + (late is not None) for words, late in expected)
     total = sum(sum(c for *_, c in words) + (late[2] if late else 0) for words, late in expected)
-    seen = {"decided": [], "writes": [], "late_headers": 0, "discarded": 0, "discarded_beats": 0, "cycles": 0}
+    seen = {"decided": [], "writes": [], "late_headers": 0, "discarded": 0, "discarded_beats": 0,
+            "cycles": 0}
 
     async def bench(ctx):
         ctx.set(dut.cfg.mem_base, MEM_BASE)
