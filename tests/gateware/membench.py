@@ -16,6 +16,19 @@ def expect(t: int, name: str, got, want) -> None:
         raise Mismatch(f"cycle {t}: {name} is {fmt(got)}, the model says {fmt(want)}")
 
 
+def expect_ports(ctx, dut, t: int, want: dict, perturb=None) -> None:
+    """``expect`` for each of ``want``'s ports (dotted names under ``dut``, e.g.
+    ``"source.valid"``) against its value this cycle; ``perturb(t, want)`` first alters the
+    expectation (the tests that prove a bench can fail use it)."""
+    if perturb:
+        perturb(t, want)
+    for name, value in want.items():
+        port = dut
+        for part in name.split("."):
+            port = getattr(port, part)
+        expect(t, name, raw(ctx, port), value)
+
+
 def raw(ctx, payload) -> int:
     """A stream payload (plain or a struct view) as an integer."""
     return int(ctx.get(payload.as_value() if hasattr(payload, "as_value") else payload))

@@ -12,7 +12,7 @@ import pytest
 from satemu.delayline_model import WRAP48, EgressModel, header_word
 from satemu.params import ChannelParams, frame_beats
 from satemu_gw.egress import EGRESS_COUNTERS, Egress
-from membench import Held, Mismatch, expect, raw, simulate
+from membench import Held, Mismatch, expect, expect_ports, raw, simulate
 
 PARAMS = ChannelParams(word_init=(1 << 32) - 40, counter_init=(1 << 64) - 3)
 NOW0 = (5 << 48) - 700      # the timebase's low 48 bits wrap 700 cycles in
@@ -81,13 +81,7 @@ def run_egress(seed: int, cycles: int, p_fill: float, p_sink: float, p_clear: fl
                 want["data.ready"] = out["data_ready"]
             if desc is not None:
                 want["desc.ready"] = out["desc_ready"]
-            if perturb:
-                perturb(t, want)
-            for name, value in want.items():
-                port = dut
-                for part in name.split("."):
-                    port = getattr(port, part)
-                expect(t, name, raw(ctx, port), value)
+            expect_ports(ctx, dut, t, want, perturb)
             held.see(t, ctx.get(dut.source.valid), raw(ctx, dut.source.payload), sink)
 
             if out["started"]:

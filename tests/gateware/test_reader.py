@@ -13,7 +13,7 @@ import pytest
 from satemu.delayline_model import header_word
 from satemu.params import ChannelParams, frame_beats
 from satemu_gw.reader import Reader
-from membench import Mismatch, expect, raw, simulate
+from membench import Mismatch, expect, expect_ports, raw, simulate
 
 PARAMS = ChannelParams(max_frame=256, ingress_beats=64, playout_beats=32,
                        word_init=(1 << 32) - 200)
@@ -104,13 +104,7 @@ def run_reader(seed: int, n: int, p_write: float, p_cmd: float, latency: tuple[i
                 # The frame's beats are all there: egress can send it without a pause.
                 if got_beats < upto[got_descs + 1]:
                     want["data.valid"] = 1
-            if perturb:
-                perturb(t, want)
-            for name, value in want.items():
-                port = dut
-                for part in name.split("."):
-                    port = getattr(port, part)
-                expect(t, name, raw(ctx, port), value)
+            expect_ports(ctx, dut, t, want, perturb)
             if ctx.get(dut.cmd.valid):
                 expect(t, "cmd.valid (a word not yet committed)", issued < committed, True)
             if ctx.get(dut.desc.valid):
