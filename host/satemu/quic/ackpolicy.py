@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -34,6 +35,7 @@ from aioquic.quic.packet_builder import QuicDeliveryState, QuicPacketBuilder, Qu
 from aioquic.tls import Epoch
 
 from .determinism import VirtualTimeTrace
+from .settings import ACK_N_MAX
 
 __all__ = ["AckPolicy", "DatagramInfo", "EndpointConfiguration", "EndpointStats",
            "PolicyConnection"]
@@ -57,18 +59,30 @@ class AckPolicy:
     kind: str
     n: int = 2
 
+    def __post_init__(self) -> None:
+        if self.kind in ("ratio", "ack-frequency") and (
+                isinstance(self.n, bool) or not isinstance(self.n, int)
+                or not 1 <= self.n <= ACK_N_MAX):
+            raise ValueError(f"ACK policy {self.kind}:{str(self.n)[:40]}: N is outside "
+                             f"1 .. {ACK_N_MAX} (2^62)")
+
     @classmethod
     def parse(cls, text: "str | AckPolicy") -> "AckPolicy":
+        """The policy ``text`` names; ValueError (one line) for an unknown one or an N outside
+        1 .. ACK_N_MAX (satemu.quic.settings), which no stack can take."""
         if isinstance(text, AckPolicy):
             return text
         spec = text.strip().lower()
         if spec in ("default", "adaptive"):
             return cls(spec)
         kind, sep, arg = spec.partition(":")
-        if kind in ("ratio", "ack-frequency") and sep and arg.isdigit() and int(arg) >= 1:
-            return cls(kind, int(arg))
-        raise ValueError(f"unknown ACK policy {text!r}: expected default, ratio:N, adaptive or "
-                         "ack-frequency:N with N >= 1")
+        if kind in ("ratio", "ack-frequency") and sep and re.fullmatch(r"[0-9]+", arg):
+            digits = arg.lstrip("0") or "0"     # ASCII digits; more than 20 are never in range,
+            n = int(digits) if len(digits) <= 20 else 0               # and go unconverted
+            if 1 <= n <= ACK_N_MAX:
+                return cls(kind, n)
+        raise ValueError(f"unknown ACK policy {text[:40]!r}: expected default, ratio:N, adaptive "
+                         f"or ack-frequency:N with N in 1 .. {ACK_N_MAX} (2^62)")
 
     def __str__(self) -> str:
         return self.kind if self.kind in ("default", "adaptive") else f"{self.kind}:{self.n}"

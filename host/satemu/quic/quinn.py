@@ -200,7 +200,8 @@ class QuinnServer(_QuinnPeer, BulkAnswers):
         request = None
         if self.policy.kind == "ack-frequency":
             # satemu's aioquic server asks the same (ackpolicy.PolicyConnection): threshold N - 1,
-            # its max_ack_delay, reordering threshold 1
+            # its max_ack_delay, reordering threshold 1. AckPolicy holds N to 1 .. ACK_N_MAX, so
+            # the threshold is a QUIC varint, as the extension's Settings::check demands.
             request = (self.policy.n - 1, round(settings.max_ack_delay_ms * 1e6), 1)
         super().__init__("server", settings, seed, local, remote, ack_frequency=request)
         self.conn: Any = None

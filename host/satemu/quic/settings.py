@@ -14,9 +14,19 @@ from typing import Any, Optional
 from .packets import MAX_UDP_PAYLOAD
 
 __all__ = ["STACKS", "CONTROLLERS", "MIN_DATAGRAM", "EndpointSettings", "STACK_CONTROLLERS",
-           "DEFAULT_INITIAL_RTT_MS", "SETTING_NAMES", "parse_setting", "parse_stacks"]
+           "DEFAULT_INITIAL_RTT_MS", "SETTING_NAMES", "VARINT_MAX", "ACK_N_MAX", "parse_setting",
+           "parse_stacks"]
 
 MIB = 1 << 20
+# The largest QUIC variable-length integer (RFC 9000 section 16), the bound of every transport
+# parameter and frame field here; host/quinn/src/conn.rs (VARINT_MAX, Settings::check) refuses
+# more on the Rust side.
+VARINT_MAX = (1 << 62) - 1
+# The largest N of the ACK policies ratio:N and ack-frequency:N, for every stack. ack-frequency:N
+# goes on the wire as ACK_FREQUENCY's ack-eliciting threshold N - 1, a varint (aioquic's
+# Buffer.push_uint_var and quinn's VarInt take at most VARINT_MAX); ratio:N counts ack-eliciting
+# packets, of which a packet-number space holds at most 2^62, so a larger N is never reached.
+ACK_N_MAX = VARINT_MAX + 1
 STACKS = ("aioquic", "quinn")
 # The congestion controllers each stack offers, by satemu's name for them.
 STACK_CONTROLLERS = {"aioquic": ("reno", "cubic"), "quinn": ("reno", "cubic", "bbr")}
@@ -77,7 +87,7 @@ class EndpointSettings:
                              f"{', '.join(CONTROLLERS)}")
         for name in ("stream_window", "conn_window"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1200 <= v < 1 << 62:
+            if isinstance(v, bool) or not isinstance(v, int) or not 1200 <= v <= VARINT_MAX:
                 raise ValueError(f"{name.replace('_', ' ')} {v!r} B is outside 1200 B .. 2^62-1 B")
         if not _finite(self.max_ack_delay_ms) or not 0 < self.max_ack_delay_ms < 1 << 14:
             raise ValueError(f"max_ack_delay {self.max_ack_delay_ms!r} ms is outside "
