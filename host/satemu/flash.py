@@ -33,6 +33,17 @@ MODES = ("sram", "spi")
 #   --freq          the JTAG clock in Hz (its default: 6 MHz)
 # tests/host/test_flash.py checks every option used here against the installed tool's --help.
 
+# openFPGALoader v0.10.0's cable names (`openFPGALoader --list-cables`), for when the tool is not
+# installed (a --dry-run); an installed one's own list is used instead (cable_names), so a newer
+# version's cables are taken too. tests/host/test_hostile_cli.py checks these against the tool's.
+CABLES = frozenset("""
+    anlogicCable arm-usb-ocd-h bus_blaster bus_blaster_b ch552_jtag cmsisdap dfu digilent
+    digilent_ad digilent_b digilent_hs2 digilent_hs3 dirtyJtag ecpix5-debug efinix_jtag_ft4232
+    efinix_spi_ft2232 efinix_spi_ft4232 ft2232 ft2232_b ft231X ft232 ft232RL ft4232
+    gatemate_evb_jtag gatemate_evb_spi gatemate_pgm jlink jtag-smt2-nc libgpiod lpc-link2
+    orbtrace papilio steppenprobe tigard usb-blaster usb-blasterII xvc-client
+""".split())
+
 
 # The boards that can be flashed, and how: satemu.boards holds each board's programmer.
 BOARDS: dict[str, Programmer] = {name: board.programmer for name, board in ALL_BOARDS.items()
@@ -61,6 +72,34 @@ def parse_hz(text: str) -> int:
     return int(hz)
 
 
+def cable_names(search_path: str | None = None) -> frozenset[str]:
+    """The cable names openFPGALoader takes: the installed one's (``--list-cables``, the tool
+    looked for on ``search_path``, default PATH), else :data:`CABLES`. A listing line is a name
+    and its USB vid:pid."""
+    exe = shutil.which(TOOL, path=search_path)
+    if exe is not None:
+        try:
+            done = subprocess.run([exe, "--list-cables"], capture_output=True, text=True,
+                                  timeout=30, errors="replace")
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        names = frozenset(m.group(1) for m in re.finditer(
+            r"^(\S+)\s+0x[0-9a-fA-F]+:[0-9a-fA-F]+\s*$", done.stdout if done else "", re.M))
+        if names:
+            return names
+    return CABLES
+
+
+def check_cable(cable: str, search_path: str | None = None) -> None:
+    """FlashError (one line, with the names) unless openFPGALoader knows ``cable``
+    (:func:`cable_names`): an unknown one would otherwise fail only when the tool runs, or pass
+    a --dry-run."""
+    names = cable_names(search_path)
+    if cable not in names:
+        raise FlashError(f"--cable {cable[:40]!r}: not a cable openFPGALoader knows; one of "
+                         f"{', '.join(sorted(names, key=str.lower))}")
+
+
 def _board(name: str) -> Programmer:
     try:
         return BOARDS[name]
@@ -80,11 +119,15 @@ def flash_command(board: str, mode: str, bitstream: Path | str, cable: str | Non
         raise FlashError("--verify reads back an SPI flash write: it goes with --spi")
     if freq is not None and freq < 1:
         raise FlashError(f"--freq {freq}: a JTAG clock in Hz, at least 1")
+    if cable is not None and not cable.strip():
+        raise FlashError("--cable: empty; give a cable name (openFPGALoader --list-cables)")
+    if ftdi_serial is not None and not ftdi_serial.strip():
+        raise FlashError("--ftdi-serial: empty; give the programmer's serial number")
     argv = [TOOL]
     if b.loader_board:
         argv += ["-b", b.loader_board]
-    argv += ["-c", cable or b.cable]
-    if ftdi_serial:
+    argv += ["-c", b.cable if cable is None else cable]
+    if ftdi_serial is not None:
         argv += ["--ftdi-serial", ftdi_serial]
     if freq is not None:
         argv += ["--freq", str(int(freq))]
@@ -172,12 +215,16 @@ def resolve_bitstream(board: str, bitstream: Path | str | None = None, *, force:
 def plan_flash(board: str, mode: str = "sram", bitstream: Path | str | None = None, *,
                cable: str | None = None, ftdi_serial: str | None = None, freq: int | None = None,
                verify: bool = False, force: bool = False, results: Path | str | None = None,
-               root: Path | str | None = None) -> list[str]:
-    """Everything short of running openFPGALoader: the bitstream is found, checked against its
-    report and present; returns the command (what ``satemu flash --dry-run`` prints)."""
+               root: Path | str | None = None, search_path: str | None = None) -> list[str]:
+    """Everything short of running openFPGALoader: a ``cable`` given is one it knows (the tool on
+    ``search_path``, default PATH, asked if it is there: :func:`check_cable`), the bitstream is
+    found, checked against its report and present; returns the command (what ``satemu flash
+    --dry-run`` prints)."""
     # The options first, with a stand-in path: a bad one fails before the files are looked at.
     flash_command(board, mode, "-", cable=cable, ftdi_serial=ftdi_serial, freq=freq,
                   verify=verify)
+    if cable is not None:
+        check_cable(cable, search_path)
     path = resolve_bitstream(board, bitstream, force=force, results=results, root=root)
     if not path.is_file():
         raise FlashError(f"bitstream {path} does not exist: run `make bitstream BOARD={board}` "
@@ -197,7 +244,8 @@ def run_flash(board: str, mode: str = "sram", bitstream: Path | str | None = Non
         raise FlashError(f"{TOOL} is not on PATH: install the Debian package {DEBIAN_PACKAGE} "
                          f"(apt-get install {DEBIAN_PACKAGE}, or `make bootstrap`)")
     argv = plan_flash(board, mode, bitstream, cable=cable, ftdi_serial=ftdi_serial, freq=freq,
-                      verify=verify, force=force, results=results, root=root)
+                      verify=verify, force=force, results=results, root=root,
+                      search_path=search_path)
     print(f"$ {shlex.join(argv)}", flush=True)
     sys.stderr.flush()
     done = subprocess.run([exe, *argv[1:]])
