@@ -9,6 +9,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 from dataclasses import replace
 from fractions import Fraction
 
@@ -33,6 +34,12 @@ from .validate import Hardware
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
 U32_MAX, U64_MAX = (1 << 32) - 1, (1 << 64) - 1
 DAY = 86400.0
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out as given (an option missing, empty, out of range
+    or contradicting another): ``main`` prints it as one line and exits with status 2, as
+    argparse does for its own usage errors."""
 
 
 def whole(lo: int, hi: int, what: str):
@@ -64,6 +71,54 @@ def seconds(lo: float, hi: float, what: str):
         return value
     read.__name__ = what
     return read
+
+
+def given(what: str):
+    """An argparse ``type``: text that is not empty (nor only blanks), else ArgumentTypeError (one
+    line, exit status 2) saying what: an empty value would otherwise pass for the option left
+    out (``--out ""`` for the default directory, ``--seeds ""`` for ``--seed``'s one)."""
+    def read(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{text!r}: {what}, not empty")
+        return text
+    read.__name__ = what
+    return read
+
+
+def _output_dir(path: Path, option: str) -> Path:
+    """``path`` as the directory a run writes into, made (with its parents) and shown writable by
+    creating a file in it, before anything runs whose results would go there; UsageError (one
+    line) if it is not a directory or cannot be written."""
+    try:
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"{option} {path}: exists and is not a directory; name a directory "
+                             f"for the results")
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".satemu-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
+    return path
+
+
+def _output_file(path: Path, option: str) -> Path:
+    """``path`` as a file a command writes at its end, checked first: not a directory, its
+    directory made if need be, and the file opened for writing (an existing one is left as it is
+    until the command replaces it; a new one is removed again); UsageError (one line) if not."""
+    try:
+        if path.is_dir():
+            raise UsageError(f"{option} {path}: a directory; name a file")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_NONBLOCK        # NONBLOCK: a FIFO without a reader refuses
+        if os.path.lexists(path):
+            os.close(os.open(path, flags | os.O_APPEND | os.O_CREAT))
+        else:
+            os.close(os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666))
+            os.unlink(path)
+    except OSError as e:
+        raise UsageError(f"{option} {path}: cannot write there ({e.strerror or e})") from None
+    return path
 
 
 def cmd_profiles(args) -> int:
@@ -106,6 +161,10 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
 def cmd_show(args) -> int:
     hw, board = show_hardware(args)
     p = load_profile(args.profile)
+    if args.plot:
+        if p.timeline is None:
+            raise UsageError(f"--plot draws a profile's timeline: {p.name} has none")
+        _output_file(Path(args.plot), "--plot")
     regs = p.check(hw)
     print(f"{p.name}: {p.description}" if p.description else p.name)
     if p.source:
@@ -246,6 +305,9 @@ def _timeline_line(t: dict, f_clk: int) -> str:
 def cmd_bod_trace(args) -> int:
     from .bod_trace import records_to_rows, write_csv
     from .report.plots import plot_demand_grant
+    _output_file(Path(args.out), "--out")          # before the box's records are read
+    if args.plot:
+        _output_file(Path(args.plot), "--plot")
     with Device(args.port, timeout=args.timeout) as dev:
         info = dev.hello()
         if not info["capabilities"] & Capability.BOD:
@@ -291,7 +353,7 @@ def _bod_segments(link, hw, trace, timeline):
     from .bod_trace import superframe_segments
     regs = link.check(hw)["return"]
     if not regs.bod:
-        raise ProfileError(f"--profile {link.name}: its return channel has no BoD")
+        raise UsageError(f"--profile {link.name}: its return channel has no BoD")
     commits = ()
     if link.timeline is not None and timeline and timeline["start"] >= trace.start:
         from .timeline import compile_timeline
@@ -305,8 +367,8 @@ def _merge_spec(text: str) -> tuple[int, Path]:
     from .board_model import PORT_A, PORT_B
     port, sep, path = text.partition("=")
     if not sep or port.strip().upper() not in ("A", "B") or not path:
-        raise ProfileError(f"--merge {text[:60]!r}: PORT=FILE, PORT A or B (the port the host's "
-                           "interface is cabled to), FILE a pcapng capture of it")
+        raise UsageError(f"--merge {text[:60]!r}: PORT=FILE, PORT A or B (the port the host's "
+                         "interface is cabled to), FILE a pcapng capture of it")
     return (PORT_A if port.strip().upper() == "A" else PORT_B), Path(path)
 
 
@@ -318,7 +380,9 @@ def cmd_capture(args) -> int:
     merges = dict(_merge_spec(m) for m in args.merge or ())
     for port, path in merges.items():
         if not path.is_file():
-            raise ProfileError(f"--merge: {path}: no such file")
+            raise UsageError(f"--merge: {path}: no such file")
+    if not args.clear:
+        _output_file(Path(args.out), "--out")      # before the log is read over the UART
     t0 = time.monotonic()
     with Device(args.port, timeout=args.timeout) as dev:
         info = dev.hello()
@@ -455,7 +519,7 @@ def _transfer(state, profile: str, size: int, ack: str, args, label: str = "", q
 def _endpoint_settings(args, **fixed):
     """(EndpointSettings, (client stack, server stack)) from the command line's endpoint
     options (``fixed`` replaces some, as a sweep does), each stack checked against them;
-    ProfileError (one line) for anything a stack cannot take."""
+    UsageError (one line) for anything a stack cannot take."""
     from .quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
     try:
         values = dict(parse_setting(name, getattr(args, name)) for name in SETTING_NAMES)
@@ -464,18 +528,18 @@ def _endpoint_settings(args, **fixed):
         settings = EndpointSettings(**values)
         settings.check_stacks(stacks)
     except ValueError as e:
-        raise ProfileError(f"{e}") from None
+        raise UsageError(f"{e}") from None
     return settings, stacks
 
 
 def _check_receiver(stack: str, ack: str) -> None:
-    """ProfileError (one line) if a client of ``stack`` cannot apply the ACK policy ``ack``."""
+    """UsageError (one line) if a client of ``stack`` cannot apply the ACK policy ``ack``."""
     if stack == "quinn":
         from .quic.quinn import quinn_policy
         try:
             quinn_policy(ack)
         except ValueError as e:
-            raise ProfileError(f"--ack: {e}") from None
+            raise UsageError(f"--ack: {e}") from None
 
 
 def _size(text: str) -> int:
@@ -485,18 +549,20 @@ def _size(text: str) -> int:
         value = (int(bare) if bare.isascii() and bare.isdigit() and len(bare) <= 30
                  else parse_size(text))
     except UnitError as e:
-        raise ProfileError(f"--size {text[:40]!r}: {e}") from None
+        raise UsageError(f"--size {text[:40]!r}: {e}") from None
     if value < 1 or value != int(value):
-        raise ProfileError(f"--size {text[:40]!r}: a whole number of bytes, at least 1")
+        raise UsageError(f"--size {text[:40]!r}: a whole number of bytes, at least 1")
     return int(value)
 
 
 def _check_ack(text: str) -> str:
+    """The ACK policy ``text`` in its canonical form; UsageError (one line, with N's range: the
+    one every stack takes, satemu.quic.settings.ACK_N_MAX) if it is none."""
     from .quic.ackpolicy import AckPolicy
     try:
         return str(AckPolicy.parse(text))
     except ValueError as e:
-        raise ProfileError(f"--ack: {e}") from None
+        raise UsageError(f"--ack: {e}") from None
 
 
 def _print_outcome(head: str, t, s: dict) -> None:
@@ -516,12 +582,13 @@ def cmd_quic_realtime(args, size: int, ack: str) -> int:
     from .quic.realtime import run_realtime
     from .report.files import write_transfer
     if not (args.client_if and args.server_if):
-        raise ProfileError("--realtime needs --client-if and --server-if")
+        raise UsageError("--realtime needs --client-if and --server-if")
     settings, stacks = _endpoint_settings(args)
     if stacks != ("aioquic", "aioquic"):
-        raise ProfileError("--realtime runs aioquic's endpoints (or --client-cmd/--server-cmd "
-                           "ones); the quinn stack runs in the co-simulation's virtual time")
-    out = Path(args.out or f"satemu-quic-realtime-{args.size}-{ack.replace(':', '')}")
+        raise UsageError("--realtime runs aioquic's endpoints (or --client-cmd/--server-cmd "
+                         "ones); the quinn stack runs in the co-simulation's virtual time")
+    out = _output_dir(Path(args.out or f"satemu-quic-realtime-{args.size}-"
+                           f"{ack.replace(':', '')}"), "--out")
     try:
         t = run_realtime(args.client_if, args.server_if, size, ack=ack, settings=settings,
                          client_cmd=args.client_cmd,
@@ -544,17 +611,18 @@ def cmd_quic(args) -> int:
     if args.realtime:
         return cmd_quic_realtime(args, size, ack)
     if not args.profile:
-        raise ProfileError("--profile is needed (the simulated board's link)")
+        raise UsageError("--profile is needed (the simulated board's link)")
     if args.compare and args.engine != "board":
-        raise ProfileError("--compare runs the transfer on the board, then on the model: "
-                           "not with --engine model")
+        raise UsageError("--compare runs the transfer on the board, then on the model: "
+                         "not with --engine model")
     load_profile(args.profile)                      # a bad profile fails before anything starts
     settings, stacks = _endpoint_settings(args)     # and bad endpoint settings
     _check_receiver(stacks[0], ack)
     if args.qlog and stacks == ("quinn", "quinn"):
-        raise ProfileError("--qlog: quinn's endpoints write no qlog here; with --stack "
-                           "aioquic/quinn or quinn/aioquic the aioquic side writes its own")
+        raise UsageError("--qlog: quinn's endpoints write no qlog here; with --stack "
+                         "aioquic/quinn or quinn/aioquic the aioquic side writes its own")
     out = Path(args.out or f"satemu-quic-{Path(args.profile).stem}-{args.size}-{ack.replace(':', '')}")
+    _output_dir(out, "--out")                       # before the run, whose results go there
     with _simulated_board(args) as state:
         t = _transfer(state, args.profile, size, ack, args,
                       qlog_dir=out / "qlog" if args.qlog else None,
@@ -644,14 +712,14 @@ def cmd_experiment(args) -> int:
         seeds = ([whole(0, U64_MAX, "a seed")(s) for s in split_values(args.seeds)]
                  if args.seeds else [args.seed])
     except argparse.ArgumentTypeError:
-        raise ProfileError(f"--seeds {args.seeds[:40]!r}: whole numbers in 0 .. 2^64-1, such as "
-                           "0,1,2") from None
+        raise UsageError(f"--seeds {args.seeds[:40]!r}: whole numbers in 0 .. 2^64-1, such as "
+                         "0,1,2") from None
     if args.engine == "model" and (args.port or args.eth_port):
-        raise ProfileError("--port and --eth-port name a simulated board: not with "
-                           "--engine model")
+        raise UsageError("--port and --eth-port name a simulated board: not with "
+                         "--engine model")
     if args.port and (args.dask or (args.jobs or 1) > 1):
-        raise ProfileError("--port names one simulated board, which runs the points one by "
-                           "one: not with --jobs above 1 or --dask")
+        raise UsageError("--port names one simulated board, which runs the points one by "
+                         "one: not with --jobs above 1 or --dask")
     jobs = args.jobs or (1 if args.port else os.cpu_count() or 1)
     # Every point, its profile parsed with its --set values and checked against the simulated
     # board's hardware, before anything starts.
@@ -661,8 +729,7 @@ def cmd_experiment(args) -> int:
                   max_time=args.max_time, hardware=BOARDS["sim"].hardware, pcap=args.pcap)
     if args.engine == "board" and not args.dask:     # the workers' checkouts are theirs
         use_checkout("satemu experiment on the simulated board")
-    out = Path(args.out or f"satemu-experiment-{args.kind}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _output_dir(Path(args.out or f"satemu-experiment-{args.kind}"), "--out")
     where = (f"on the Dask scheduler {args.dask}" if args.dask else
              f"on {jobs} worker processes" if jobs > 1 else "one after another")
     print(f"{len(points)} point{'' if len(points) == 1 else 's'}, {where}, into {out}",
@@ -725,7 +792,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("profiles", help="list the built-in link profiles").set_defaults(func=cmd_profiles)
     show = sub.add_parser("show", help="show a profile and what it means for the hardware")
-    show.add_argument("profile", help="a built-in profile name or a TOML file")
+    show.add_argument("profile", type=given("a profile"),
+                      help="a built-in profile name or a TOML file")
     show.add_argument("--board", choices=list(SHOW_BOARDS), default=DEFAULT_BOARD,
                       help="the board to check against, with its clock, memory, delay-line "
                            "throughput, line rate and channel parameters: " + "; ".join(
@@ -742,19 +810,20 @@ def build_parser() -> argparse.ArgumentParser:
                            "per 65536 cycles; 0: not limited (default: the board's)")
     show.add_argument("--steps", type=whole(0, U32_MAX, "a number of steps"), default=40,
                       metavar="N", help="a timeline's steps to list (default %(default)s)")
-    show.add_argument("--plot", metavar="FILE.png",
+    show.add_argument("--plot", metavar="FILE.png", type=given("a file name"),
                       help="a profile with a timeline: plot each channel's rate, delay and "
                            "loss over time into FILE.png")
     show.set_defaults(func=cmd_show)
 
     def port_args(p):
-        p.add_argument("--port", required=True, metavar="URL",
+        p.add_argument("--port", required=True, metavar="URL", type=given("the box's URL"),
                        help="the box: a serial device, socket://HOST:PORT (simulated board) or "
                             "rfc2217://HOST:PORT")
         p.add_argument("--timeout", type=seconds(0, DAY, "a timeout"), default=5.0, metavar="S",
                        help="seconds to wait for each answer (default %(default)s)")
     load = sub.add_parser("load", help="load a profile into a box and commit it")
-    load.add_argument("profile", help="a built-in profile name or a TOML file")
+    load.add_argument("profile", type=given("a profile"),
+                      help="a built-in profile name or a TOML file")
     load.add_argument("--reseed", action="store_true", help="restart the loss PRNGs from the seeds")
     load.add_argument("--start-in", type=seconds(0, DAY, "a time"), default=1.0, metavar="S",
                       help="a profile with a timeline: start it S seconds of box time after "
@@ -771,13 +840,14 @@ def build_parser() -> argparse.ArgumentParser:
     stats.set_defaults(func=cmd_stats)
     bod = sub.add_parser("bod-trace", help="read the return channel's BoD records (requests, "
                                            "grants, backlog per superframe) into a CSV")
-    bod.add_argument("--out", default="bod-trace.csv", metavar="CSV",
+    bod.add_argument("--out", default="bod-trace.csv", metavar="CSV", type=given("a file name"),
                      help="where to write the records (default %(default)s)")
-    bod.add_argument("--plot", metavar="PNG", help="also plot demand against grants")
+    bod.add_argument("--plot", metavar="PNG", type=given("a file name"),
+                     help="also plot demand against grants")
     bod.add_argument("--from", dest="from_sf", type=whole(0, U32_MAX, "a superframe number"),
                      default=0, metavar="SF",
                      help="the first superframe to read (default: the oldest the box holds)")
-    bod.add_argument("--profile", metavar="PROFILE",
+    bod.add_argument("--profile", metavar="PROFILE", type=given("a profile"),
                      help="the profile loaded (a built-in name or a file), whose timeline's "
                           "BoD steps give each superframe its length and slot bytes")
     port_args(bod)
@@ -787,7 +857,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="what carries the link: 'board', the simulated board in Verilator "
                        "(the hardware path), or 'model', the reference models of the same path, "
                        "which equal it frame for frame and run far faster (default %(default)s)")
-        p.add_argument("--cc", default="reno", help="the congestion controller: reno, cubic, "
+        p.add_argument("--cc", default="reno", type=given("a congestion controller"),
+                       help="the congestion controller: reno, cubic, "
                        "or bbr (quinn only) (default %(default)s)")
         p.add_argument("--seed", type=whole(0, U64_MAX, "a seed"), default=0,
                        help="randomness of both endpoints (0 .. 2^64-1)")
@@ -813,20 +884,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-time", type=seconds(0, 1e6, "a time limit"), default=600.0,
                        metavar="S",
                        help="give up after S seconds of link time (default %(default)s)")
-        p.add_argument("--out", metavar="DIR", help="where to write results")
+        p.add_argument("--out", metavar="DIR", type=given("a directory"),
+                       help="where to write results (made if need be, and checked before "
+                       "anything runs)")
         p.add_argument("--pcap", action="store_true",
                        help="also write each run's capture.pcapng: the frames into and out of "
                        "both ports at their cycles, each with its fate, and the TLS secrets "
                        "that let Wireshark decrypt QUIC (also in keys.log beside it)")
         p.add_argument("--keep", action="store_true",
                        help="leave the simulated board running if this command started it")
-        p.add_argument("--port", metavar="URL", help="a running simulated board's UART "
+        p.add_argument("--port", metavar="URL", type=given("a simulated board's URL"),
+                       help="a running simulated board's UART "
                        "(default: the one 'satemu sim' manages, started if need be)")
         p.add_argument("--eth-port", type=whole(1, 65535, "a TCP port"), metavar="PORT",
                        help="with --port: that board's Ethernet-module TCP port")
     quic = sub.add_parser("quic", help="a QUIC download across the simulated board, in its "
                                        "virtual time, with results and plots")
-    quic.add_argument("--profile", help="a built-in profile name or a TOML file (simulated board)")
+    quic.add_argument("--profile", type=given("a profile"),
+                      help="a built-in profile name or a TOML file (simulated board)")
     quic.add_argument("--size", default="1MB", help="bytes to download, e.g. 100KB, 10MB")
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
                       "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
@@ -840,13 +915,18 @@ def build_parser() -> argparse.ArgumentParser:
     rt = quic.add_argument_group("real time (a board, or anything between two interfaces)")
     rt.add_argument("--realtime", action="store_true",
                     help="run the endpoints in real time in two network namespaces (needs root)")
-    rt.add_argument("--client-if", metavar="IF", help="the interface wired to port A")
-    rt.add_argument("--server-if", metavar="IF", help="the interface wired to port B")
-    rt.add_argument("--client-cmd", metavar="TEMPLATE", help="an external client instead of "
+    rt.add_argument("--client-if", metavar="IF", type=given("an interface"),
+                    help="the interface wired to port A")
+    rt.add_argument("--server-if", metavar="IF", type=given("an interface"),
+                    help="the interface wired to port B")
+    rt.add_argument("--client-cmd", metavar="TEMPLATE", type=given("a command"),
+                    help="an external client instead of "
                     "ours: a shell command with {server_ip} {server_port} {client_ip} {size} "
                     "{outdir}")
-    rt.add_argument("--server-cmd", metavar="TEMPLATE", help="an external server, likewise")
-    rt.add_argument("--netem", metavar="SPEC", help="also a netem qdisc on both interfaces, "
+    rt.add_argument("--server-cmd", metavar="TEMPLATE", type=given("a command"),
+                    help="an external server, likewise")
+    rt.add_argument("--netem", metavar="SPEC", type=given("a netem specification"),
+                    help="also a netem qdisc on both interfaces, "
                     "e.g. 'delay 10ms' (testing without a box)")
     quic.set_defaults(func=cmd_quic)
     exp = sub.add_parser("experiment", help="a sweep of QUIC downloads, in parallel and "
@@ -856,21 +936,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="ack-policy: the sweep the options give; constrained-return: the "
                      "constrained-return-link study's matrix (docs/profiles.md, \"Presets\"), "
                      "each of its options replaced by any given here")
-    exp.add_argument("--profile", nargs="+",
+    exp.add_argument("--profile", nargs="+", type=given("a profile"),
                      help="one or more profiles (default geo-testbed)")
-    exp.add_argument("--sizes", help="comma-separated sizes (default 100KB)")
-    exp.add_argument("--policies", help="comma-separated ACK policies (default "
+    exp.add_argument("--sizes", type=given("sizes"), help="comma-separated sizes (default 100KB)")
+    exp.add_argument("--policies", type=given("ACK policies"),
+                     help="comma-separated ACK policies (default "
                      f"{EXPERIMENT_DEFAULTS['policies']})")
     transfer_args(exp)
     # The sweep's own --engine and --cc (conflict_handler="resolve" replaces transfer_args'):
     # checked by satemu.sweep.plan with a one-line error; --cc takes a list.
-    exp.add_argument("--engine", help="what carries the link: 'board' (the simulated board in "
+    exp.add_argument("--engine", type=given("an engine"),
+                     help="what carries the link: 'board' (the simulated board in "
                      "Verilator) or 'model' (the reference models of the same path, far faster) "
                      "(default board)")
-    exp.add_argument("--cc", metavar="CC[,CC...]",
+    exp.add_argument("--cc", metavar="CC[,CC...]", type=given("congestion controllers"),
                      help="the congestion controllers: reno, cubic, bbr (quinn only) "
                      "(default reno)")
-    exp.add_argument("--seeds", metavar="S[,S...]",
+    exp.add_argument("--seeds", metavar="S[,S...]", type=given("seeds"),
                      help="seeds to sweep (default: --seed's one)")
     exp.add_argument("--set", action="append", metavar="FIELD=V1[,V2...]",
                      help="sweep a profile field over values, in the profile's units, e.g. "
@@ -882,7 +964,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--jobs", type=whole(1, 1024, "a number of processes"), metavar="N",
                      help="points run at once, each on its own engine in its own process "
                      "(default: the machine's cores; 1 with --port)")
-    exp.add_argument("--dask", metavar="ADDRESS", help="run the points on a Dask scheduler, e.g. "
+    exp.add_argument("--dask", metavar="ADDRESS", type=given("a scheduler's address"),
+                     help="run the points on a Dask scheduler, e.g. "
                      "tcp://host:8786, or 'local' for a LocalCluster of --jobs processes")
     exp.add_argument("--force", action="store_true",
                      help="run every point again, even those OUT already holds")
@@ -892,6 +975,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap = sub.add_parser("capture", help="read the box's frame log (every frame's arrival, "
                          "fate and egress, both channels) into a pcapng")
     cap.add_argument("--out", default="frame-log.pcapng", metavar="FILE",
+                     type=given("a file name"),
                      help="the pcapng to write (default %(default)s)")
     cap.add_argument("--merge", action="append", metavar="PORT=FILE",
                      help="join a host capture of the interface cabled to port A or B (pcapng "
@@ -920,15 +1004,19 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--spi", dest="mode", action="store_const", const="spi",
                       help="write the board's SPI configuration flash: the FPGA loads it at "
                            "every power-on")
-    flash.add_argument("--bitstream", metavar="PATH", help="the .bit file (default: the one the "
+    flash.add_argument("--bitstream", metavar="PATH", type=given("a file name"),
+                       help="the .bit file (default: the one the "
                        "last `make bitstream BOARD=...` built, from bench/results/bitstream-"
                        "BOARD.json)")
     cables = ", ".join(f"{b.cable} for {name}" for name, b in sorted(FLASH_BOARDS.items()))
-    flash.add_argument("--cable", metavar="NAME", help="the programmer, by openFPGALoader's "
+    flash.add_argument("--cable", metavar="NAME", type=given("a cable name"),
+                       help="the programmer, by openFPGALoader's "
                        f"cable name (openFPGALoader --list-cables; default {cables})")
-    flash.add_argument("--ftdi-serial", metavar="SERIAL", help="the FTDI programmer with this "
+    flash.add_argument("--ftdi-serial", metavar="SERIAL", type=given("a serial number"),
+                       help="the FTDI programmer with this "
                        "serial number, when several are plugged in")
-    flash.add_argument("--freq", metavar="HZ", help="the JTAG clock, e.g. 6000000 or 6M "
+    flash.add_argument("--freq", metavar="HZ", type=given("a frequency"),
+                       help="the JTAG clock, e.g. 6000000 or 6M "
                        "(default: openFPGALoader's, 6 MHz)")
     flash.add_argument("--verify", action="store_true",
                        help="with --spi: read the flash back and compare")
@@ -948,7 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ProfileError, UnitError, ConfigError, DeviceError, FlashError, CheckoutError) as e:
+    except (UsageError, ProfileError, UnitError, ConfigError, DeviceError, FlashError,
+            CheckoutError) as e:
         print(f"satemu: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
