@@ -232,9 +232,7 @@ def run_admission(frames, regs, params, commits=(), seed=0, p_ready=0.7, p_push=
                 fail("fate_valid", decided, t, 1, 0)
             # Idle, with every frame that arrived before now decided: the memory in use is the
             # model's level at this cycle, and ``empty`` says whether it is 0.
-            if (not fifo and decided == (visible[0][1] if visible else len(frames))
-                    and (decided == len(frames) or frames[decided][0] >= t)
-                    and t > idle_model.last_arrival and decided):
+            if decided and (decided == len(frames) or frames[decided][0] >= t):
                 want = idle_model.levels(t)["mem_words_now"]
                 got = ctx.get(dut.mem_words_now)
                 if got != want:
