@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from pathlib import Path
 
 from migen import Cat, ClockSignal, Instance, Record, Signal
@@ -307,9 +308,11 @@ def build_sim(channel_verilog: list[Path], firmware_bin: Path | None, output_dir
     sim_config.add_module("satemu_uart", "serial", args={"port": uart_port})
     sim_config.add_module("satemu_eth", ["satemu_eth", "sys_clk"], args={"port": eth_port})
     modules = Path(__file__).resolve().parent.parent / "sim" / "modules"
+    # LiteX's Verilator script runs ``make -j`` without a limit unless given ``jobs``: about 100
+    # C++ compilers at once, which starved every other process on a 2-core machine.
     builder.build(sim_config=sim_config, run=False, interactive=False, opt_level=opt_level,
                   extra_mods=["satemu_eth", "satemu_uart"], extra_mods_path=str(modules),
-                  threads=SIM_THREADS)
+                  threads=SIM_THREADS, jobs=os.cpu_count())
     gateware = Path(output_dir) / "gateware"
     if firmware_bin is not None:          # LiteX writes the Verilator script; compile it here
         import subprocess
