@@ -60,7 +60,7 @@ from .protocol import Status
 from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_ONE, REGMAP
 from .units import (UnitError, check_magnitude, format_rate, format_size, format_time,
                     parse_probability, parse_queue, parse_rate, parse_size, parse_time, shown)
-from .validate import Hardware, Verdict, profile_fields, validate
+from .validate import U64_MAX, Hardware, Verdict, profile_fields, validate
 from .timeline import Timeline, parse_timeline
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
@@ -199,10 +199,13 @@ class ChannelProfile:
     def traffic_wpc(self, hw: Hardware, channel: str, queue_frames: int | None = None) -> int:
         """Delay-line words per 65536 cycles this channel (``channel`` of ``hw``) can demand at
         worst, rounded up (``delay_line_traffic``): the firmware rejects more than
-        ``hw.wpc(channel)``."""
+        ``hw.wpc(channel)``. Frames of no bytes or fewer (``min_len`` + ``overhead`` not above
+        0: a profile ``check`` refuses) could arrive without end: their demand has no bound,
+        which this says as 2^64 - 1, the most the firmware's count holds (as
+        ``satemu.validate.check_throughput`` does)."""
         num, den = delay_line_traffic(self.registers(hw, channel, queue_frames=queue_frames),
                                       hw.f_clk, hw.port_bps, hw.channel_params(channel))
-        return -(-num // den)
+        return -(-num // den) if den > 0 else U64_MAX
 
     def frame_cap(self, hw: Hardware, channel: str) -> tuple[int, str]:
         """The queue's limit in frames on ``channel`` of ``hw`` where the profile gives none,
