@@ -669,12 +669,15 @@ def read_profile_text(path: Path) -> str:
 def load_profile(name_or_path: str) -> Profile:
     """A built-in profile by name, or a TOML file by path."""
     path = Path(name_or_path)
+    label = name_or_path if name_or_path.isprintable() else repr(name_or_path)
+    if "\0" in name_or_path:                    # no file's name holds one: open() refuses it
+        raise ProfileError(f"{label}: a file name cannot hold a NUL byte")
     if path.suffix == ".toml" or path.exists():
         if not path.is_file():
-            raise ProfileError(f"{name_or_path}: no such profile file")
+            raise ProfileError(f"{label}: no such profile file")
         return parse_profile(read_profile_text(path), path.stem, path)
     builtins = builtin_profiles()
     if name_or_path not in builtins:
-        raise ProfileError(f"{name_or_path}: no built-in profile of that name "
+        raise ProfileError(f"{label}: no built-in profile of that name "
                            f"(see 'satemu profiles'), and no such file")
     return builtins[name_or_path]

@@ -331,6 +331,8 @@ def read_trace(path: Path, *, resolution: Fraction | None = None) -> Trace:
     if not csv and resolution is None:
         raise TraceError(f"{name}: a Mahimahi trace needs a resolution (seconds, a whole "
                          f"number of milliseconds) to become rate steps")
+    if "\0" in str(path):                        # open() would raise ValueError for it
+        raise TraceError(f"{name}: a file name cannot hold a NUL byte")
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
