@@ -84,7 +84,11 @@ def _number(num: str, exp: str | None, text: str) -> Fraction:
     order = len(num.split(".")[0]) - 1 - first + e         # 10^order <= value < 10^(order + 1)
     if not -MAGNITUDE <= order < MAGNITUDE:
         raise UnitError(f"{text!r} is outside the allowed magnitudes; {_RANGE}")
-    return Fraction(num) * Fraction(10) ** e
+    # One Fraction of integers: a trace's rows are parsed by the hundred thousand.
+    whole, _, frac = num.partition(".")
+    scale = e - len(frac)                                   # |scale| < MAGNITUDE + MAX_DIGITS
+    digits = int(whole + frac)
+    return Fraction(digits * 10 ** scale) if scale >= 0 else Fraction(digits, 10 ** -scale)
 
 
 def _split(text, what: str, example: str) -> tuple[Fraction, str | None]:
