@@ -28,7 +28,8 @@ the period is the last time plus the last interval between rows.
 
 Every problem raises :class:`TraceError`, one line naming the trace and, where it applies, the
 line number (from 1). Files over :data:`MAX_BYTES` bytes or :data:`MAX_LINES` lines are refused
-before they are parsed.
+before they are parsed, and a trace of more than :data:`MAX_STEPS` steps at the line that makes
+one too many, before the rest is parsed.
 """
 
 from __future__ import annotations
@@ -38,14 +39,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+from .boards import BOARDS
 from .units import (MAX_DIGITS, UnitError, check_magnitude, parse_probability, parse_rate,
                     parse_time)
 
-__all__ = ["TraceError", "TraceStep", "Trace", "MAX_BYTES", "MAX_LINES", "COLUMNS",
+__all__ = ["TraceError", "TraceStep", "Trace", "MAX_BYTES", "MAX_LINES", "MAX_STEPS", "COLUMNS",
            "read_mahimahi", "read_csv", "read_trace"]
 
 MAX_BYTES = 50_000_000      # a trace file's size, in bytes (50 MB)
 MAX_LINES = 2_000_000       # a trace file's lines
+# The most steps a trace may give: a timeline's (satemu.timeline.MAX_STEPS), the entries of the
+# largest timeline store a board has, since each step sets one or more.
+MAX_STEPS = max(board.timeline_entries for board in BOARDS.values())
 COLUMNS = ("time", "rate", "delay", "loss")
 _QUOTE = 40                 # characters of offending text quoted in a message
 
@@ -152,7 +157,28 @@ def read_mahimahi(text: str, *, name: str, resolution: Fraction,
         raise TraceError(f"{name}: no delivery opportunities (the file is "
                          f"{'empty' if not text else 'only blank lines'})")
 
-    stamps: list[int] = []
+    # One pass, the steps made as the lines are read, so that a trace of more steps than a
+    # timeline may have is refused at the line that makes one too many. Timestamps do not
+    # decrease, so the windows come in order, each complete (of res_ms) once a later one
+    # begins. Two things wait for the end: the period (the last timestamp), whose
+    # opportunities count in window 0, and so window 0's rate (rest: the steps from window 1).
+    bits, most = packet_bytes * 8, MAX_STEPS
+    rest: list[tuple[int, int, int]] = []       # (window, opportunities, its length in ms)
+
+    def too_many(where: str) -> TraceError:
+        return TraceError(f"{where}: more than {most:,} steps at {res_ms} ms resolution; a "
+                          f"timeline has at most {most:,} (the entries of a box's timeline "
+                          f"store, one or more a step)")
+
+    def step(window: int, count: int, length_ms: int = res_ms) -> None:
+        if rest and rest[-1][1] * length_ms == count * rest[-1][2]:
+            return                               # same rate as the window before: merged
+        rest.append((window, count, length_ms))
+        if len(rest) > most:                     # window 0's step merges at most one away
+            raise too_many(f"{name}:{number}")
+
+    first_count = 0                              # window 0's opportunities
+    window, count, same = 0, 0, 0                # the window being counted; the run of `previous`
     previous = 0
     for number, line in enumerate(lines[:last], start=1):
         field = line.strip()
@@ -172,40 +198,40 @@ def read_mahimahi(text: str, *, name: str, resolution: Fraction,
         if stamp < previous:
             raise TraceError(f"{name}:{number}: timestamp {stamp} ms is before the previous "
                              f"line's {previous} ms; timestamps must not decrease")
-        stamps.append(stamp)
+        same = same + 1 if number > 1 and stamp == previous else 1
         previous = stamp
+        if stamp // res_ms != window:            # the window counted is complete
+            if window == 0:
+                first_count = count
+            else:
+                step(window, count)
+            if stamp // res_ms > window + 1:
+                step(window + 1, 0)              # windows without an opportunity: outage
+            window, count = stamp // res_ms, 0
+        count += 1
 
-    period = stamps[-1]
+    period = previous
     if period == 0:
         raise TraceError(f"{name}: period of 0 ms: the last timestamp (line {last}) is 0, and "
                          f"a Mahimahi trace loops over its last timestamp")
-
-    counts: dict[int, int] = {}
-    for stamp in stamps:
-        window = (stamp % period) // res_ms
-        counts[window] = counts.get(window, 0) + 1
     windows = -(-period // res_ms)               # the last one may be shorter
+    # The last `same` opportunities, at the period, are the next repetition's first.
+    if window == 0:
+        first_count = count
+    else:
+        first_count += same
+        if window < windows:                     # else it held only those at the period
+            step(window, count - same, min(res_ms, period - window * res_ms))
+    first = (0, first_count, min(res_ms, period))
+    if rest and rest[0][1] * first[2] == first[1] * rest[0][2]:
+        del rest[0]                              # window 1 merged into window 0
+    steps = [TraceStep(at=Fraction(window * res_ms, 1000),
+                       changes={"rate": Fraction(count * bits * 1000, length_ms)})
+             for window, count, length_ms in [first] + rest]
+    if len(steps) > most:
+        raise too_many(name)
 
-    bits = packet_bytes * 8
-    steps: list[TraceStep] = []
-
-    def step(window: int, count: int) -> None:
-        length_ms = min(res_ms, period - window * res_ms)
-        rate = Fraction(count * bits * 1000, length_ms)
-        if steps and steps[-1].changes["rate"] == rate:
-            return                               # same rate as the window before: merged
-        steps.append(TraceStep(at=Fraction(window * res_ms, 1000), changes={"rate": rate}))
-
-    following = 0                                # the window after the last one stepped
-    for window in sorted(counts):
-        if window > following:
-            step(following, 0)                   # windows without an opportunity: outage
-        step(window, counts[window])
-        following = window + 1
-    if following < windows:
-        step(following, 0)
-
-    source = (f"mahimahi trace {name}: {len(stamps):,} opportunities of {packet_bytes} bytes "
+    source = (f"mahimahi trace {name}: {last:,} opportunities of {packet_bytes} bytes "
               f"over {_decimal(Fraction(period, 1000))} s, converted to rate steps at "
               f"{res_ms} ms resolution (mean rate per window, {len(steps):,} steps)")
     return Trace(steps=tuple(steps), period=Fraction(period, 1000), source=source)
@@ -240,8 +266,17 @@ def read_csv(text: str, *, name: str) -> Trace:
     name = _label(name)
     lines = _check_size(text, name)
 
+    # The steps are made as the rows are read, so that a trace of more steps than a timeline
+    # may have is refused at the row that makes one too many. A field written as the row
+    # before wrote it holds its value: it is not parsed again.
+    most = MAX_STEPS
     header: list[str] | None = None
-    rows: list[tuple[int, Fraction, dict[str, Fraction]]] = []
+    rows = 0
+    last: tuple[int, Fraction] | None = None      # (line number, time) of the last row
+    before: Fraction | None = None                # the time of the row before it
+    written: dict[str, tuple[str, Fraction]] = {}  # column -> (field, value) of the last row
+    steps: list[TraceStep] = []
+    in_force: dict[str, Fraction] = {}
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -262,38 +297,43 @@ def read_csv(text: str, *, name: str) -> Trace:
                     raise TraceError(f"{name}:{number}: the first row leaves {column} empty; "
                                      f"it must set every column of the header")
                 continue
+            if column in written and written[column][0] == field:
+                values[column] = written[column][1]
+                continue
             try:
                 values[column] = _parse_field(column, field)
             except ValueError as e:              # UnitError included
                 raise TraceError(f"{name}:{number}: {column} {_quote(field)}: {e}") from None
+            written[column] = (field, values[column])
         at = values.pop("time")
         if not rows and at != 0:
             raise TraceError(f"{name}:{number}: the first row's time is {_decimal(at)} s; a "
                              f"trace starts at 0")
-        if rows and at <= rows[-1][1]:
-            previous_number, previous_at = rows[-1][0], rows[-1][1]
+        if last is not None and at <= last[1]:
             raise TraceError(f"{name}:{number}: time {_decimal(at)} s is not after "
-                             f"{_decimal(previous_at)} s (line {previous_number}); times must "
+                             f"{_decimal(last[1])} s (line {last[0]}); times must "
                              f"increase strictly")
-        rows.append((number, at, values))
-
-    if header is None:
-        raise TraceError(f"{name}: no header line; the first line must name the columns, such "
-                         f"as 'time,rate,delay,loss'")
-    if len(rows) < 2:
-        raise TraceError(f"{name}: {len(rows)} data row{'' if len(rows) == 1 else 's'}; a CSV "
-                         f"trace needs at least 2 (its period is the last time plus the last "
-                         f"interval)")
-
-    period = 2 * rows[-1][1] - rows[-2][1]
-    steps: list[TraceStep] = []
-    in_force: dict[str, Fraction] = {}
-    for _, at, values in rows:
+        rows += 1
+        before, last = (last[1] if last else None), (number, at)
         changes = {k: v for k, v in values.items() if in_force.get(k) != v}
         if changes or not steps:
             steps.append(TraceStep(at=at, changes=changes))
             in_force.update(changes)
-    source = (f"csv trace {name}: {len(rows):,} rows of {','.join(header)} over "
+            if len(steps) > most:
+                raise TraceError(f"{name}:{number}: more than {most:,} steps by this row; a "
+                                 f"timeline has at most {most:,} (the entries of a box's "
+                                 f"timeline store, one or more a step)")
+
+    if header is None:
+        raise TraceError(f"{name}: no header line; the first line must name the columns, such "
+                         f"as 'time,rate,delay,loss'")
+    if rows < 2:
+        raise TraceError(f"{name}: {rows} data row{'' if rows == 1 else 's'}; a CSV "
+                         f"trace needs at least 2 (its period is the last time plus the last "
+                         f"interval)")
+
+    period = 2 * last[1] - before
+    source = (f"csv trace {name}: {rows:,} rows of {','.join(header)} over "
               f"{_decimal(period)} s ({len(steps):,} steps)")
     return Trace(steps=tuple(steps), period=period, source=source)
 
