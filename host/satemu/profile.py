@@ -41,7 +41,9 @@ without ``queue`` it gets one bandwidth-delay product at ``rbdc_max``, or at the
 Every error names the field and the range it must lie in, in one line (ProfileError). A
 profile file is UTF-8 TOML; every number in it is finite and 0 or ``1e-30 .. 1e30`` in
 magnitude as written (``satemu.units.MAGNITUDE``: nan, inf, 1e400 and "1e9999999 s" are refused
-before anything is computed of them).
+before anything is computed of them). Its text is at most ``MAX_BYTES`` (16 MiB) and its
+``[[timeline]]`` tables at most ``satemu.timeline.MAX_STEPS``, both refused before the TOML is
+read.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .channel_model import channel_registers, delay_line_budget, delay_line_traffic
 from .depdelta_model import FRAME_SPAN
@@ -61,7 +64,13 @@ from .regmap import BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RATE_
 from .units import (UnitError, check_magnitude, format_rate, format_size, format_time,
                     parse_probability, parse_queue, parse_rate, parse_size, parse_time, shown)
 from .validate import U64_MAX, Hardware, Verdict, profile_fields, validate
-from .timeline import Timeline, parse_timeline
+from .traces import MAX_STEPS
+# A module, not its names: satemu.timeline reads this module's names when called, so either
+# may be imported first.
+from . import timeline as _timeline
+
+if TYPE_CHECKING:
+    from .timeline import Timeline
 
 __all__ = ["ProfileError", "BodProfile", "ChannelProfile", "Profile", "load_profile",
            "builtin_profiles", "parse_profile", "override_profile", "override_value",
@@ -551,6 +560,33 @@ def _toml(text: str, where) -> dict:
 
 
 TOP_KEYS = {"name", "description", "source", "forward", "return", "timeline", "timeline_repeat"}
+# A profile's text, at most: 64 bytes for each step of the longest timeline (MAX_STEPS), 16 MiB.
+# A longer one is refused before it is read as TOML (about a second a megabyte here); a long
+# timeline is better given as a trace file, which is read faster.
+MAX_BYTES = 64 * MAX_STEPS
+# A [[timeline]] table's header: a line of its own, so counted before the TOML is read.
+_STEP_HEADER = re.compile(r"""^[ \t]*\[\[[ \t]*(?:timeline|"timeline"|'timeline')[ \t]*\]\]""",
+                          re.MULTILINE)
+
+
+def _too_long(where) -> ProfileError:
+    return ProfileError(f"{where}: more than {MAX_BYTES:,} bytes; a profile has at most "
+                        f"{MAX_BYTES:,} (64 for each of a timeline's {MAX_STEPS:,} steps at "
+                        f"most; a longer timeline belongs in a trace file)")
+
+
+def _check_text(text: str, where) -> None:
+    """ProfileError (one line, starting with ``where``) if ``text`` is longer than a profile
+    may be, or lists more [[timeline]] steps than a timeline may have: counted up to the first
+    past the limit, before the TOML is read."""
+    if len(text) > MAX_BYTES or (4 * len(text) > MAX_BYTES
+                                 and len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES):
+        raise _too_long(where)
+    for count, _ in enumerate(_STEP_HEADER.finditer(text), start=1):
+        if count > MAX_STEPS:
+            raise ProfileError(f"timeline: more than {MAX_STEPS:,} steps ([[timeline]] tables); "
+                               f"a timeline has at most {MAX_STEPS:,} (the entries of a box's "
+                               f"timeline store, one or more a step)")
 
 
 def parse_profile(text: str, name: str = "", path: Path | None = None,
@@ -558,6 +594,7 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
     """The profile in TOML ``text``, named ``name`` unless it names itself; ProfileError, a line
     that starts with the field's path, for anything it cannot be. Trace files are found
     relative to ``base_dir`` (default: the file's folder)."""
+    _check_text(text, path or name)
     doc = _toml(text, path or name)
     unknown = set(doc) - TOP_KEYS
     if unknown:
@@ -580,7 +617,7 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
         base_dir = path.parent
     return Profile(name=doc.get("name", name), description=doc.get("description", ""),
                    source=doc.get("source", ""), forward=forward, ret=ret, path=path,
-                   timeline=parse_timeline(doc, base_dir))
+                   timeline=_timeline.parse_timeline(doc, base_dir))
 
 
 def override_value(raw: str):
@@ -617,6 +654,7 @@ def override_profile(text: str, overrides, name: str) -> str:
     def key(k: str) -> str:
         return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
 
+    _check_text(text, name)
     doc = _toml(text, name)
     for path, raw in overrides:
         parts = path.split(".")
@@ -654,11 +692,15 @@ def builtin_profiles() -> dict[str, Profile]:
 
 def read_profile_text(path: Path) -> str:
     """The text of profile file ``path``, which must be UTF-8; ProfileError (one line, naming
-    the file) if it cannot be read or is not UTF-8."""
+    the file) if it cannot be read, is not UTF-8 or is longer than ``MAX_BYTES`` (read no
+    further than that)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
     except OSError as e:
         raise ProfileError(f"{path}: cannot read it: {e.strerror or e}") from None
+    if len(data) > MAX_BYTES:
+        raise _too_long(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -15,6 +15,12 @@ firmware stages each step on the profile in force and commits it named for its c
 (COMMIT_AT), so that it applies to every frame that arrives after that cycle, and to none
 before: the same rule as every commit (docs/architecture.md, "Timelines"). A step's time is
 made whole cycles by rounding to the nearest cycle.
+
+A timeline has at most ``MAX_STEPS`` steps (the largest store a board has: a step sets one entry
+or more) and its times are at most ``MAX_TIME`` (its cycles, and a start below 2^63, fit the
+box's 64-bit cycle counts at any board's clock); both are refused as the profile is read (a
+trace as soon as its reading passes MAX_STEPS), so ``load`` refuses them before it opens the
+port.
 """
 
 from __future__ import annotations
@@ -24,15 +30,17 @@ from fractions import Fraction
 from pathlib import Path
 
 from . import profile as _profile
+from .boards import BOARDS
 from .channel_model import Commit
 from .params import ChannelRegs
 from .protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
 from .regmap import LAYOUT_FIELDS
 from .units import UnitError, format_time, parse_probability, parse_queue, parse_rate, parse_time
+from .traces import MAX_STEPS
 from .validate import Hardware, profile_fields, validate
 
 __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", "parse_timeline",
-           "compile_timeline", "timeline_dict"]
+           "compile_timeline", "timeline_dict", "MAX_STEPS", "MAX_CYCLES", "MAX_TIME"]
 
 STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
              "max_len", "bod"}
@@ -44,8 +52,16 @@ BOD_STEP_KEYS = {"superframe", "slots", "slot_bytes", "cra", "rbdc_max", "rbdc_t
 BOD_FIXED_KEYS = {"latency", "fca", "background_repeat"}
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")
 FIELD_INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
-# The most steps a profile may list (a trace may give more, up to the box's store).
-MAX_STEPS = 1_000_000
+# A timeline's cycles: TIMELINE_ENTRY's offsets and TIMELINE_START's start and period are 64-bit,
+# and the firmware adds them (start + lap x period + offset) in 64 bits. A start the command
+# line allows is below 2^63 (--start-cycle; --start-in adds at most a day to the box's cycle),
+# so offsets and periods of at most 2^63 - 1 keep start + offset and start + period in 64 bits.
+MAX_CYCLES = (1 << 63) - 1
+# A profile is read before its board is known: its times are bounded at the fastest board's
+# clock, where MAX_CYCLES is the least time (some 5,300 years); compile_timeline checks the
+# cycles again at the box's own clock.
+F_CLK_MAX = max(board.f_clk for board in BOARDS.values())
+MAX_TIME = Fraction(MAX_CYCLES, F_CLK_MAX)
 
 
 @dataclass(frozen=True)
@@ -87,15 +103,27 @@ class CompiledStep:
 @dataclass(frozen=True)
 class CompiledTimeline:
     """A timeline at a box's clock: its steps with their registers, the entries the box stores
-    (offset, channel, field index, value) and the period in cycles (0: once)."""
+    (offset, channel, field index, value), the period in cycles (0: once), the clock, and the
+    most steps ``cycles`` lays out (the entries of the box's store)."""
 
     steps: tuple[CompiledStep, ...]
     entries: tuple[tuple[int, int, int, int], ...]
     period: int
+    f_clk: int = F_CLK_MAX
+    most: int = MAX_STEPS
 
     def cycles(self, start: int, laps: int = 1) -> list[tuple[int, CompiledStep]]:
-        """(cycle, step) of every step of the first ``laps`` laps from cycle ``start``."""
-        laps = laps if self.period else 1
+        """(cycle, step) of every step of the first ``laps`` laps from cycle ``start``: at most
+        ``most`` of them, as many as the box's store holds entries. More (a short repeat over a
+        long run) raises ProfileError, counted before any is laid out."""
+        laps = max(laps, 1) if self.period else 1
+        count = laps * len(self.steps)
+        if count > self.most:
+            raise _profile.ProfileError(
+                f"timeline_repeat: {laps:,} laps of {len(self.steps):,} steps every "
+                f"{format_time(Fraction(self.period, self.f_clk))} are {count:,} steps, more "
+                f"than the {self.most:,} the model lays out (the entries of the box's timeline "
+                f"store); a longer repeat or a shorter run fits")
         return [(start + lap * self.period + s.offset, s) for lap in range(laps)
                 for s in self.steps]
 
@@ -252,6 +280,17 @@ def _time(path: str, value) -> Fraction:
         raise _profile.ProfileError(f"{path}: {e}") from None
 
 
+def _check_time(path: str, at: Fraction, what: str = "") -> Fraction:
+    """``at`` if a timeline may hold it (at most ``MAX_TIME``); else ProfileError naming
+    ``path``."""
+    if at > MAX_TIME:
+        raise _profile.ProfileError(
+            f"{path}: {what}{format_time(at)} is outside the allowed range 0 s .. "
+            f"{int(MAX_TIME)} s (2^63 - 1 cycles at {F_CLK_MAX / 1e6:g} MHz, the fastest "
+            f"board's clock: a timeline's cycles from its start fit the box's 64-bit counts)")
+    return at
+
+
 def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
     """The timeline of a profile's TOML ``doc`` (its ``timeline`` list, ``timeline_repeat`` and
     each channel's ``trace``), or None without one. Trace paths are relative to ``base_dir``."""
@@ -260,7 +299,7 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
     raw = doc.get("timeline")
     repeat = None
     if "timeline_repeat" in doc:
-        repeat = _time("timeline_repeat", doc["timeline_repeat"])
+        repeat = _check_time("timeline_repeat", _time("timeline_repeat", doc["timeline_repeat"]))
         if repeat <= 0:
             raise P.ProfileError("timeline_repeat: must be above 0 s")
     steps = []
@@ -268,8 +307,9 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
         if not isinstance(raw, list):
             raise P.ProfileError("timeline: expected a list of steps ([[timeline]] tables)")
         if len(raw) > MAX_STEPS:
-            raise P.ProfileError(f"timeline: {len(raw)} steps; at most {MAX_STEPS} may be "
-                                 f"listed (a trace file can give more)")
+            raise P.ProfileError(f"timeline: {len(raw):,} steps; a timeline has at most "
+                                 f"{MAX_STEPS:,} (the entries of a box's timeline store, one "
+                                 f"or more a step)")
         for i, entry in enumerate(raw):
             path = f"timeline[{i}]"
             if not isinstance(entry, dict):
@@ -280,7 +320,7 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
                                      f"step has at, forward and return")
             if "at" not in entry:
                 raise P.ProfileError(f"{path}.at: missing; every step has a time")
-            at = _time(f"{path}.at", entry["at"])
+            at = _check_time(f"{path}.at", _time(f"{path}.at", entry["at"]))
             changes = {name: _changes(f"{path}.{name}", entry[name])
                        for name in CHANNEL_NAMES if name in entry}
             if not any(changes.values()):
@@ -307,6 +347,7 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
             trace = read_trace(path, resolution=resolution)
         except TraceError as e:
             raise P.ProfileError(f"{name}.trace: {e}") from None
+        _check_time(f"{name}.trace", trace.period, "it repeats every ")
         sources.append(f"{name}: {trace.source}")
         traced[name] = trace
     if traced:
@@ -320,6 +361,10 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
                                  f"repeats every {format_time(period)}")
         repeat = period
         steps = _merge(steps, traced)
+        if len(steps) > MAX_STEPS:
+            raise P.ProfileError(f"timeline: the traces and the steps listed make {len(steps):,} "
+                                 f"steps; a timeline has at most {MAX_STEPS:,} (the entries of "
+                                 f"a box's timeline store, one or more a step)")
     if not steps:
         if repeat is not None:
             raise P.ProfileError("timeline_repeat: there is no timeline to repeat")
@@ -370,8 +415,12 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
     regs_now = profile.check(hw)
     entries, compiled = [], []
     last_offset = -1
+    mhz = f"{hw.f_clk / 1e6:g} MHz"
     for step in timeline.steps:
         offset = round(step.at * hw.f_clk)
+        if offset > MAX_CYCLES:                 # a clock above F_CLK_MAX's: see MAX_CYCLES
+            raise P.ProfileError(f"{step.where}: {offset:,} cycles at {mhz}, above the "
+                                 f"{MAX_CYCLES:,} a timeline's offset may be")
         if offset <= last_offset:
             raise P.ProfileError(f"{step.where}: falls on the same cycle as the step before it "
                                  f"at {hw.f_clk / 1e6:g} MHz")
@@ -420,6 +469,9 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
     period = 0
     if timeline.repeat is not None:
         period = round(timeline.repeat * hw.f_clk)
+        if period > MAX_CYCLES:
+            raise P.ProfileError(f"timeline_repeat: {period:,} cycles at {mhz}, above the "
+                                 f"{MAX_CYCLES:,} a timeline's period may be")
         if period <= last_offset:
             raise P.ProfileError(f"timeline_repeat: {format_time(timeline.repeat)} is not after "
                                  f"the last step at {hw.f_clk / 1e6:g} MHz")
@@ -428,11 +480,12 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
         # next laps' on the last step. Entries are kept for every field the first step sets,
         # so each lap starts from the same settings.
         first = compiled[0]
+        firsts = {e for e in entries if e[0] == first.offset}     # a set: entries may be many
         for index, name in enumerate(CHANNEL_NAMES):
             old = profile_fields(regs_now[name])
             for field, value in profile_fields(first.regs[name]).items():
                 if value != old[field] and (first.offset, index, FIELD_INDEX[field], value) \
-                        not in entries:
+                        not in firsts:
                     entries.append((first.offset, index, FIELD_INDEX[field], value))
         entries.sort(key=lambda e: e[0])
     if len(entries) > hw.timeline_entries:
@@ -440,7 +493,8 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                              f"{hw.timeline_entries}")
     if not entries:
         raise P.ProfileError(f"{timeline.steps[0].where}: the timeline changes nothing")
-    return CompiledTimeline(tuple(compiled), tuple(entries), period)
+    return CompiledTimeline(tuple(compiled), tuple(entries), period, hw.f_clk,
+                            hw.timeline_entries)
 
 
 def _settings(ch) -> dict:
