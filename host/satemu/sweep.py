@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .profile import (ProfileError, load_profile, override_profile, override_value,
                       parse_profile, read_profile_text)
+from .quic.cosim import ENGINES
 from .quic.settings import CONTROLLERS
 
 __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_values",
@@ -29,7 +30,6 @@ __all__ = ["Point", "plan", "run_point", "run_sweep", "release_board", "split_va
 CCS = CONTROLLERS
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
 CAPTURE = "capture.pcapng"      # in a point's run directory, with --pcap
-ENGINES = ("board", "model")    # as satemu.quic.cosim.ENGINES (not imported: it pulls aioquic)
 # The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
 FIGURES = ("completed", "error", "completion_s", "goodput_mbps", "forward_packets",
            "forward_bytes", "return_packets", "return_bytes", "return_share_pct",
@@ -193,7 +193,9 @@ def _builtin_text(name: str) -> str | None:
 
 def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
     """Every (endpoint items but cc, stacks, cc) of the ``endpoint.*`` --set axes x ccs over
-    ``base`` (EndpointSettings), each checked against its stacks; ProfileError if one fails."""
+    ``base`` (EndpointSettings) and ``stacks``, each checked against its stacks; ProfileError
+    if one fails. An ``endpoint.NAME`` axis replaces what ``base``, ``stacks`` or ``ccs`` say
+    of NAME: ``endpoint.cc`` the ccs, ``endpoint.stack`` the stacks."""
     from .quic.settings import parse_setting
     axes = []
     for field, values in sets:
@@ -206,7 +208,7 @@ def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
     for combo in itertools.product(*axes):
         changes = dict(combo)
         pair = tuple(changes.pop("stacks", stacks))
-        for cc in ccs:
+        for cc in [changes.pop("cc")] if "cc" in changes else ccs:
             try:
                 settings = base.but(**changes, cc=cc)
                 settings.check_stacks(pair)
@@ -264,6 +266,9 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
     """Every point of the sweep profiles x profile --set values x sizes x policies x endpoint
     --set values (``endpoint.NAME``: satemu.quic.settings.SETTING_NAMES) x ccs x seeds, over
     the endpoint settings ``endpoint`` (EndpointSettings; its defaults if None) and ``stacks``.
+    An ``endpoint.NAME`` --set sweeps NAME in place of its single value in ``endpoint`` (or
+    ``stacks``, for ``endpoint.stack``), and ``endpoint.cc`` in place of ``ccs``: the --set
+    wins over the option of the same setting (--max-datagram, --stack, --cc, ...).
     Each profile is parsed and checked against ``hardware`` (the simulated board's) first and
     each endpoint combination against its stacks: a bad engine, field or value raises
     ProfileError before anything runs. ``sizes`` are (text, bytes) pairs, ``sets`` (field,
