@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
+import threading
 
 import pytest
 
 from satemu.cli import main
 from satemu.profile import ProfileError
 from satemu.quic.settings import SETTING_NAMES, EndpointSettings
-from satemu.sweep import plan
+from satemu.sweep import check_scheduler, plan, run_sweep
 
 ONE = [("10KB", 10_000)]
 
@@ -88,3 +90,118 @@ def test_endpoint_cc_on_the_command_line(tmp_path, capsys):
     assert [(r["cc"], r["completed"]) for r in rows] == [("bbr", "True")]
     result = json.loads((out / rows[0]["run_dir"] / "result.json").read_text())
     assert result["settings"]["cc"] == "bbr" and result["cc"] == "bbr"
+
+
+# -- 2. --dask ADDRESS that is not a scheduler -----------------------------------------------
+
+class FakePeer:
+    """A TCP server on 127.0.0.1 (an ephemeral port) whose every connection ``behave`` serves,
+    in a thread; closed with the ``with`` block."""
+
+    def __init__(self, behave):
+        self.behave = behave
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stop = threading.Event()
+        self.conns: list = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+        for conn in self.conns:
+            conn.close()
+
+    def _serve(self):
+        self.sock.settimeout(0.05)              # to see ``stop`` soon
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conn.settimeout(None)
+            self.conns.append(conn)
+            try:
+                self.behave(conn)
+            except OSError:
+                pass
+
+
+def silent(conn):
+    """Accepts, never speaks."""
+
+
+def http(conn):
+    """An HTTP server: reads what it is sent, answers 400."""
+    conn.settimeout(5)
+    conn.recv(4096)
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+def zeros(conn):
+    """Sends zero bytes."""
+    conn.sendall(bytes(64))
+
+
+def closes(conn):
+    """Hangs up at once."""
+    conn.close()
+
+
+@pytest.mark.parametrize("behave, why", [
+    (silent, "no greeting within 0.5 s"),
+    (http, "its first 8 bytes, b'HTTP/1.1', claim a message of"),
+    (zeros, "its first 8 bytes, b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00', claim a message "
+            "of 0 bytes"),
+    (closes, "it closed the connection unasked"),
+])
+def test_a_peer_that_is_no_scheduler_is_refused_in_time(behave, why):
+    with FakePeer(behave) as peer, pytest.raises(ProfileError) as e:
+        check_scheduler(peer.address, timeout=0.5)
+    message = str(e.value)
+    assert message.startswith(f"--dask {peer.address}: not a Dask scheduler ({why}"), message
+    assert message.endswith(")") and "\n" not in message
+
+
+def test_a_silent_peer_is_refused_by_the_sweep_before_anything_runs(tmp_path):
+    points = plan("model", ["short-asym"], ONE, ["default"], ["reno"], [0])
+    with FakePeer(silent) as peer, pytest.raises(ProfileError, match="not a Dask scheduler "
+                                                 r"\(no greeting within 0.5 s\)"):
+        run_sweep(points, tmp_path, dask=peer.address, dask_timeout=0.5)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_http_peer_is_one_line_on_the_command_line(tmp_path, capsys):
+    with FakePeer(http) as peer:
+        assert main(["experiment", "ack-policy", "--engine", "model", "--profile",
+                     "short-asym", "--sizes", "10KB", "--policies", "default",
+                     "--dask", peer.address, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"satemu: --dask {peer.address}: not a Dask scheduler (its first "
+                              f"8 bytes, b'HTTP/1.1', claim a message of "), err
+    assert not any("Traceback" in line for line in err)
+
+
+@pytest.mark.parametrize("address, message", [
+    ("inproc://somewhere", "a tcp:// or tls:// scheduler address, or 'local'"),
+    ("tcp://127.0.0.1", "missing port number"),
+    ("tcp://127.0.0.1:99999", "port 99999 is outside 1..65535"),
+])
+def test_an_address_that_cannot_be_a_scheduler_s(address, message):
+    with pytest.raises(ProfileError, match=message):
+        check_scheduler(address, timeout=0.5)
+
+
+def test_a_scheduler_passes_the_check():
+    from distributed import LocalCluster
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        check_scheduler(cluster.scheduler_address, timeout=5)
+        check_scheduler(cluster.scheduler_address.removeprefix("tcp://"), timeout=5)
