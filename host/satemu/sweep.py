@@ -33,7 +33,7 @@ CCS = CONTROLLERS
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
 CAPTURE = "capture.pcapng"      # in a point's run directory, with --pcap
 # The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
-FIGURES = ("completed", "error", "completion_s", "goodput_mbps", "forward_packets",
+FIGURES = ("completed", "error", "outcome", "completion_s", "goodput_mbps", "forward_packets",
            "forward_bytes", "return_packets", "return_bytes", "return_share_pct",
            "ack_only_packets", "ack_ratio", "return_pps", "consistent", "virtual_s", "wall_s",
            "speed")
@@ -822,7 +822,7 @@ def run_sweep(points, out, *, jobs: int = 1, dask: str | None = None, force: boo
                     r = records[p]["row"]
                     what = (f"{r['completion_s']:.3f} s, {r['goodput_mbps']:.3f} Mbit/s, "
                             f"return {r['return_bytes']} B" if r["completed"]
-                            else f"NOT completed ({r['error'] or 'time limit'})")
+                            else f"NOT completed ({r['outcome'] or r['error']})")
                     say(f"[{done}/{len(points)}] {p.label()}: {what} "
                         f"({outcome.get('point_wall_s', 0):.1f} s wall)")
                 else:

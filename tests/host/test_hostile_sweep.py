@@ -13,7 +13,9 @@ import pytest
 from satemu.cli import main
 from satemu.profile import ProfileError
 from satemu.quic.settings import SETTING_NAMES, EndpointSettings
+from satemu.report.metrics import handshake_losses, summarize
 from satemu.sweep import check_scheduler, plan, run_sweep
+from satemu.transfer import Delivery, PacketRecord, Transfer
 
 ONE = [("10KB", 10_000)]
 
@@ -205,3 +207,85 @@ def test_a_scheduler_passes_the_check():
                       dashboard_address=None) as cluster:
         check_scheduler(cluster.scheduler_address, timeout=5)
         check_scheduler(cluster.scheduler_address.removeprefix("tcp://"), timeout=5)
+
+
+# -- 3. a run whose handshake never completes ------------------------------------------------
+
+F_CLK = 50_000_000
+
+
+def _transfer(events, client=None, server=None, **changes) -> Transfer:
+    """A transfer that never completed, with a 1000-byte datagram at each (second,
+    direction) of ``events``, delivered at once."""
+    sent = [PacketRecord(round(s * F_CLK), d, 1000, 958, False) for s, d in events]
+    delivered = [Delivery(r.cycle, r.direction, r.size) for r in sent]
+    fields = dict(profile="slow", size=10_000, ack="default", cc="reno", seed=0, f_clk=F_CLK,
+                  completed=False, completion_s=None, handshake_s=None, sent=sent,
+                  delivered=delivered, client_stats=client or {}, server_stats=server or {},
+                  board_stats={}, undecodable=0, max_ack_delay_advertised_ms=25.0,
+                  max_ack_delay_used_ms=None, wall_s=1.0, virtual_s=2.0)
+    fields.update(changes)
+    return Transfer(**fields)
+
+
+DROP_ALL = """name = "drop-all"
+description = "every frame lost, both ways"
+[forward]
+rate = "10 Mbit/s"
+delay = "10 ms"
+loss = "100%"
+[return]
+rate = "10 Mbit/s"
+delay = "10 ms"
+loss = "100%"
+"""
+
+
+@pytest.fixture
+def drop_all(tmp_path):
+    path = tmp_path / "drop-all.toml"
+    path.write_text(DROP_ALL)
+    return path
+
+
+def test_a_quinn_run_without_a_handshake_writes_its_results(tmp_path, drop_all, capsys):
+    out = tmp_path / "run"
+    assert main(["quic", "--engine", "model", "--stack", "quinn", "--profile", str(drop_all),
+                 "--size", "10KB", "--max-time", "2", "--out", str(out)]) == 1
+    stdout = capsys.readouterr().out.splitlines()
+    assert "NOT completed (time limit" in stdout[0], stdout
+    s = json.loads((out / "result.json").read_text())
+    assert s["completed"] is False and s["error"] is None and s["handshake_s"] is None
+    assert s["outcome"].startswith("time limit: the handshake never completed in ")
+    assert s["client_stats"]["stack"] == "quinn" and s["client_stats"]["datagrams_sent"] > 0
+    assert s["client_stats"]["handshake_lost_packets"] is None
+    assert s["handshake_losses"]["declared"] == s["client_stats"]["lost_packets"]
+    assert s["return_packets"] > 0 and s["forward_packets"] == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "forward_goodput.png", "packets.csv", "result.json", "return_pps.png",
+        "return_sizes.png", "sender_sequence.png"]
+
+
+def test_a_sweep_point_without_a_handshake_is_recorded(tmp_path, drop_all, capsys):
+    out = tmp_path / "out"
+    assert main(["experiment", "ack-policy", "--engine", "model", "--stack", "quinn",
+                 "--profile", str(drop_all), "--sizes", "10KB", "--policies", "default",
+                 "--max-time", "2", "--jobs", "1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "NOT completed (time limit: the handshake never completed in " in err, err
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1 and rows[0]["completed"] == "False"
+    assert rows[0]["outcome"].startswith("time limit: the handshake never completed")
+    assert (out / rows[0]["run_dir"] / "result.json").exists()
+
+
+def test_quinn_s_unset_handshake_count_counts_every_loss_so_far():
+    t = _transfer([(0, "return")], client={"stack": "quinn", "lost_packets": 3,
+                                           "handshake_lost_packets": None},
+                  server={"stack": "quinn", "lost_packets": 1, "handshake_lost_packets": 1})
+    assert handshake_losses(t)["declared"] == 4
+    s = summarize(t)
+    assert s["outcome"] == "time limit: the handshake never completed in 2.000 s"
+    assert summarize(_transfer([(0, "return")], error="idle timeout"))["outcome"] == \
+        "failed: idle timeout"

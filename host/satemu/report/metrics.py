@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-__all__ = ["summarize", "bin_width", "binned", "seconds"]
+__all__ = ["summarize", "outcome", "bin_width", "binned", "seconds"]
 
 DIRECTIONS = ("forward", "return")
 
@@ -130,6 +130,8 @@ def summarize(t) -> dict:
     are Ethernet frame bytes without FCS, what the emulator counts, unless a key says ``udp`` or
     ``delivered``. Figures that cannot be computed (no completion, division by zero) are None.
 
+    * ``outcome``: how it ended (:func:`outcome`): a run that never completed, even one
+      whose handshake never did, is summarized with the counters it has.
     * ``goodput_mbps``: ``size * 8 / completion_s / 1e6``, application bytes over the time from
       the client's start to the last byte received.
     * ``return_share_pct``: return frame bytes as a percentage of forward frame bytes.
@@ -176,7 +178,7 @@ def summarize(t) -> dict:
         "profile": t.profile, "size": t.size, "ack": t.ack, "cc": t.cc, "seed": t.seed,
         "f_clk": t.f_clk, "engine": getattr(t, "engine", "board"),
         "exactness": getattr(t, "exactness", None),
-        "completed": t.completed, "error": t.error,
+        "completed": t.completed, "error": t.error, "outcome": outcome(t),
         "completion_s": t.completion_s, "handshake_s": t.handshake_s,
         "goodput_mbps": None if c is None else t.size * 8 / c / 1e6,
         "forward_packets": sent_n["forward"], "forward_bytes": sent_bytes["forward"],
@@ -213,16 +215,35 @@ def summarize(t) -> dict:
 def handshake_losses(t) -> dict:
     """Each side's ``handshake_*`` counters and ``cwnd_at_confirmation``, and ``declared``: the
     packets the two sides declared lost (by loss detection or a probe timeout's resend) before
-    their handshakes were confirmed."""
+    their handshakes were confirmed, or so far, for a side whose handshake never was. quinn's
+    ``handshake_lost_packets`` is its loss count as its handshake completed, None until then:
+    every packet it has declared lost (``lost_packets``) counts then."""
     out: dict = {}
     declared = 0
     for side, stats in (("client", t.client_stats), ("server", t.server_stats)):
-        mine = {k: v for k, v in dict(stats).items()
+        stats = dict(stats)
+        mine = {k: v for k, v in stats.items()
                 if k.startswith("handshake_") or k == "cwnd_at_confirmation"}
         out[side] = mine
-        declared += mine.get("handshake_lost_packets", 0) + mine.get("handshake_pto_resent", 0)
+        lost = mine.get("handshake_lost_packets")
+        if lost is None and "handshake_lost_packets" in mine:
+            lost = stats.get("lost_packets")
+        declared += (lost or 0) + (mine.get("handshake_pto_resent") or 0)
     out["declared"] = declared
     return out
+
+
+def outcome(t) -> str:
+    """How the transfer ended, in words: ``completed``; ``failed: ERROR``; or, stopped by its
+    time limit, how far it got (whether its handshake ever completed)."""
+    if t.completed:
+        return "completed"
+    if t.error:
+        return f"failed: {t.error}"
+    if t.handshake_s is None:
+        return f"time limit: the handshake never completed in {t.virtual_s:.3f} s"
+    return (f"time limit: the handshake completed at {t.handshake_s:.3f} s, the download not "
+            f"in {t.virtual_s:.3f} s")
 
 
 def bod_summary(t) -> dict | None:
