@@ -13,7 +13,8 @@ import pytest
 from satemu.cli import main
 from satemu.profile import ProfileError
 from satemu.quic.settings import SETTING_NAMES, EndpointSettings
-from satemu.report.metrics import handshake_losses, summarize
+from satemu.report.metrics import MAX_BINS, bin_width, binned, handshake_losses, summarize
+from satemu.report.plots import transfer_figures
 from satemu.sweep import check_scheduler, plan, run_sweep
 from satemu.transfer import Delivery, PacketRecord, Transfer
 
@@ -289,3 +290,43 @@ def test_quinn_s_unset_handshake_count_counts_every_loss_so_far():
     assert s["outcome"] == "time limit: the handshake never completed in 2.000 s"
     assert summarize(_transfer([(0, "return")], error="idle timeout"))["outcome"] == \
         "failed: idle timeout"
+
+
+# -- 4. a long run on a slow link: bins bounded ----------------------------------------------
+
+@pytest.mark.parametrize("last_s, width", [
+    (1999.5, (1000, "1 s")),                # 2000 bins of 1 s: as before
+    (2000.0, (2000, "2 s")),                # 2001 would be one too many
+    (999_999, (500_000, "500 s")),
+    (1e6, (1_000_000, "1000 s")),           # a 1 bit/s link's run at --max-time's limit
+    (1e9, (1_000_000_000, "1000000 s")),
+])
+def test_a_long_run_has_at_most_max_bins(last_s, width):
+    t = _transfer([(0, "return"), (1.5, "forward"), (last_s / 2, "return"),
+                   (last_s, "forward")])
+    assert bin_width(t) == width
+    assert len(binned(t, t.delivered)) <= MAX_BINS
+
+
+def test_the_plot_of_a_long_slow_run_draws_a_bounded_number_of_bins():
+    # One frame an hour for a million seconds (11.6 days): at 1 s bins, a million bars.
+    t = _transfer([(h * 3600.0, "forward" if h % 2 else "return") for h in range(278)])
+    figures = dict(transfer_figures(t))
+    goodput = figures["forward_goodput"].axes[0]
+    pps = figures["return_pps"].axes[0]
+    # A series is one artist (a filled step outline), whatever its bins ...
+    assert len(goodput.patches) == 1 and len(pps.patches) == 2
+    # ... and has at most MAX_BINS of them: 997,200 s in 1995 bins of 500 s.
+    for patch in goodput.patches + pps.patches:
+        assert len(patch.get_data().values) == 1995 <= MAX_BINS
+    assert "per 500 s" in goodput.get_title()
+    assert sum(goodput.patches[0].get_data().values) > 0
+
+
+def test_a_long_slow_run_s_timeline_plot_is_bounded_too(tmp_path):
+    from satemu.report.timeline_plot import plot_link_timeline
+    t = _transfer([(h * 3600.0, "forward") for h in range(278)],
+                  timeline={"start_cycle": 0, "period_s": 0, "steps": [
+                      {"at_s": 0.0, "forward": {"rate_bps": 1.0, "delay_s": 0.3, "loss": 0.0},
+                       "return": {"rate_bps": 1.0, "delay_s": 0.3, "loss": 0.0}}]})
+    assert plot_link_timeline(t, tmp_path / "tl.png").stat().st_size > 1000

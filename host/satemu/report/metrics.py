@@ -43,10 +43,36 @@ def duration_s(t) -> float:
     return t.completion_s if t.completion_s is not None else _last_time(t)
 
 
+# The most bins a rate plot draws: a slow link's long run gets wider bins, not more bars.
+MAX_BINS = 2000
+
+
+def _span(t) -> int:
+    """Cycles from the origin to the transfer's last event (0 without events)."""
+    cycles = [r.cycle for r in t.sent] + [d.cycle for d in t.delivered]
+    return max(cycles) - origin_cycle(t) if cycles else 0
+
+
 def bin_width(t) -> tuple[int, str]:
-    """The time bin for rate plots as (milliseconds, label): 1 s for transfers longer than 10 s,
-    100 ms otherwise."""
-    return (1000, "1 s") if duration_s(t) > 10 else (100, "100 ms")
+    """The time bin for rate plots as (milliseconds, label): 100 ms for transfers of 10 s or
+    less, 1 s for longer ones, and for a run so long that this would make more than
+    :data:`MAX_BINS` bins (:func:`binned`), the first of 2, 5, 10, 20, 50 s, ... that makes
+    at most that many."""
+    ms = 1000 if duration_s(t) > 10 else 100
+    span = _span(t)
+    while span * 1000 // (t.f_clk * ms) + 1 > MAX_BINS:      # binned's length
+        ms = _wider(ms)
+    return ms, f"{ms} ms" if ms < 1000 else f"{ms // 1000} s"
+
+
+def _wider(ms: int) -> int:
+    """The first of 1, 2, 5, 10, 20, 50 s, ... above ``ms`` milliseconds."""
+    scale = 1000
+    while True:
+        for m in (1, 2, 5):
+            if m * scale > ms:
+                return m * scale
+        scale *= 10
 
 
 def binned(t, records: Iterable, value: Callable[[object], float] = lambda r: 1) -> list[float]:
@@ -61,9 +87,7 @@ def binned(t, records: Iterable, value: Callable[[object], float] = lambda r: 1)
     def index(cycle: int) -> int:
         return (cycle - origin) * 1000 // span
 
-    cycles = [r.cycle for r in t.sent] + [d.cycle for d in t.delivered]
-    n = index(max(cycles)) + 1 if cycles else 1
-    out = [0] * n
+    out = [0] * (index(origin + _span(t)) + 1)
     for r in records:
         out[index(r.cycle)] += value(r)
     return out

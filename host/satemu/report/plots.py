@@ -11,7 +11,7 @@ from ..bod_model import BodRecord
 from ..bod_trace import records_to_rows
 from .metrics import bin_width, binned, origin_cycle, seconds
 
-__all__ = ["PLOT_NAMES", "plot_transfer", "plot_demand_grant"]
+__all__ = ["PLOT_NAMES", "plot_transfer", "transfer_figures", "plot_demand_grant"]
 
 PLOT_NAMES = ("forward_goodput", "return_pps", "return_sizes", "sender_sequence")
 
@@ -51,41 +51,58 @@ def plot_transfer(t, outdir) -> list[Path]:
     the RTT); returns their paths, :data:`PLOT_NAMES` first."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    paths = [_save(fig, outdir / f"{name}.png") for name, fig in transfer_figures(t)]
+    if getattr(t, "bod", None):
+        b = t.bod
+        rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
+                               b["superframe_cycles"], t.f_clk, b["slot_bytes"],
+                               b.get("segments"))
+        paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
+                                       f"BoD return link: demand against grant ({_tag(t)})"))
+    if getattr(t, "timeline", None):
+        from .timeline_plot import plot_link_timeline
+        paths.append(plot_link_timeline(t, outdir / "link_timeline.png"))
+    return paths
+
+
+def transfer_figures(t) -> list[tuple[str, object]]:
+    """The figures of :data:`PLOT_NAMES`, by name, not yet drawn. The rate plots draw each
+    series as one step outline over its time bins (satemu.report.metrics.bin_width: at most
+    MAX_BINS)."""
     origin = origin_cycle(t)
     ms, label = bin_width(t)
     bin_s = ms / 1000
     fwd_sent = [r for r in t.sent if r.direction == "forward"]
     ret_sent = [r for r in t.sent if r.direction == "return"]
     fwd_dlv = [d for d in t.delivered if d.direction == "forward"]
-    paths = []
+    figures = []
 
-    # Forward goodput: frame bytes delivered to the client per bin.
+    # Forward goodput: frame bytes delivered to the client per bin. Each series of bins is
+    # one filled step outline (stairs), not a bar per bin: one artist, however many bins.
     series = binned(t, fwd_dlv, lambda d: d.size)
-    x = [i * bin_s for i in range(len(series))]
+    edges = [i * bin_s for i in range(len(series) + 1)]
     fig, ax = _figure()
-    ax.bar(x, [b * 8 / bin_s / 1e6 for b in series], width=bin_s, align="edge",
-           color="tab:blue")
+    ax.stairs([b * 8 / bin_s / 1e6 for b in series], edges, fill=True, color="tab:blue")
     _headroom(ax, max(series) * 8 / bin_s / 1e6)
     ax.set_title(f"Forward goodput per {label}, in Mbit/s ({_tag(t)})")
     ax.set_xlabel("time since the client's first Initial (s)")
     ax.set_ylabel(f"delivered frame bytes (Mbit/s, {label} bins)")
-    paths.append(_save(fig, outdir / "forward_goodput.png"))
+    figures.append(("forward_goodput", fig))
 
     # Return packets per second, ACK-only and other stacked.
-    acks = binned(t, [r for r in ret_sent if r.ack_only])
-    other = binned(t, [r for r in ret_sent if not r.ack_only])
+    acks = [n / bin_s for n in binned(t, [r for r in ret_sent if r.ack_only])]
+    other = [n / bin_s for n in binned(t, [r for r in ret_sent if not r.ack_only])]
+    both = [a + o for a, o in zip(acks, other)]
     fig, ax = _figure()
-    ax.bar(x, [n / bin_s for n in acks], width=bin_s, align="edge", color="tab:orange",
-           label="ACK-only")
-    ax.bar(x, [n / bin_s for n in other], width=bin_s, align="edge",
-           bottom=[n / bin_s for n in acks],
-           color="tab:green", label="other (carries more than ACKs)")
+    ax.stairs(acks, edges, fill=True, color="tab:orange", label="ACK-only")
+    ax.stairs(both, edges, baseline=acks, fill=True, color="tab:green",
+              label="other (carries more than ACKs)")
     ax.set_title(f"Return packets per second, per {label} ({_tag(t)})")
     ax.set_xlabel("time since the client's first Initial (s)")
     ax.set_ylabel(f"packets/s ({label} bins)")
-    _headroom(ax, max(a + o for a, o in zip(acks, other)) / bin_s)
+    _headroom(ax, max(both))
     ax.legend(loc="upper right")
-    paths.append(_save(fig, outdir / "return_pps.png"))
+    figures.append(("return_pps", fig))
 
     # Return packet sizes over time.
     fig, ax = _figure()
@@ -98,7 +115,7 @@ def plot_transfer(t, outdir) -> list[Path]:
     ax.set_xlabel("time since the client's first Initial (s)")
     ax.set_ylabel("frame size (bytes, without FCS)")
     ax.legend(loc="upper right")
-    paths.append(_save(fig, outdir / "return_sizes.png"))
+    figures.append(("return_sizes", fig))
 
     # Byte sequence at the sender against what reached the client, both in UDP payload bytes.
     fig, ax = _figure()
@@ -120,18 +137,8 @@ def plot_transfer(t, outdir) -> list[Path]:
     ax.set_xlabel("time since the client's first Initial (s)")
     ax.set_ylabel("cumulative UDP payload (bytes)")
     ax.legend(loc="upper left")
-    paths.append(_save(fig, outdir / "sender_sequence.png"))
-    if getattr(t, "bod", None):
-        b = t.bod
-        rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
-                               b["superframe_cycles"], t.f_clk, b["slot_bytes"],
-                               b.get("segments"))
-        paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
-                                       f"BoD return link: demand against grant ({_tag(t)})"))
-    if getattr(t, "timeline", None):
-        from .timeline_plot import plot_link_timeline
-        paths.append(plot_link_timeline(t, outdir / "link_timeline.png"))
-    return paths
+    figures.append(("sender_sequence", fig))
+    return figures
 
 
 def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:

@@ -95,9 +95,9 @@ def plot_link_timeline(t, path: Path) -> Path:
     ms, label = bin_width(t)
     goodput = binned(t, [d for d in t.delivered if d.direction == "forward"], lambda d: d.size)
     bin_s = ms / 1000
-    axes[0].bar([i * bin_s for i in range(len(goodput))],
-                [b * 8 / bin_s / 1e6 for b in goodput], width=bin_s, align="edge",
-                color="tab:green", alpha=0.5, label=f"forward delivered ({label} bins)")
+    axes[0].stairs([b * 8 / bin_s / 1e6 for b in goodput],
+                   [i * bin_s for i in range(len(goodput) + 1)], fill=True,
+                   color="tab:green", alpha=0.5, label=f"forward delivered ({label} bins)")
     axes[0].plot(*_held(points, end, lambda s: _rate(s, "forward")), color=COLORS["forward"],
                  label="forward rate (link)")
     axes[1].plot(*_held(points, end,
