@@ -722,8 +722,11 @@ def _dask(points, address, jobs, timeout):
     from dask.distributed import Client, LocalCluster, as_completed
     cluster = None
     if address == "local":
+        # No dashboard; the scheduler's HTTP server (its health routes) on a free loopback
+        # port, not on 8787, which another cluster may hold (Dask then warns and moves).
         cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
         client = Client(cluster)
     else:
         try:

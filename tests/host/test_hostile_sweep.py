@@ -205,9 +205,27 @@ def test_an_address_that_cannot_be_a_scheduler_s(address, message):
 def test_a_scheduler_passes_the_check():
     from distributed import LocalCluster
     with LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+                      dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:
         check_scheduler(cluster.scheduler_address, timeout=5)
         check_scheduler(cluster.scheduler_address.removeprefix("tcp://"), timeout=5)
+
+
+def test_a_local_cluster_does_not_need_port_8787(tmp_path, capsys):
+    """--dask local while another cluster holds 8787 (Dask's default HTTP port): no warning
+    (an error here) and the point runs."""
+    points = plan("model", ["short-asym"], ONE, ["default"], ["reno"], [0])
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    except OSError:
+        pass                                    # held already: the case itself
+    try:
+        outcome = run_sweep(points, tmp_path, jobs=1, dask="local")
+    finally:
+        holder.close()
+    assert outcome.ran == points and not outcome.failed
 
 
 # -- 3. a run whose handshake never completes ------------------------------------------------
