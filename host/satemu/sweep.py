@@ -621,6 +621,13 @@ def _read_greeting(address: str, timeout: float, ours: bytes, socks: list) -> No
         raise ProfileError(f"--dask {address}: {e}") from None
     if not 0 < port < 65536:
         raise ProfileError(f"--dask {address}: port {port} is outside 1..65535")
+    context = None
+    if scheme == "tls":
+        from distributed.security import Security
+        context = Security().get_connection_args("client").get("ssl_context")
+        if context is None:
+            raise ProfileError(f"--dask {address}: tls:// needs Dask's TLS settings "
+                               f"(distributed.comm.tls in its configuration)")
 
     def left() -> float:
         remaining = deadline - time.monotonic()
@@ -640,12 +647,7 @@ def _read_greeting(address: str, timeout: float, ours: bytes, socks: list) -> No
         raise ProfileError(f"--dask {address}: no scheduler there ({e})") from None
     socks.append(conn)
     try:
-        if scheme == "tls":
-            from distributed.security import Security
-            context = Security().get_connection_args("client").get("ssl_context")
-            if context is None:
-                raise ProfileError(f"--dask {address}: tls:// needs Dask's TLS settings "
-                                   f"(distributed.comm.tls in its configuration)")
+        if context is not None:
             conn.settimeout(left())
             conn = context.wrap_socket(conn, server_hostname=host)
             socks.append(conn)
@@ -656,7 +658,7 @@ def _read_greeting(address: str, timeout: float, ours: bytes, socks: list) -> No
             conn.settimeout(left())
             conn.sendall(ours)
         except TimeoutError:
-            raise refuse(f"it took no greeting within {timeout:g} s") from None
+            raise refuse(f"it would not read a greeting within {timeout:g} s") from None
         except ConnectionError:
             raise refuse("it closed the connection unasked") from None
 

@@ -196,6 +196,7 @@ def test_an_http_peer_is_one_line_on_the_command_line(tmp_path, capsys):
     ("inproc://somewhere", "a tcp:// or tls:// scheduler address, or 'local'"),
     ("tcp://127.0.0.1", "missing port number"),
     ("tcp://127.0.0.1:99999", "port 99999 is outside 1..65535"),
+    ("tls://127.0.0.1:8786", "tls:// needs Dask's TLS settings"),
 ])
 def test_an_address_that_cannot_be_a_scheduler_s(address, message):
     with pytest.raises(ProfileError, match=message):
