@@ -13,7 +13,8 @@ CLI:
    model engine's run of it (``satemu quic --compare``).
 
 Prints the table, the comparison and where the report and plots are, and records both engines'
-speed in bench/results/cosim/. ``SATEMU_DEMO_SIZE`` (e.g. 1MB) changes the table's size.
+speed in build/demo/demo-<time>.json: everything a run writes stays under build/, out of the
+source tree. ``SATEMU_DEMO_SIZE`` (e.g. 1MB) changes the table's size.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main() -> int:
     compare = out / "board" / "compare.json"
     equal = json.loads(compare.read_text())["equal"] if compare.exists() else None
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    bench = ROOT / "bench" / "results" / "cosim" / f"demo-{stamp}.json"
+    bench = out / f"demo-{stamp}.json"
     bench.parent.mkdir(parents=True, exist_ok=True)
     bench.write_text(json.dumps({"benchmark": "cosim-demo", "profile": PROFILE, "size": size,
                                  "board_size": board_size,
