@@ -1,10 +1,11 @@
 # satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite;
-# `make bitstream BOARD=versa-ecp5` builds a board's bitstream with its report.
+# `make check` runs the tests that build nothing heavy (no Verilator model, simulated board or
+# bitstream), for between edits; `make bitstream BOARD=versa-ecp5` builds a board's bitstream.
 # All bootstrap first (Debian packages only if missing, the locked Python packages in .venv/,
 # then satemu_quinn, the quinn-proto extension, built and installed once per content).
 # SPDX-License-Identifier: BSD-2-Clause
 
-.PHONY: demo test bench bitstream bootstrap quinn lock clean
+.PHONY: demo test check bench bitstream bootstrap quinn lock clean
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -16,6 +17,9 @@ demo: bootstrap
 
 test: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider
+
+check: bootstrap
+	SATEMU_BITSTREAM=0 $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
 
 bench: bootstrap
 	$(PY) bench/bench_channel.py

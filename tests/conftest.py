@@ -2,7 +2,10 @@
 """Shared pytest set-up: the repository root is importable (for ``sim``), and when the session
 includes the Versa-5G bitstream tests, the bitstream builds in the background from the start (at
 the lowest priority, on the core the other tests leave idle) and those tests run last.
-SATEMU_BITSTREAM=0 leaves the build out. The data-path variants of the simulated board
+SATEMU_BITSTREAM=0 leaves the build out.
+
+Tests that build a Verilator model, the simulated board or a bitstream, or that run for minutes,
+are marked ``slow`` here (``SLOW``); ``make check`` runs the rest (``-m "not slow"``). The data-path variants of the simulated board
 (tests/datapath) build the same way, one after the other, and their tests run just before the
 bitstream's (``satemu_datapath``; tests/datapath/conftest.py waits for it).
 
@@ -26,6 +29,25 @@ BUILD_LOG = ROOT / "build" / "board" / "background.log"
 BITSTREAM_TESTS = "test_versa_bitstream.py"
 DATAPATH_BOARDS = {"test_datapath_versa.py": "versa-ecp5",
                    "test_datapath_colorlight.py": "colorlight-5a-75b"}
+
+# What ``make check`` leaves out: folders and files (relative to tests/) whose tests build a
+# Verilator model, the simulated board or a bitstream, or run for minutes; in test_versa_bitstream
+# only the tests that wait for the build.
+SLOW = ("system/", "datapath/", "gateware/test_channel.py", "gateware/test_channel_bod.py",
+        "host/test_install.py")
+
+
+def _slow(item) -> bool:
+    rel = item.path.relative_to(Path(__file__).resolve().parent).as_posix()
+    if rel.endswith(BITSTREAM_TESTS):
+        return "versa" in item.fixturenames
+    return rel.startswith(SLOW)
+
+
+@pytest.hookimpl(tryfirst=True)         # before -m deselects by marker
+def pytest_itemcollected(item):
+    if _slow(item):
+        item.add_marker(pytest.mark.slow)
 
 
 def _start_datapath_builds(config, items):

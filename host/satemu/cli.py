@@ -458,8 +458,8 @@ def _simulated_board(args):
     it running as ``satemu sim start`` would). With ``--engine model``, none: None."""
     if getattr(args, "engine", "board") == "model":
         if args.port or args.eth_port:
-            raise ProfileError("--port and --eth-port name a simulated board: not with "
-                               "--engine model")
+            raise UsageError("--port and --eth-port name a simulated board: not with "
+                             "--engine model")
         yield None
         return
     use_checkout(f"satemu {args.command} on the simulated board")
