@@ -7,7 +7,11 @@ keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``
 ``min_len``, ``max_len``). A step changes only what it names; everything else stays as the steps
 before it left it. ``timeline_repeat`` (a time above the last step's) repeats the whole list.
 A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
-Mahimahi trace; satemu.traces), which then also sets the period.
+Mahimahi trace; satemu.traces), which then also sets the period. A trace's rate of 0 (no
+delivery) is an outage: every frame lost, the rate left as it was. It lies over the channel's
+loss settings rather than replacing them: the step that ends it puts back the loss in force
+before it (the profile's, a step's or the trace's own), and a loss set during it applies from
+its end.
 
 The box holds a timeline as entries (satemu.protocol's TIMELINE_*): each sets one register of
 one channel at a cycle offset from the start, and the entries of one offset form one step. The
@@ -161,6 +165,8 @@ def _describe_changes(c: dict) -> str:
             out.append("Gilbert-Elliott " + "/".join(f"{float(x):g}" for x in v))
         elif key == "bod":
             out += [f"BoD {_describe_bod(k, x)}" for k, x in v.items()]
+        elif key == "outage":
+            out.append("outage (100% loss)" if v else "outage ends")
         else:
             out.append(f"{key} {v}")
     return ", ".join(out)
@@ -257,9 +263,12 @@ def _bod_changes(path: str, table) -> dict:
 
 
 def apply_changes(ch, changes: dict):
-    """ChannelProfile ``ch`` with a step's ``changes`` made."""
+    """ChannelProfile ``ch`` with a step's ``changes`` made, but for an outage's start or end
+    (``outage``), which lies over the loss (``in_outage``)."""
     fields = {}
     for key, v in changes.items():
+        if key == "outage":
+            continue
         if key == "queue":
             fields["queue_frames"], fields["queue_bytes"] = v
         elif key == "loss":
@@ -375,13 +384,27 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
     return Timeline(tuple(steps), repeat, tuple(sources))
 
 
-def _trace_changes(changes: dict) -> dict:
-    """A trace step's changes as a step's: a rate of 0 (no delivery) is an outage, every frame
-    lost; the rate stays as it was."""
-    out = dict(changes)
-    if out.get("rate") == 0:
-        del out["rate"]
-        out["loss"] = Fraction(1)
+def in_outage(ch):
+    """ChannelProfile ``ch`` in an outage: every frame lost (a loss of 100%, which the loss
+    register holds as its largest value), everything else as it was."""
+    return replace(ch, loss=Fraction(1), gilbert_elliott=None)
+
+
+def _trace_changes(trace) -> list[dict]:
+    """A trace's steps' changes as steps': a rate of 0 (no delivery) starts an outage
+    (``outage`` true; the rate stays as it was) and the next rate above 0 ends it (``outage``
+    false), so that the loss settings under it, which the trace's other steps may change, are
+    in force again from there."""
+    out, down = [], False
+    for ts in trace.steps:
+        changes = dict(ts.changes)
+        if "rate" in changes:
+            if changes["rate"] == 0:
+                del changes["rate"]
+                changes["outage"] = down = True
+            elif down:
+                changes["outage"] = down = False
+        out.append(changes)
     return out
 
 
@@ -389,14 +412,14 @@ def _merge(steps: list[Step], traced: dict) -> list[Step]:
     """The listed steps and the traces' steps, by time, one step per time."""
     at: dict[Fraction, Step] = {s.at: s for s in steps}
     for name, trace in traced.items():
-        for ts in trace.steps:
+        for ts, trace_changes in zip(trace.steps, _trace_changes(trace)):
             where = f"{name}.trace at {format_time(ts.at)}"
             old = at.get(ts.at)
             changes = dict(old.changes) if old else {}
             if name in changes:
                 raise _profile.ProfileError(f"{old.where}: sets the {name} channel at a time its "
                                             f"trace sets it too")
-            changes[name] = _trace_changes(ts.changes)
+            changes[name] = trace_changes
             at[ts.at] = Step(ts.at, changes, old.where if old else where)
     return [at[t] for t in sorted(at)]
 
@@ -411,7 +434,9 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
         raise P.ProfileError(f"{profile.name}: has no timeline")
     if not hw.timeline_entries:
         raise P.ProfileError("this box runs no timelines (its firmware has no timeline store)")
-    current = dict(profile.channels())
+    current = dict(profile.channels())          # each channel's settings in force
+    under = dict(current)                       # the same, but for an outage's loss
+    down: set[str] = set()                      # the channels in an outage
     regs_now = profile.check(hw)
     entries, compiled = [], []
     last_offset = -1
@@ -444,9 +469,16 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                 raise P.ProfileError(f"{step.where}: {name}.bod.background: the profile's "
                                      f"background is a schedule of levels, which a step cannot "
                                      f"replace")
-            ch = apply_changes(old_ch, changes)
+            # A step during an outage changes the settings under it; the outage's end puts
+            # them back (a step's whole state is what the trace and the profile say).
+            base = apply_changes(under[name], changes)
+            if "outage" in changes:
+                (down.add if changes["outage"] else down.discard)(name)
+            ch = in_outage(base) if name in down else base
             try:
-                P._check_meaning(name, ch)
+                P._check_meaning(name, base)
+                if ch is not base:
+                    P._check_meaning(name, ch)
             except P.ProfileError as e:
                 raise P.ProfileError(f"{step.where}: {e}") from None
             regs = ch.registers(hw, name)
@@ -463,7 +495,7 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                         raise P.ProfileError(f"{step.where}: {name}.{field} does not fit a "
                                              f"timeline entry")
                     entries.append((offset, index, FIELD_INDEX[field], value))
-            current[name], regs_step[name] = ch, regs
+            current[name], under[name], regs_step[name] = ch, base, regs
         regs_now = regs_step
         compiled.append(CompiledStep(step.at, offset, step.where, regs_step, dict(current)))
     period = 0

@@ -248,11 +248,16 @@ def test_traces_merge_into_the_timeline(tmp_path):
     assert [s.at for s in t.steps] == [0, Fraction(1, 10), Fraction(2, 10)]
     assert t.steps[0].changes == {"forward": {"rate": Fraction(600_000)},
                                   "return": {"delay": Fraction(1, 50), "loss": 0}}
-    # The empty window is an outage: every frame lost, the rate left as it was.
-    assert t.steps[1].changes == {"forward": {"loss": 1}, "return": {"delay": Fraction(3, 100)}}
+    # The empty window is an outage: every frame lost, the rate left as it was, until the next
+    # window's rate ends it.
+    assert t.steps[1].changes == {"forward": {"outage": True},
+                                  "return": {"delay": Fraction(3, 100)}}
+    assert t.steps[2].changes == {"forward": {"rate": Fraction(240_000), "outage": False},
+                                  "return": {"delay": Fraction(1, 50), "loss": Fraction(1, 100)}}
     c = compile_timeline(p, HW)
     assert c.steps[1].regs["forward"].loss_p == (1 << 32) - 1
     assert c.steps[1].regs["forward"].rate_q == c.steps[0].regs["forward"].rate_q
+    assert c.steps[2].regs["forward"].loss_p == c.steps[0].regs["forward"].loss_p == 0
     with pytest.raises(ProfileError, match=r"forward.trace: .*down2.mm"):
         parse_profile(BASE.replace('[forward]', '[forward]\ntrace = "down2.mm"\n'
                                    'trace_resolution = "100 ms"'), "t", base_dir=tmp_path)

@@ -6,7 +6,12 @@ from fractions import Fraction as F
 import pytest
 
 from satemu import traces
+from satemu.boards import BOARDS
+from satemu.profile import parse_profile
+from satemu.protocol import PROFILE_FIELDS
+from satemu.timeline import compile_timeline
 from satemu.traces import Trace, TraceError, TraceStep, read_csv, read_mahimahi, read_trace
+from satemu.validate import profile_fields
 
 MS = F(1, 1000)
 PACKET_BITS = 1500 * 8          # one default packet
@@ -294,3 +299,128 @@ def test_size_limits(tmp_path, monkeypatch):
         read_mahimahi("0\n1\n2\n3", name="x.up", resolution=MS)
     with pytest.raises(TraceError, match="4 lines"):
         read_csv("time,rate\n0,1\n1,2\n\n", name="t.csv")
+
+
+# --- traces in a timeline: outages ------------------------------------------------------------
+
+HW = BOARDS["sim"].hardware
+FIELD = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
+LOSS_ALL = (1 << 32) - 1        # the loss register's largest value: an outage
+LOSS_1 = 42949673               # 1% of 2^32, rounded
+# 10 ms windows of 3 opportunities (the 40 stamp is the next lap's 0), none, 2 and none: the
+# lap ends inside an outage.
+GAPPY = "0\n0\n25\n26\n40\n"
+R36, R24 = F(3 * PACKET_BITS, F(1, 100)), F(2 * PACKET_BITS, F(1, 100))     # 3.6, 2.4 Mbit/s
+
+
+def traced(tmp_path, trace_name, text, forward="", steps=""):
+    """A profile whose forward channel takes its steps from trace ``trace_name`` (``text``)."""
+    (tmp_path / trace_name).write_text(text)
+    resolution = "" if trace_name.endswith(".csv") else 'trace_resolution = "10 ms"\n'
+    return parse_profile(f'name = "o"\n[forward]\nrate = "10 Mbit/s"\ndelay = "10 ms"\n'
+                         f'queue = "100 packets"\ntrace = "{trace_name}"\n{resolution}{forward}'
+                         f'[return]\nrate = "2 Mbit/s"\ndelay = "10 ms"\n{steps}', "o",
+                         base_dir=tmp_path)
+
+
+def forward_states(compiled):
+    """(time, rate, loss, Gilbert-Elliott) of the forward channel from each compiled step on."""
+    return [(s.at, s.profiles["forward"].rate, s.profiles["forward"].loss,
+             s.profiles["forward"].gilbert_elliott) for s in compiled.steps]
+
+
+def replay(profile, compiled, laps):
+    """Each step's forward registers as the box reaches them: the profile's, then every lap's
+    entries applied one register at a time, as the firmware applies them."""
+    fields = profile_fields(profile.check(HW)["forward"])
+    names = {i: name for name, i in FIELD.items()}
+    out = []
+    for _ in range(laps):
+        for step in compiled.steps:
+            for offset, channel, field, value in compiled.entries:
+                if offset == step.offset and channel == 0:
+                    fields[names[field]] = value
+            out.append(dict(fields))
+    return out
+
+
+GE = (F(1, 100), F(1, 5), F(0), F(1, 2))
+LOSS_REGS = ("loss_mode", "loss_p", "ge_p", "ge_r", "ge_loss_good", "ge_loss_bad")
+OUTAGE_REGS = (1, LOSS_ALL, 0, 0, 0, 0)         # Bernoulli, every frame lost
+
+
+@pytest.mark.parametrize("base, loss, ge, regs", [
+    ("", F(0), None, (0, 0, 0, 0, 0, 0)),
+    ('loss = "1%"\n', F(1, 100), None, (1, LOSS_1, 0, 0, 0, 0)),
+    ("gilbert_elliott = { p = 0.01, r = 0.2, loss_good = 0, loss_bad = 0.5 }\n", F(0), GE,
+     (2, 0, LOSS_1, 858993459, 0, 1 << 31)),
+])
+def test_an_outage_ends_with_the_loss_in_force_before_it(tmp_path, base, loss, ge, regs):
+    """The first step after an outage puts back the profile's loss, Bernoulli or
+    Gilbert-Elliott, with its rate; each lap, the trace ending in an outage included, starts
+    from the first lap's first step."""
+    prof = traced(tmp_path, "down.mm", GAPPY, base)
+    assert [(s.at, s.changes) for s in prof.timeline.steps] == [
+        (0, {"forward": {"rate": R36}}),
+        (F(1, 100), {"forward": {"outage": True}}),
+        (F(2, 100), {"forward": {"rate": R24, "outage": False}}),
+        (F(3, 100), {"forward": {"outage": True}})]
+    assert prof.timeline.repeat == F(1, 25)
+    assert prof.timeline.describe()[1:3] == ["     10 ms  forward outage (100% loss)",
+                                             "     20 ms  forward rate 2.4 Mbit/s, outage ends"]
+    c = compile_timeline(prof, HW)
+    assert forward_states(c) == [(0, R36, loss, ge), (F(1, 100), R36, 1, None),
+                                 (F(2, 100), R24, loss, ge), (F(3, 100), R24, 1, None)]
+    # The loss registers the box stores: the outage's start sets those that differ to every
+    # frame lost; its end, and each lap's start after the lap's last outage, put them back.
+    ms = HW.f_clk // 1000
+    fields = [FIELD[k] for k in LOSS_REGS]
+    back = [(f, v) for f, v, o in zip(fields, regs, OUTAGE_REGS) if v != o]
+    gone = [(f, o) for f, v, o in zip(fields, regs, OUTAGE_REGS) if v != o]
+    assert [(o, f, v) for o, ch, f, v in c.entries if ch == 0 and f in fields] == \
+        [(at * ms, f, v) for at, change in ((0, back), (10, gone), (20, back), (30, gone))
+         for f, v in change]
+    assert tuple(getattr(c.steps[0].regs["forward"], k) for k in LOSS_REGS) == regs
+    # Two laps as the box applies the entries, and as the model commits them.
+    lap = [profile_fields(s.regs["forward"]) for s in c.steps]
+    assert replay(prof, c, 2) == lap + lap
+    assert [tuple(getattr(cm.regs, k) for k in LOSS_REGS)
+            for cm in c.commits(0, "forward", laps=2)] == [regs, OUTAGE_REGS] * 4
+
+
+def test_an_outage_of_a_csv_trace_restores_its_own_loss_column(tmp_path):
+    """A CSV trace's loss lies under its outages: the step that ends one puts back the trace's
+    loss, a loss set during it applies from its end, and a trace ending in one starts its next
+    lap from its first row."""
+    prof = traced(tmp_path, "fade.csv", "time,rate,loss\n0,4 Mbit/s,1%\n0.1,0,\n0.2,2 Mbit/s,\n"
+                  "0.3,0,\n0.35,,3%\n0.4,1 Mbit/s,\n0.5,0,\n", 'loss = "0.5%"\n')
+    assert [s.changes["forward"] for s in prof.timeline.steps] == [
+        {"rate": 4 * 10**6, "loss": F(1, 100)}, {"outage": True},
+        {"rate": 2 * 10**6, "outage": False}, {"outage": True}, {"loss": F(3, 100)},
+        {"rate": 10**6, "outage": False}, {"outage": True}]
+    c = compile_timeline(prof, HW)
+    mbit = 10**6
+    assert [(at, rate, loss) for at, rate, loss, _ in forward_states(c)] == [
+        (0, 4 * mbit, F(1, 100)), (F(1, 10), 4 * mbit, 1), (F(2, 10), 2 * mbit, F(1, 100)),
+        (F(3, 10), 2 * mbit, 1), (F(7, 20), 2 * mbit, 1), (F(4, 10), mbit, F(3, 100)),
+        (F(5, 10), mbit, 1)]
+    # The loss set during the outage changes no register until the outage ends.
+    assert not [e for e in c.entries if e[0] == c.steps[4].offset]
+    lap = [profile_fields(s.regs["forward"]) for s in c.steps]
+    assert replay(prof, c, 3) == lap * 3
+    assert lap[0]["loss_p"] == LOSS_1 and lap[5]["loss_p"] == round(F(3, 100) * 2**32)
+
+
+def test_a_trace_starting_in_an_outage_and_a_step_during_one(tmp_path):
+    """A lap that starts in an outage starts each lap in one; a listed step's loss during an
+    outage of the trace applies from the outage's end, and its other settings at once."""
+    prof = traced(tmp_path, "late.csv", "time,rate\n0,0\n0.1,1 Mbit/s\n", 'loss = "1%"\n',
+                  '[[timeline]]\nat = "50 ms"\nforward = { loss = "2%", delay = "20 ms" }\n')
+    c = compile_timeline(prof, HW)
+    assert [(at, rate, loss) for at, rate, loss, _ in forward_states(c)] == [
+        (0, 10 * 10**6, 1), (F(1, 20), 10 * 10**6, 1), (F(1, 10), 10**6, F(2, 100))]
+    assert [s.profiles["forward"].delay for s in c.steps] == [F(1, 100), F(1, 50), F(1, 50)]
+    lap = [profile_fields(s.regs["forward"]) for s in c.steps]
+    assert replay(prof, c, 2) == lap * 2
+    assert lap[0]["loss_p"] == LOSS_ALL and lap[1]["loss_p"] == LOSS_ALL
+    assert lap[2]["loss_p"] == round(F(2, 100) * 2**32)
