@@ -571,8 +571,11 @@ def _check_ack(text: str) -> str:
 
 
 def _print_outcome(head: str, t, s: dict) -> None:
+    """A transfer's result in a line (how one that did not complete ended: the summary's
+    ``outcome``, as a sweep prints it), then its packets in another."""
+    ended = s.get("outcome") or t.error or "time limit"
     print(f"{head}: " + (f"done in {s['completion_s']:.3f} s, {s['goodput_mbps']:.2f} Mbit/s "
-                         f"goodput" if t.completed else f"NOT completed ({t.error or 'time limit'})"))
+                         f"goodput" if t.completed else f"NOT completed ({ended})"))
     share = s["return_share_pct"]
     print(f"  forward {s['forward_packets']} packets, {s['forward_bytes']} bytes; return "
           f"{s['return_packets']} packets, {s['return_bytes']} bytes "
