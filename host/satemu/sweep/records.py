@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A sweep's records on disk: a finished point's files and its key, which resuming checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from ..profile import load_profile, parse_profile
+from .points import Point
+
+RECORD = "point.json"           # in a point's run directory: its key and figures, once done
+CAPTURE = "capture.pcapng"      # in a point's run directory, with --pcap
+# The summary's figures each row of results.csv carries (satemu.report.metrics.summarize).
+FIGURES = ("completed", "error", "outcome", "completion_s", "goodput_mbps", "forward_packets",
+           "forward_bytes", "return_packets", "return_bytes", "return_share_pct",
+           "ack_only_packets", "ack_ratio", "return_pps", "consistent", "virtual_s", "wall_s",
+           "speed")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def record_of(point: Point, out: Path) -> dict | None:
+    """The record of ``point`` under ``out`` if it is done (same key), else None."""
+    path = Path(out) / point.run_rel / RECORD
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if record.get("id") != point.id or record.get("key") != point.key():
+        return None
+    if not (path.parent / "result.json").exists():
+        return None
+    if point.pcap and not (path.parent / CAPTURE).exists():
+        return None
+    return record
+
+
+def row_of(point: Point, summary: dict, link=None) -> dict:
+    """The point's row of results.csv: its parameters, then the summary's figures."""
+    row = {"point": point.id, **{k: v for k, v in point.key().items() if k != "profile_sha"}}
+    row["profile"] = point.name
+    row["base_profile"] = point.base
+    row["size_text"] = point.size_text
+    for field, value in point.overrides:
+        row[field] = value
+    if link is not None:
+        row["forward_rate_bps"] = float(link.forward.rate) if link.forward.rate else None
+        row["return_rate_bps"] = float(link.ret.rate) if link.ret.rate else None
+    for name in FIGURES:
+        row[name] = (summary["consistency"]["consistent"] if name == "consistent"
+                     else summary.get(name))
+    row["run_dir"] = point.run_rel.as_posix()
+    return row
+
+
+def _store(point: Point, out: Path, outcome: dict) -> dict:
+    """Write a finished point's files, then its record (atomically, last: it marks the point
+    done)."""
+    run = Path(out) / point.run_rel
+    run.mkdir(parents=True, exist_ok=True)
+    (run / RECORD).unlink(missing_ok=True)
+    for name, data in outcome["files"].items():
+        _write_atomic(run / name, data)
+    link = parse_profile(point.toml, point.name) if point.toml else load_profile(point.profile)
+    record = {"id": point.id, "key": point.key(), "point": asdict(point) | {"toml": None},
+              "row": row_of(point, outcome["summary"], link), "finished": time.time()}
+    _write_atomic(run / RECORD, (json.dumps(record, indent=2, sort_keys=True, default=str)
+                                 + "\n").encode())
+    return record
