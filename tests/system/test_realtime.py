@@ -437,7 +437,8 @@ def test_a_run_sweeps_what_dead_runs_left_and_only_that(ip, veth, tmp_path, monk
             time.sleep(0.02)
 
         said = []
-        monkeypatch.setattr(rt, "Namespaces", functools.partial(netns.Namespaces, prefix=prefix))
+        monkeypatch.setattr(rt.runner, "Namespaces",
+                            functools.partial(netns.Namespaces, prefix=prefix))
         client_if, server_if = veth()
         t = rt.run_realtime(client_if, server_if, 20_000, outdir=tmp_path, timeout=30,
                             say=said.append)
