@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The verbs that talk to a box over its UART: ``satemu load``, ``stats``, ``bod-trace`` and
+``capture``."""
+
+from __future__ import annotations
+
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from ..device import Device, DeviceError
+from ..profile import load_profile
+from ..protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status, TimelineFault,
+                        TimelineRun)
+from ..regmap import BOD_ENABLE
+from ..units import format_time
+from .args import DAY, U32_MAX, given, output_file, seconds, whole
+from .errors import UsageError
+
+
+def port_args(p) -> None:
+    """The options of every verb that talks to a box: its URL and the wait for an answer."""
+    p.add_argument("--port", required=True, metavar="URL", type=given("the box's URL"),
+                   help="the box: a serial device, socket://HOST:PORT (simulated board) or "
+                        "rfc2217://HOST:PORT")
+    p.add_argument("--timeout", type=seconds(0, DAY, "a timeout"), default=5.0, metavar="S",
+                   help="seconds to wait for each answer (default %(default)s)")
+
+
+def add_load(sub) -> None:
+    load = sub.add_parser("load", help="load a profile into a box and commit it")
+    load.add_argument("profile", type=given("a profile"),
+                      help="a built-in profile name or a TOML file")
+    load.add_argument("--reseed", action="store_true", help="restart the loss PRNGs from the seeds")
+    load.add_argument("--start-in", type=seconds(0, DAY, "a time"), default=1.0, metavar="S",
+                      help="a profile with a timeline: start it S seconds of box time after "
+                           "it is stored (default %(default)s)")
+    load.add_argument("--start-cycle", type=whole(0, (1 << 63) - 1, "a cycle"), metavar="N",
+                      help="... or at the box's cycle N")
+    port_args(load)
+    load.set_defaults(func=cmd_load)
+
+
+def cmd_load(args) -> int:
+    from ..timeline import compile_timeline
+    p = load_profile(args.profile)          # a bad file fails here, before the box is asked
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        compiled = None
+        if p.timeline is not None:
+            compiled = compile_timeline(p, dev.hardware())   # every step checked first
+        dev.load(p, reseed=args.reseed, stop_timeline=True)  # a running timeline stops
+        print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
+        for name, ch in p.channels():
+            print(f"  {name:<8} {ch.describe()}")
+        if compiled is None:
+            return 0
+        f_clk = info["f_clk"]
+        start = dev.load_timeline(compiled.entries, compiled.period, args.start_cycle,
+                                  lead=round(Fraction(args.start_in) * f_clk))
+    repeat = (f", repeating every {format_time(Fraction(compiled.period, f_clk))}"
+              if compiled.period else ", once")
+    print(f"timeline: {len(compiled.steps)} steps ({len(compiled.entries)} entries of the box's "
+          f"{dev.hardware().timeline_entries}), from cycle {start}{repeat}")
+    return 0
+
+
+def add_stats(sub) -> None:
+    stats = sub.add_parser("stats", help="read a box's counters")
+    stats.add_argument("--watch", type=seconds(0, DAY, "a period"), nargs="?", const=1.0,
+                       metavar="S",
+                       help="repeat every S seconds (default 1)")
+    port_args(stats)
+    stats.set_defaults(func=cmd_stats)
+
+
+STAT_ROWS = [("rx_frames", "frames in"), ("rx_bytes", "bytes in"), ("tx_frames", "frames out"),
+             ("tx_bytes", "bytes out"), ("drop_loss", "dropped: loss"),
+             ("drop_queue", "dropped: queue full"), ("drop_mem", "dropped: memory full"),
+             ("drop_runt", "dropped: runt"), ("drop_oversize", "dropped: oversize"),
+             ("drop_error", "dropped: bad FCS"), ("drop_overrun", "dropped: overrun"),
+             ("drop_preamble", "dropped: no preamble"), ("late", "late"),
+             ("queue_frames_now", "queue frames"), ("queue_frames_hwm", "queue frames, max"),
+             ("queue_bytes_hwm", "queue bytes, max"), ("mem_words_hwm", "delay-line words, max")]
+
+
+def _discards(errors: dict) -> str:
+    """A deframer's discards (protocol.LINK_STATS_FIELDS after ``requests``), in words."""
+    names = {"cobs": "bad COBS", "short": "short", "length": "bad length", "crc": "bad CRC",
+             "overlong": "overlong"}
+    counts = [f"{errors[key]} {label}" for key, label in names.items() if errors[key]]
+    return ", ".join(counts) if counts else "none"
+
+
+def cmd_stats(args) -> int:
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        while True:
+            fwd, ret = dev.get_stats(CHANNEL_FORWARD), dev.get_stats(CHANNEL_RETURN)
+            cycle = max(fwd["snapshot_cycle"], ret["snapshot_cycle"])
+            print(f"at cycle {cycle} ({cycle / info['f_clk']:.3f} s of box time)")
+            print(f"  {'':<24}{'forward':>16}{'return':>16}")
+            for key, label in STAT_ROWS:
+                print(f"  {label:<24}{fwd[key]:>16}{ret[key]:>16}")
+            if info["capabilities"] & Capability.TIMELINE:
+                print(f"  {_timeline_line(dev.timeline_status(), info['f_clk'])}")
+            link = dev.link_stats()
+            print(f"  control link: {link['requests']} requests answered; discarded by the "
+                  f"box: {_discards(link)}; by this host: {_discards(dev.deframer.errors)}")
+            if not args.watch:
+                return 0
+            time.sleep(args.watch)
+
+
+def _timeline_line(t: dict, f_clk: int) -> str:
+    """TIMELINE_STATUS in words: the run's state and the step in force."""
+    state = TimelineRun(t["state"]).name.lower()
+    if t["state"] == TimelineRun.IDLE and not t["applied"]:
+        return "timeline: none running"
+    since = (f", the last since cycle {t['in_force_cycle']} "
+             f"({t['in_force_cycle'] / f_clk:.3f} s)" if t["applied"] else "")
+    late = f", {t['late']} late" if t["late"] else ", none late"
+    lap = f" (lap {t['lap'] + 1})" if t["period"] else ""
+    out = (f"timeline: {state}, {t['applied']} steps taken{lap}{since}{late}; next entry "
+           f"{t['next']} of {t['entries']}")
+    if t["state"] == TimelineRun.FAILED:
+        verdict = Status(t["verdict"]).name if t["verdict"] in Status._value2member_map_ else ""
+        out += (f"; stopped at entry {t['fault_entry']}: {TimelineFault(t['fault']).name}"
+                + (f" ({verdict})" if t["fault"] == TimelineFault.PROFILE else ""))
+    return out
+
+
+def add_bod_trace(sub) -> None:
+    bod = sub.add_parser("bod-trace", help="read the return channel's BoD records (requests, "
+                                           "grants, backlog per superframe) into a CSV")
+    bod.add_argument("--out", default="bod-trace.csv", metavar="CSV", type=given("a file name"),
+                     help="where to write the records (default %(default)s)")
+    bod.add_argument("--plot", metavar="PNG", type=given("a file name"),
+                     help="also plot demand against grants")
+    bod.add_argument("--from", dest="from_sf", type=whole(0, U32_MAX, "a superframe number"),
+                     default=0, metavar="SF",
+                     help="the first superframe to read (default: the oldest the box holds)")
+    bod.add_argument("--profile", metavar="PROFILE", type=given("a profile"),
+                     help="the profile loaded (a built-in name or a file), whose timeline's "
+                          "BoD steps give each superframe its length and slot bytes")
+    port_args(bod)
+    bod.set_defaults(func=cmd_bod_trace)
+
+
+def cmd_bod_trace(args) -> int:
+    from ..bod_trace import records_to_rows, write_csv
+    from ..report.plots import plot_demand_grant
+    output_file(Path(args.out), "--out")          # before the box's records are read
+    if args.plot:
+        output_file(Path(args.plot), "--plot")
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        if not info["capabilities"] & Capability.BOD:
+            raise DeviceError(f"{args.port} has no Bandwidth-on-Demand hardware")
+        prof = dev.get_profile(CHANNEL_RETURN)
+        if not prof["bod_flags"] & BOD_ENABLE:
+            raise DeviceError("BoD is off on the return channel: load a profile with a "
+                              "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
+        trace = dev.bod_trace(first=args.from_sf)
+        timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
+        segments = None
+        if args.profile is not None:
+            segments = _bod_segments(load_profile(args.profile), dev.hardware(), trace,
+                                     timeline)
+    superframe_cycles = prof["bod_slots"] * prof["bod_slot_cycles"]
+    superframe = Fraction(superframe_cycles, info["f_clk"])
+    rows = records_to_rows(trace.records, trace.start, superframe_cycles, info["f_clk"],
+                           prof["bod_slot_bytes"], segments)
+    if segments is None and timeline and timeline["applied"]:
+        print("note: a timeline ran; if its steps changed the superframe or the slot bytes, "
+              "give --profile with it, or the rows take the shape in force now for every "
+              "superframe", file=sys.stderr)
+    if trace.records:
+        print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
+              f"{trace.count} recorded (a superframe is {format_time(superframe)})")
+    else:
+        print(f"no records from superframe {args.from_sf} on; {trace.count} recorded so far")
+    print(f"  superframe 0 began at cycle {trace.start} "
+          f"({trace.start / info['f_clk']:.3f} s of box time)")
+    if trace.lost:
+        print(f"  {trace.lost_count} superframes were overwritten in the box's ring before they "
+              f"were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in trace.lost))
+    print(f"wrote {write_csv(rows, args.out)}")
+    if args.plot:
+        title = f"BoD on the return channel: demand and grants ({args.port})"
+        print(f"wrote {plot_demand_grant(rows, args.plot, title)}")
+    return 0
+
+
+def _bod_segments(link, hw, trace, timeline):
+    """The superframes' shapes (satemu.bod_trace.superframe_segments) from profile ``link`` as
+    loaded, and its timeline's steps when one ran since the block started."""
+    from ..bod_trace import superframe_segments
+    regs = link.check(hw)["return"]
+    if not regs.bod:
+        raise UsageError(f"--profile {link.name}: its return channel has no BoD")
+    commits = ()
+    if link.timeline is not None and timeline and timeline["start"] >= trace.start:
+        from ..timeline import compile_timeline
+        commits = compile_timeline(link, hw).commits(timeline["start"], "return",
+                                                     timeline["lap"] + 1)
+    return superframe_segments(regs, trace.start, commits, trace.records)
+
+
+def add_capture(sub) -> None:
+    cap = sub.add_parser("capture", help="read the box's frame log (every frame's arrival, "
+                         "fate and egress, both channels) into a pcapng")
+    cap.add_argument("--out", default="frame-log.pcapng", metavar="FILE",
+                     type=given("a file name"),
+                     help="the pcapng to write (default %(default)s)")
+    cap.add_argument("--merge", action="append", metavar="PORT=FILE",
+                     help="join a host capture of the interface cabled to port A or B (pcapng "
+                     "with directions, e.g. satemu's sniffer's or dumpcap's): its frames get the "
+                     "box's timestamps and fates; repeatable")
+    cap.add_argument("--clear", action="store_true",
+                     help="start the log afresh instead (both channels), e.g. before a run")
+    port_args(cap)
+    cap.set_defaults(func=cmd_capture)
+
+
+def _merge_spec(text: str) -> tuple[int, Path]:
+    """``--merge PORT=FILE`` (PORT: A or B) as (port number, path)."""
+    from ..board_model import PORT_A, PORT_B
+    port, sep, path = text.partition("=")
+    if not sep or port.strip().upper() not in ("A", "B") or not path:
+        raise UsageError(f"--merge {text[:60]!r}: PORT=FILE, PORT A or B (the port the host's "
+                         "interface is cabled to), FILE a pcapng capture of it")
+    return (PORT_A if port.strip().upper() == "A" else PORT_B), Path(path)
+
+
+def cmd_capture(args) -> int:
+    """`satemu capture`: the box's frame log read over the UART into a pcapng (or, with
+    --clear, the log started afresh)."""
+    from ..logcapture import merge_log_capture, read_box_log, write_log_capture
+    from ..protocol import CHANNEL_NAMES
+    merges = dict(_merge_spec(m) for m in args.merge or ())
+    for port, path in merges.items():
+        if not path.is_file():
+            raise UsageError(f"--merge: {path}: no such file")
+    if not args.clear:
+        output_file(Path(args.out), "--out")      # before the log is read over the UART
+    t0 = time.monotonic()
+    with Device(args.port, timeout=args.timeout) as dev:
+        info = dev.hello()
+        ring = info.get("log_records", 0)
+        if not info["capabilities"] & Capability.FRAME_LOG or not ring:
+            raise DeviceError(f"{args.port} has no frame log: its gateware was built without "
+                              "one (a build option; the Colorlight 5A-75B and the Versa-5G leave "
+                              "it out, see docs/hardware.md)")
+        if args.clear:
+            dev.clear_log()
+            print(f"cleared the frame log of both channels ({ring} records each)")
+            return 0
+        logs = read_box_log(dev, ring)
+        f_clk = info["f_clk"]
+    nbytes = sum(16 * (len(log.records) + log.stale) for log in logs.values())
+    wall = time.monotonic() - t0
+    comment = (f"satemu frame log of {args.port}: timestamps are the box's cycles since its "
+               f"reset at {1e9 / f_clk:g} ns a cycle, a frame into a port at its arrival at the "
+               "channel, one out of a port at its egress start")
+    problems = [f"{CHANNEL_NAMES[ch]}: {p}" for ch, log in logs.items() for p in log.problems()]
+    if problems:
+        comment += "; PARTIAL: " + "; ".join(problems)
+    if merges:
+        try:
+            summary = merge_log_capture(args.out, logs, f_clk, merges, comment)
+        except (ValueError, OSError) as e:
+            raise DeviceError(f"--merge: {e}") from None
+    else:
+        summary = write_log_capture(args.out, logs, f_clk, comment)
+    records = sum(len(log.records) for log in logs.values())
+    print(f"read {records} records of {sum(l.count for l in logs.values())} logged since the "
+          f"last clear ({ring} records a channel's ring) in {wall:.1f} s "
+          f"({nbytes / max(wall, 1e-9) / 1000:.1f} kB/s over the UART)")
+    print(f"wrote {args.out}: " + ", ".join(f"{k} {n}" for k, n in summary["interfaces"].items()))
+    for key, m in summary.get("merged", {}).items():
+        print(f"  port {key}: {m['matched']} of the host's {m['host']} frames matched the box's "
+              f"{m['box']}")
+    if problems:
+        print("the capture is PARTIAL: " + "; ".join(problems))
+        return 1
+    return 0
