@@ -11,15 +11,18 @@ from pathlib import Path
 
 from ..checkout import use_checkout
 from ..device import DeviceError
+from ..quic.settings import SETTINGS
 from .args import U64_MAX, given, output_dir, whole
 from .errors import UsageError
 from .sim import simulated_board
 from .transfer import check_ack, endpoint_settings, read_size, transfer_args
 
+SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 # `satemu experiment`'s defaults for the options a preset (satemu.sweep.PRESETS) may set.
 EXPERIMENT_DEFAULTS = {"profile": ["geo-testbed"], "sizes": "100KB",
                        "policies": "default,ratio:2,ratio:10,adaptive,ack-frequency:10",
-                       "cc": "reno", "stack": "aioquic", "engine": "board"}
+                       "cc": SETTINGS_BY_NAME["cc"].default(),
+                       "stack": SETTINGS_BY_NAME["stack"].default(), "engine": "board"}
 
 
 def add_experiment(sub) -> None:

@@ -1,48 +1,31 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""What ``satemu quic`` and ``satemu experiment`` share: the options of a transfer, their
-checks, and one transfer run with a progress line."""
+"""What ``satemu quic`` and ``satemu experiment`` share: the options of a transfer (its endpoint
+settings generated from satemu.quic.settings.SETTINGS), their checks, and one transfer run with
+a progress line."""
 
 from __future__ import annotations
 
 import sys
 
-from ..quic.packets import MAX_UDP_PAYLOAD
-from ..quic.settings import DEFAULT_INITIAL_RTT_MS
+from ..quic.settings import SETTINGS
 from ..units import UnitError
 from .args import U64_MAX, given, seconds, whole
 from .errors import UsageError
 
 
 def transfer_args(p) -> None:
-    """A transfer's options: the engine, the endpoints' settings, and where and how it runs."""
+    """A transfer's options: the engine, the seed, every endpoint setting (``--NAME``, refused
+    empty here and read when the settings are built: :func:`endpoint_settings`), and where and
+    how it runs."""
     p.add_argument("--engine", choices=["board", "model"], default="board",
                    help="what carries the link: 'board', the simulated board in Verilator "
                    "(the hardware path), or 'model', the reference models of the same path, "
                    "which equal it frame for frame and run far faster (default %(default)s)")
-    p.add_argument("--cc", default="reno", type=given("a congestion controller"),
-                   help="the congestion controller: reno, cubic, "
-                   "or bbr (quinn only) (default %(default)s)")
     p.add_argument("--seed", type=whole(0, U64_MAX, "a seed"), default=0,
                    help="randomness of both endpoints (0 .. 2^64-1)")
-    p.add_argument("--max-ack-delay", default="25", metavar="MS",
-                   help="max_ack_delay both endpoints advertise (default %(default)s ms)")
-    p.add_argument("--stack", default="aioquic", metavar="S|CLIENT/SERVER",
-                   help="the QUIC stack of both endpoints, or of the client and the server, "
-                   "e.g. quinn or aioquic/quinn: aioquic, quinn (default %(default)s)")
-    p.add_argument("--max-datagram", default=str(MAX_UDP_PAYLOAD), metavar="BYTES",
-                   help="the largest UDP payload an endpoint sends, 1200..1472 (1472 fills "
-                   "a 1518-byte frame; quicly sends 1280, Chromium 1352) "
-                   "(default %(default)s)")
-    p.add_argument("--initial-window", default="default", metavar="PACKETS",
-                   help="the initial congestion window in packets of --max-datagram bytes "
-                   "(default: the stack's, 10 packets in aioquic, 12000 B in quinn)")
-    p.add_argument("--initial-rtt", default=f"{DEFAULT_INITIAL_RTT_MS:g}", metavar="MS",
-                   help="the RTT assumed before the first sample (default %(default)s ms, "
-                   "RFC 9002's; aioquic's own is 100 ms, see docs/architecture.md)")
-    p.add_argument("--stream-window", default="64MiB", metavar="BYTES",
-                   help="flow-control credit per stream (default %(default)s)")
-    p.add_argument("--conn-window", default="64MiB", metavar="BYTES",
-                   help="flow-control credit per connection (default %(default)s)")
+    for s in SETTINGS:
+        p.add_argument(s.option, default=s.default(), type=given(s.what), metavar=s.metavar,
+                       help=s.help)
     p.add_argument("--max-time", type=seconds(0, 1e6, "a time limit"), default=600.0,
                    metavar="S",
                    help="give up after S seconds of link time (default %(default)s)")

@@ -9,13 +9,13 @@ the sweeps and each stack's driver refuse the same things with the same one-line
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .packets import MAX_UDP_PAYLOAD
 
 __all__ = ["STACKS", "CONTROLLERS", "MIN_DATAGRAM", "EndpointSettings", "STACK_CONTROLLERS",
-           "DEFAULT_INITIAL_RTT_MS", "SETTING_NAMES", "VARINT_MAX", "ACK_N_MAX", "parse_setting",
-           "parse_stacks"]
+           "DEFAULT_INITIAL_RTT_MS", "DEFAULT_STACKS", "SETTINGS", "SETTING_NAMES", "Setting",
+           "VARINT_MAX", "ACK_N_MAX", "parse_setting", "parse_stacks"]
 
 MIB = 1 << 20
 # The largest QUIC variable-length integer (RFC 9000 section 16), the bound of every transport
@@ -174,19 +174,76 @@ def _bytes(text: str, what: str) -> int:
     return int(v)
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One endpoint setting as the command line (``--NAME`` with ``-`` for ``_``) and the sweeps
+    (``--set endpoint.NAME=...``) name it: the attribute of EndpointSettings it sets (``stacks``:
+    the (client, server) pair), how its text is read (ValueError, one line, if it does not), and
+    what its value is (for messages: "a congestion controller"), and its option's help
+    (argparse's ``%(default)s`` is :meth:`default`) and metavar."""
+
+    name: str
+    attr: str
+    read: Callable[[str], Any]
+    what: str
+    help: str
+    metavar: Optional[str] = None
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def default(self) -> str:
+        """The default as the option's text, from EndpointSettings' own (or DEFAULT_STACKS):
+        what :attr:`read` reads back as that default."""
+        value = DEFAULT_STACKS if self.attr == "stacks" else getattr(EndpointSettings, self.attr)
+        if value is None:
+            return "default"
+        if isinstance(value, tuple):
+            return value[0] if value[0] == value[1] else "/".join(value)
+        if isinstance(value, float):
+            return f"{value:g}"
+        if isinstance(value, int) and value >= MIB and value % MIB == 0:
+            return f"{value // MIB}MiB"
+        return str(value)
+
+
+# The (client, server) stacks of a transfer that names none.
+DEFAULT_STACKS = ("aioquic", "aioquic")
+
+# Every endpoint setting, in EndpointSettings' order (the command line lists them so): a new
+# setting is a field of EndpointSettings (its default, its check) and one entry here (its name,
+# reader and help).
+SETTINGS = (
+    Setting("max_datagram", "max_datagram", lambda t: _count(t, "max datagram", "B"),
+            "a datagram size",
+            f"the largest UDP payload an endpoint sends, {MIN_DATAGRAM}..{MAX_UDP_PAYLOAD} "
+            f"({MAX_UDP_PAYLOAD} fills a 1518-byte frame; quicly sends 1280, Chromium 1352) "
+            "(default %(default)s)", "BYTES"),
+    Setting("initial_window", "initial_window",
+            lambda t: None if str(t).strip() == "default" else _count(t, "initial window", ""),
+            "a window",
+            "the initial congestion window in packets of --max-datagram bytes (default: the "
+            "stack's, 10 packets in aioquic, 12000 B in quinn)", "PACKETS"),
+    Setting("initial_rtt", "initial_rtt_ms", lambda t: _ms(t, "initial RTT"), "an RTT",
+            "the RTT assumed before the first sample (default %(default)s ms, RFC 9002's; "
+            "aioquic's own is 100 ms, see docs/architecture.md)", "MS"),
+    Setting("cc", "cc", lambda t: str(t).strip(), "a congestion controller",
+            "the congestion controller: reno, cubic, or bbr (quinn only) (default %(default)s)"),
+    Setting("stream_window", "stream_window", lambda t: _bytes(t, "stream window"), "a window",
+            "flow-control credit per stream (default %(default)s)", "BYTES"),
+    Setting("conn_window", "conn_window", lambda t: _bytes(t, "connection window"), "a window",
+            "flow-control credit per connection (default %(default)s)", "BYTES"),
+    Setting("max_ack_delay", "max_ack_delay_ms", lambda t: _ms(t, "max_ack_delay"), "a delay",
+            "max_ack_delay both endpoints advertise (default %(default)s ms)", "MS"),
+    Setting("stack", "stacks", parse_stacks, "a stack",
+            "the QUIC stack of both endpoints, or of the client and the server, e.g. quinn or "
+            f"aioquic/quinn: {', '.join(STACKS)} (default %(default)s)", "S|CLIENT/SERVER"),
+)
+
 # The settings by their command-line and sweep name (``--set endpoint.NAME=...``): the
 # attribute of EndpointSettings each sets, and how its text is read.
-SETTING_NAMES = {
-    "max_datagram": ("max_datagram", lambda t: _count(t, "max datagram", "B")),
-    "initial_window": ("initial_window", lambda t: None if str(t).strip() == "default"
-                       else _count(t, "initial window", "")),
-    "initial_rtt": ("initial_rtt_ms", lambda t: _ms(t, "initial RTT")),
-    "cc": ("cc", lambda t: str(t).strip()),
-    "stream_window": ("stream_window", lambda t: _bytes(t, "stream window")),
-    "conn_window": ("conn_window", lambda t: _bytes(t, "connection window")),
-    "max_ack_delay": ("max_ack_delay_ms", lambda t: _ms(t, "max_ack_delay")),
-    "stack": ("stacks", parse_stacks),
-}
+SETTING_NAMES = {s.name: (s.attr, s.read) for s in SETTINGS}
 
 
 def parse_setting(name: str, text: str) -> tuple[str, Any]:
