@@ -35,7 +35,7 @@ MODES = ("sram", "spi")
 
 # openFPGALoader v0.10.0's cable names (`openFPGALoader --list-cables`), for when the tool is not
 # installed (a --dry-run); an installed one's own list is used instead (cable_names), so a newer
-# version's cables are taken too. tests/host/test_hostile_cli.py checks these against the tool's.
+# version's cables are taken too. tests/cli/test_hostile_cli.py checks these against the tool's.
 CABLES = frozenset("""
     anlogicCable arm-usb-ocd-h bus_blaster bus_blaster_b ch552_jtag cmsisdap dfu digilent
     digilent_ad digilent_b digilent_hs2 digilent_hs3 dirtyJtag ecpix5-debug efinix_jtag_ft4232

@@ -506,31 +506,3 @@ def test_a_profile_that_is_not_utf8_is_named(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == (f"satemu: {bad}: not UTF-8 text (byte 0xb5 at offset 23); a profile is a "
                    f"UTF-8 TOML file\n")
-
-
-@pytest.mark.parametrize("argv, option", [
-    (["show", "geo-testbed", "--f-clk", "0"], "--f-clk"),
-    (["show", "geo-testbed", "--f-clk", "-75000000"], "--f-clk"),
-    (["show", "geo-testbed", "--mem-wpc", "-1"], "--mem-wpc"),
-    (["show", "geo-testbed", "--mem-words", "0"], "--mem-words"),
-    (["stats"] + PORT + ["--watch", "-1"], "--watch"),
-    (["stats"] + PORT + ["--watch", "nan"], "--watch"),
-    (["load", "geo-testbed"] + PORT + ["--timeout", "-1"], "--timeout"),
-    (["bod-trace"] + PORT + ["--from", "4294967296"], "--from"),
-    (["experiment", "ack-policy", "--jobs", "0"], "--jobs"),
-    (["quic", "--profile", "geo-testbed", "--max-time", "inf"], "--max-time"),
-    (["sim", "start", "--port", "70000"], "--port"),
-])
-def test_out_of_range_options_are_usage_errors(argv, option, capsys):
-    with pytest.raises(SystemExit) as e:
-        cli.main(argv)
-    assert e.value.code == 2
-    err = capsys.readouterr().err.splitlines()[-1]
-    assert re.fullmatch(rf"satemu [\w-]+( start)?: error: argument {option}: '.*': .* "
-                        rf"(a whole number in \d+ \.\. \d+|seconds above 0 and at most \d+)", err)
-
-
-def test_experiment_seeds_out_of_range_are_one_line_errors(capsys):
-    assert cli.main(["experiment", "ack-policy", "--engine", "model", "--seeds", "1,-2"]) == 2
-    assert capsys.readouterr().err == ("satemu: --seeds '1,-2': whole numbers in 0 .. 2^64-1, "
-                                       "such as 0,1,2\n")

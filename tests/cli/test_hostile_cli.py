@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 
@@ -285,3 +286,36 @@ def test_usage_errors_are_one_line_with_status_2(capsys):
     assert one_line(capsys) == "satemu: --realtime needs --client-if and --server-if"
     assert main(["quic", "--engine", "model"]) == 2
     assert one_line(capsys) == "satemu: --profile is needed (the simulated board's link)"
+
+
+# --- 6. numbers out of range (found by tests/host/test_hardening.py's property tests) ----------
+
+NOBODY = ["--port", "socket://127.0.0.1:9"]
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["show", "geo-testbed", "--f-clk", "0"], "--f-clk"),
+    (["show", "geo-testbed", "--f-clk", "-75000000"], "--f-clk"),
+    (["show", "geo-testbed", "--mem-wpc", "-1"], "--mem-wpc"),
+    (["show", "geo-testbed", "--mem-words", "0"], "--mem-words"),
+    (["stats"] + NOBODY + ["--watch", "-1"], "--watch"),
+    (["stats"] + NOBODY + ["--watch", "nan"], "--watch"),
+    (["load", "geo-testbed"] + NOBODY + ["--timeout", "-1"], "--timeout"),
+    (["bod-trace"] + NOBODY + ["--from", "4294967296"], "--from"),
+    (["experiment", "ack-policy", "--jobs", "0"], "--jobs"),
+    (["quic", "--profile", "geo-testbed", "--max-time", "inf"], "--max-time"),
+    (["sim", "start", "--port", "70000"], "--port"),
+])
+def test_out_of_range_options_are_usage_errors(argv, option, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert re.fullmatch(rf"satemu [\w-]+( start)?: error: argument {option}: '.*': .* "
+                        rf"(a whole number in \d+ \.\. \d+|seconds above 0 and at most \d+)", err)
+
+
+def test_experiment_seeds_out_of_range_are_one_line_errors(capsys):
+    assert main(["experiment", "ack-policy", "--engine", "model", "--seeds", "1,-2"]) == 2
+    assert capsys.readouterr().err == ("satemu: --seeds '1,-2': whole numbers in 0 .. 2^64-1, "
+                                       "such as 0,1,2\n")
