@@ -8,15 +8,9 @@ toolchain.
 A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySerial client
 reaches it as ``socket://127.0.0.1:PORT`` (``sim/modules/satemu_uart``). It serves one client
 at a time: one that connects while another is attached is told so in a line and closed
-(``satemu.device`` reports it), and a client that leaves costs the board nothing: what it sent
-that the board has not taken yet leaves with it, so the next client is served at once. A client
-cannot outrun the firmware: when the module holds 4 KB of its bytes it stops reading the socket,
-and TCP holds the client back.
-
-A board lives no longer than the process that started it (``launch``): it watches a pipe
-that only that process holds open, and stops when the pipe ends, however the process ended
-(SIGKILL included). Only a board started as a daemon (``start(daemon=True)``, as ``satemu sim
-start`` does) outlives it, until ``stop``.
+(``satemu.device`` reports it), and a client that leaves costs the board nothing. A client cannot outrun
+the firmware: when the module's 64 KB buffer is full it stops reading the socket, and TCP holds
+the client back.
 
 ``board`` names the board the simulation stands for (``satemu.boards``): by default the
 simulated board; a real board's name (``python -m sim.board build --board versa-ecp5``) builds
@@ -115,21 +109,6 @@ def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool =
 
 
 _children: dict[int, subprocess.Popen] = {}   # boards this process started, reaped by kill()
-_lifelines: dict[int, int] = {}      # board pid -> the write end of its lifeline pipe
-
-
-def _drop_lifelines() -> None:
-    # A forked child (multiprocessing's workers) must not keep its parent's boards alive.
-    for fd in _lifelines.values():
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    _lifelines.clear()
-    _children.clear()
-
-
-os.register_at_fork(after_in_child=_drop_lifelines)
 
 
 def _free_port() -> int:
@@ -139,17 +118,12 @@ def _free_port() -> int:
 
 
 def alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs: a zombie (a board that ended, left to a parent that
-    does not reap it) does not."""
+    """Whether process ``pid`` still runs."""
     try:
         os.kill(pid, 0)
     except OSError:
         return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True                 # no /proc to tell: as the signal said
+    return True
 
 
 def status() -> dict | None:
@@ -164,61 +138,22 @@ def status() -> dict | None:
 
 
 def start(port: int | None = None, timeout: float = 180.0,
-          taps: tuple[str, str] | None = None, daemon: bool = True) -> dict:
+          taps: tuple[str, str] | None = None) -> dict:
     """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
     its state with ``url``. A board already running is reused. ``taps`` names TAP interfaces to
-    bridge ports A and B to (root only). ``daemon``: it outlives this process (until ``stop``);
-    else it ends with this process at the latest."""
+    bridge ports A and B to (root only)."""
     running = status()
     if running:
         return running
-    state = launch(port, timeout, taps=taps, daemon=daemon)
-    STATE.write_text(json.dumps(state))
-    return state
-
-
-def held(state: dict) -> dict[str, dict[str, int]]:
-    """What the running board ``state`` holds of earlier traffic, by its own gauges read over
-    the UART: per channel holding any, its bottleneck queue's frames and its delay line's
-    words. Empty: the board is idle."""
-    from satemu import protocol as P
-    from satemu.device import Device
-    out = {}
-    with Device(state["url"]) as dev:
-        for ch, name in enumerate(P.CHANNEL_NAMES):
-            stats = dev.get_stats(ch)
-            now = {k: stats[k] for k in ("queue_frames_now", "mem_words_now")}
-            if any(now.values()):
-                out[name] = now
-    return out
-
-
-def clean(timeout: float = 180.0) -> dict | None:
-    """The managed board (``start``'s), in a known state for a new run: as it is when it holds
-    nothing of earlier traffic, else restarted (same ports and TAPs, daemon or not as it was):
-    frames left in flight by a run that died (a killed ``satemu quic``) would otherwise make
-    the next load's BoD settings refused and the next run differ from the model. There is no
-    request that empties a channel at once, and letting it drain takes the link's delay and
-    backlog in simulated time, which runs at a tenth of real time or less; a restart takes a
-    boot, and leaves nothing of the past run (timebase, BoD state) to chance. None if no
-    managed board runs. A DeviceError (another client holds its UART, it does not answer)
-    is the caller's."""
-    state = status()
-    if state is None or not held(state):    # held's DeviceError (busy, silent) is the caller's
-        return state
-    kill(state)
-    STATE.unlink(missing_ok=True)
-    state = launch(state["port"], timeout, taps=tuple(state["taps"]) if state.get("taps") else None,
-                   eth_port=state["eth_port"], daemon=state.get("daemon", True))
+    state = launch(port, timeout, taps=taps)
     STATE.write_text(json.dumps(state))
     return state
 
 
 def launch(port: int | None = None, timeout: float = 180.0,
            taps: tuple[str, str] | None = None, board: str = DEFAULT_BOARD,
-           paced: bool = True, eth_port: int | None = None, daemon: bool = False) -> dict:
-    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``,
-    and it stops by itself when the calling process ends, unless ``daemon``.
+           paced: bool = True) -> dict:
+    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
     ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
     ``board`` a real board starts its variant (``build_board``, ``paced`` as there; the
     state's ``paced`` says which, ``variant`` gives its record)."""
@@ -226,10 +161,7 @@ def launch(port: int | None = None, timeout: float = 180.0,
 
     gateware = build_board(verbose=True, board=board, paced=paced)
     port = port or _free_port()
-    eth_port = eth_port or _free_port()
-    # The lifeline: the board reads its end; the write end stays in this process only (not
-    # inherited: os.pipe's ends are close-on-exec, and forked children close it, above).
-    lifeline = None if daemon else os.pipe()
+    eth_port = _free_port()
     run = BOARD / f"run-{port}"
     run.mkdir(parents=True, exist_ok=True)
     for item in gateware.iterdir():
@@ -244,32 +176,19 @@ def launch(port: int | None = None, timeout: float = 180.0,
     for entry in config:
         if entry.get("module") == "satemu_uart":
             entry["args"]["port"] = port
-            if lifeline:
-                entry["args"]["lifeline"] = lifeline[0]
         if entry.get("module") == "satemu_eth":
             entry["args"]["port"] = eth_port
             if taps:
                 entry["args"]["tap_a"], entry["args"]["tap_b"] = taps
     (run / "sim_config.js").write_text(json.dumps(config, indent=1))
-    try:
-        with open(run / "sim.log", "w") as log:
-            proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True,
-                                    pass_fds=(lifeline[0],) if lifeline else ())
-    except BaseException:
-        if lifeline:
-            os.close(lifeline[1])
-        raise
-    finally:
-        if lifeline:
-            os.close(lifeline[0])
+    with open(run / "sim.log", "w") as log:
+        proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
     _children[proc.pid] = proc
-    if lifeline:
-        _lifelines[proc.pid] = lifeline[1]
     state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
-             "paced": paced, "daemon": daemon,
+             "paced": paced,
              "run_dir": str(run), "started": time.time()}
     deadline = time.monotonic() + timeout
     # Each HELLO waits `wait` s for its answer. A board that connects but answers later than
@@ -278,7 +197,6 @@ def launch(port: int | None = None, timeout: float = 180.0,
     wait = 2.0
     while True:
         if proc.poll() is not None:
-            kill(state)                     # reaps it, closes its lifeline
             raise BoardError(f"the simulated board exited at start; see {run / 'sim.log'}")
         tried = time.monotonic()
         try:
@@ -289,7 +207,7 @@ def launch(port: int | None = None, timeout: float = 180.0,
             if time.monotonic() - tried >= wait:
                 wait = min(2 * wait, 32.0)
             if time.monotonic() > deadline:
-                kill(state)
+                proc.terminate()
                 raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
                                  f"see {run / 'sim.log'}") from None
             time.sleep(0.5)
@@ -300,9 +218,6 @@ def kill(state: dict) -> None:
     """Stop the board process of ``state``."""
     pid = state["pid"]
     proc = _children.pop(pid, None)
-    lifeline = _lifelines.pop(pid, None)
-    if lifeline is not None:
-        os.close(lifeline)                      # a board that misses SIGTERM ends all the same
     if proc is not None:                        # our own child: terminate and reap it
         if proc.poll() is None:
             os.killpg(pid, signal.SIGTERM)

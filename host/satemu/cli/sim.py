@@ -50,10 +50,8 @@ def cmd_sim(args) -> int:
 @contextlib.contextmanager
 def simulated_board(args):
     """The simulated board to use, for the ``with`` block: the one ``--port``/``--eth-port``
-    name, else the one ``satemu sim`` manages: restarted if it holds frames of an earlier run
-    (one killed mid-transfer), started if need be (and then stopped afterwards, unless
-    ``--keep``; it ends with this process whatever happens, unless ``--keep``, which leaves
-    it running as ``satemu sim start`` would). With ``--engine model``, none: None."""
+    name, else the one ``satemu sim`` manages, started if need be (and stopped afterwards,
+    unless ``--keep``, if it was started here). With ``--engine model``, none: None."""
     if getattr(args, "engine", "board") == "model":
         if args.port or args.eth_port:
             raise UsageError("--port and --eth-port name a simulated board: not with "
@@ -69,15 +67,12 @@ def simulated_board(args):
             hello = dev.hello()
         yield {"url": args.port, "eth_port": args.eth_port, "hello": hello}
         return
-    try:
-        running = board.clean()
-    except board.BoardError as e:
-        raise DeviceError(str(e)) from None
+    running = board.status()
     if running:
         yield running
         return
     try:
-        state = board.start(daemon=args.keep)
+        state = board.start()
     except board.BoardError as e:
         raise DeviceError(str(e)) from None
     try:

@@ -26,8 +26,6 @@
  *                      channel, `wire` the cycle its first beat was on the port's wire, the
  *                      bytes are the wire's, preamble to FCS.
  * Integers are little-endian. A cycle is the value of the board's timebase in that cycle.
- * A host that leaves lets the board run freely, and the frames it sent that have not started
- * on the wire are dropped.
  *
  * TAP bridge (optional args "tap_a", "tap_b": interface names): frames the kernel sends on a
  * TAP go onto that port's wire as soon as it is free (padded to 60 bytes, with preamble and
@@ -225,25 +223,6 @@ static void parse_input(struct session *s)
     }
 }
 
-/* A host that leaves takes its frames not yet on the wire with it (the frame being driven
- * finishes): nobody waits for them, and they must not reach the next host's run, which
- * expects a board that holds nothing of an earlier one. Frames from a TAP stay. */
-static void drop_queued(struct session *s)
-{
-    for (int i = 0; i < 2; i++) {
-        struct port *q = &s->port[i];
-        if (q->tap >= 0)
-            continue;
-        unsigned keep = q->driving ? 1 : 0;
-        while (q->count > keep) {
-            struct frame *f = &q->queue[(q->head + q->count - 1) % QUEUE];
-            free(f->data);
-            f->data = NULL;
-            q->count--;
-        }
-    }
-}
-
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     struct session *s = arg;
@@ -258,7 +237,6 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         close(fd);
         s->fd = 0;
         s->limit = 0;                        /* a host that leaves releases the simulation */
-        drop_queued(s);
         return;
     }
     s->rx_len += (size_t)n;

@@ -12,30 +12,19 @@
  *   clients interleaving requests would take each other's answers); once it leaves, the next
  *   client is attached;
  * - a client that leaves, or whose socket fails, is detached; the board runs on, and bytes it
- *   sends with no client attached are dropped, as on a UART with nothing plugged in; the bytes
- *   the departed client sent that the board's UART has not taken yet are dropped too, so that
- *   the next client is served at once, not after the board has digested at UART speed what
- *   nobody waits for (up to RX_HELD bytes, as well as what the kernel still held for it);
+ *   sends with no client attached are dropped, as on a UART with nothing plugged in;
  * - bytes from the client wait in a buffer until the board's UART takes them; when it holds
  *   RX_HELD bytes the socket is not read, so TCP holds the client back and no byte is lost;
  * - bytes to the client leave through a buffer, sent without blocking the simulation; a client
  *   that reads nothing for RX_TX_BYTES bytes loses the ones that do not fit; the board's log
- *   counts them when that client is detached.
- *
- * Its argument "lifeline" (optional) names a file descriptor, the read end of a pipe whose
- * write end only the process that started the board holds: when that process ends, however it
- * ends, the pipe reads as ended and the board stops (sim/board.py, ``launch``). A board started
- * as a daemon has no lifeline. */
-#define _GNU_SOURCE               /* POLLRDHUP */
+ *   counts them when that client is detached. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -89,7 +78,6 @@ static void detach(struct session *s)
     s->fd = -1;
     s->tx.len = 0;
     s->tx_age = 0;
-    s->rx.len = 0;                /* the departed client's unread input: nobody waits for it */
 }
 
 /* Read what fits into the rx buffer; stop reading the socket while the buffer is full. */
@@ -119,54 +107,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         s->rx.data[(s->rx.head + s->rx.len++) % RX_TX_BYTES] = buf[i];
 }
 
-/* Whether the client's own end of the connection on `fd` has been closed while its FIN waits
- * behind bytes the board has not taken (the client sent more than the board reads ahead, then
- * closed, or was killed): its socket, on this host since the port is on loopback, is then past
- * ESTABLISHED in the kernel's table, /proc/net/tcp. Unknown (no such line): not closed. */
-static int peer_closed(int fd)
-{
-    struct sockaddr_in self, peer;
-    socklen_t n1 = sizeof(self), n2 = sizeof(peer);
-    if (getsockname(fd, (struct sockaddr *)&self, &n1) < 0 ||
-        getpeername(fd, (struct sockaddr *)&peer, &n2) < 0 || peer.sin_family != AF_INET)
-        return 0;
-    FILE *f = fopen("/proc/net/tcp", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    int closed = 0;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned local, local_port, remote, remote_port, state;
-        if (sscanf(line, " %*u: %x:%x %x:%x %x", &local, &local_port, &remote, &remote_port,
-                   &state) != 5)
-            continue;                         /* the header */
-        if (local == peer.sin_addr.s_addr && local_port == ntohs(peer.sin_port) &&
-            remote == self.sin_addr.s_addr && remote_port == ntohs(self.sin_port)) {
-            closed = state != 1;              /* 1: TCP_ESTABLISHED */
-            break;
-        }
-    }
-    fclose(f);
-    return closed;
-}
-
-/* Whether the client on `fd` has left: closed its side (or its socket failed), whatever it
- * sent before that the board has not read yet. */
-static int departed(int fd)
-{
-    struct pollfd pfd = { fd, POLLRDHUP, 0 };
-    if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-        return 1;
-    return peer_closed(fd);
-}
-
 /* Whether the attached client is still there: its socket may hold an EOF that the loop has
- * not handed to on_read yet (a client that just left, and the next one already knocking),
- * possibly behind bytes that the full rx buffer keeps the loop from reading. */
+ * not handed to on_read yet (a client that just left, and the next one already knocking). */
 static int attached(struct session *s)
 {
-    if (s->fd >= 0 && departed(s->fd))
-        detach(s);
     for (int tries = 0; s->fd >= 0 && tries < 4; tries++) {
         uint8_t byte;
         ssize_t n = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -226,19 +170,6 @@ static void flush_tx(struct session *s)
     s->tx_age = 0;
 }
 
-/* The lifeline pipe: its write end closed (the process that started the board has ended),
- * the board ends too. Nothing is ever written to it; any read that is not EOF is ignored. */
-static void on_lifeline(evutil_socket_t fd, short what, void *arg)
-{
-    uint8_t buf[64];
-    (void)what; (void)arg;
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)))
-        return;
-    fprintf(stderr, "satemu_uart: the process that started the board has ended: stopping\n");
-    exit(0);
-}
-
 static int satemu_uart_start(void *b)
 {
     base = (struct event_base *)b;
@@ -262,15 +193,6 @@ static int satemu_uart_new(void **sess, char *args)
         eprintf("satemu_uart: cannot bind port %d\n", port);
         free(s);
         return RC_ERROR;
-    }
-    int lifeline;
-    if (arg_int(args, "lifeline", &lifeline) == RC_OK) {
-        struct event *ev = event_new(base, lifeline, EV_READ | EV_PERSIST, on_lifeline, NULL);
-        if (!ev || event_add(ev, NULL) < 0) {
-            eprintf("satemu_uart: cannot watch the lifeline, descriptor %d\n", lifeline);
-            free(s);
-            return RC_ERROR;
-        }
     }
     *sess = s;
     return RC_OK;
