@@ -15,8 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from satemu import protocol as P  # noqa: E402
-from satemu.device import Device  # noqa: E402
+from satemu.base import protocol as P  # noqa: E402
+from satemu.box.device import Device  # noqa: E402
 from sim import board  # noqa: E402
 
 

@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sim.run import run_scenario               # noqa: E402
-from satemu.params import ChannelParams        # noqa: E402
+from satemu.base.params import ChannelParams  # noqa: E402
 from sim.traffic import scenario               # noqa: E402
-from satemu.channel_model import channel_registers  # noqa: E402
+from satemu.link.registers import channel_registers  # noqa: E402
 
 F_CLK = 75_000_000
 # The channel alone: no frame log, every departure time on chip (the cocotb scenarios' own

@@ -147,8 +147,9 @@ def max_delay_table(rows: list[tuple[str, float]], lengths, mem_words: int, para
     """The longest delay the delay line holds for frames of one length at a shaped line rate:
     ``delay_line_budget`` (the firmware's bound) with min_len the frame's length and a queue of
     one frame, searched for the largest delay that fits ``mem_words``."""
-    from satemu.channel_model import delay_line_budget, rate_registers
-    from satemu.params import ChannelRegs
+    from satemu.base.validate import delay_line_budget
+    from satemu.link.registers import rate_registers
+    from satemu.base.params import ChannelRegs
     table = []
     for label, rate in rows:
         q, num, den = rate_registers(Fraction(rate), F_CLK)
@@ -329,7 +330,7 @@ def main(argv=None) -> int:
     from litedram import modules
     from sim import board
     from hw.satemu_soc import phy_settings
-    from satemu.boards import BOARDS
+    from satemu.base.boards import BOARDS
 
     record, default_delay_ms = BOARDS[args.board], VARIANTS[args.board]
     F_CLK = record.f_clk

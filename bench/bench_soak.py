@@ -4,7 +4,7 @@
 
 Runs ``sim.soak.run_soak`` (the profile and traffic are described there: 400 Mbit/s shaped at
 75 MHz, 1 ms, 1% loss, a 30-frame queue, a delay line that overflows after bursts, at least 20%
-minimum-size frames, runts, oversize and bad-FCS frames) through ``satemu.channel_model.Channel``,
+minimum-size frames, runts, oversize and bad-FCS frames) through ``satemu.model.channel.Channel``,
 which the RTL equals cycle for cycle (tests/gateware/test_channel.py runs the soak's first
 frames through the RTL). It fails unless every frame is accounted for exactly (rx = tx + each
 drop cause, every frame's fate against its counter) and the queue and memory gauges are back to
@@ -37,7 +37,7 @@ def main() -> int:
     result = {
         "benchmark": "soak",
         "date": datetime.date.today().isoformat(),
-        "engine": "satemu.channel_model.Channel",
+        "engine": "satemu.model.channel.Channel",
         "f_clk": F_CLK,
         "profile": {"rate_q": regs.rate_q, "rate_num": regs.rate_num, "rate_den": regs.rate_den,
                     "overhead": regs.overhead, "delay_cycles": regs.delay,

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from satemu.boards import BOARDS  # noqa: E402
+from satemu.base.boards import BOARDS  # noqa: E402
 from satemu.cli import main as cli  # noqa: E402
-from satemu.device import Device  # noqa: E402
-from satemu.protocol import TimelineRun  # noqa: E402
+from satemu.box.device import Device  # noqa: E402
+from satemu.base.protocol import TimelineRun  # noqa: E402
 from sim import board  # noqa: E402
 from sim.datapath import FW_TIMEOUT  # noqa: E402
 

@@ -3,7 +3,7 @@
 
     python -m hw.bitstream --board versa-ecp5        # what `make bitstream BOARD=versa-ecp5` runs
 
-The build is ``hw.pipeline.build_soc``'s, for the boards of ``satemu.boards`` that have a
+The build is ``hw.pipeline.build_soc``'s, for the boards of ``satemu.base.boards`` that have a
 bitstream flow, cached under ``build/bitstream/<board>/<key>/`` by ``hw.pipeline.content_key``:
 the board's LiteX target module is the SoC; each channel is synthesised on its own into a netlist
 of ECP5 cells (``synth_channels``); the gateware step runs yosys, nextpnr-ecp5 and ecppack: the
@@ -33,7 +33,7 @@ from pathlib import Path
 from hw.pipeline import (FIRMWARE, SOC_PACKAGES, StepError, build_soc, content_key, run_step,
                          stop_running_steps)
 from hw.soc_common import board_constraints
-from satemu.boards import BOARDS as ALL_BOARDS
+from satemu.base.boards import BOARDS as ALL_BOARDS
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "bitstream"
@@ -288,7 +288,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--board", default="versa-ecp5", choices=sorted(BOARDS))
     ap.add_argument("--seed", type=int, default=None,
-                    help="nextpnr's placement seed (default: the board's, satemu.boards)")
+                    help="nextpnr's placement seed (default: the board's, satemu.base.boards)")
     ap.add_argument("--no-publish", action="store_true",
                     help="write the report only into the build, not to bench/results/ (the "
                     "test suite's build)")

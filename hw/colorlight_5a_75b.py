@@ -21,7 +21,7 @@ the textbook are not enough). Each PHY's 125 MHz receive clock drives its port's
 its transmit clock), crossing into ``sys`` through the MACs' FIFOs.
 
 The board's clock, memory, CPU, channels (no BoD block: the FPGA is too small for it, so its
-firmware refuses BoD profiles) and bitstream flow are its record in ``satemu.boards``; its
+firmware refuses BoD profiles) and bitstream flow are its record in ``satemu.base.boards``; its
 builds, their timing and utilisation are in docs/hardware.md, "Colorlight 5A-75B", and the last
 build's report in ``bench/results/bitstream-colorlight-5a-75b.json``.
 
@@ -59,9 +59,9 @@ from liteeth.phy.common import LiteEthPHYMDIO
 from hw.ethport import ecp5_rgmii_port
 from hw.soc_common import (add_channels, board_main, board_platform, dram_module,
                             soc_core_kwargs)
-from satemu.boards import BOARDS
+from satemu.base.boards import BOARDS
 
-BOARD = BOARDS["colorlight-5a-75b"]   # its clock, memory, CPU, channels and build: satemu.boards
+BOARD = BOARDS["colorlight-5a-75b"]   # its clock, memory, CPU, channels and build: satemu.base.boards
 # The MACs' clock-crossing FIFOs, in 64-bit beats each way (LiteEth's default is 32): 16 keep a
 # port at line rate with one level of distributed RAM and shorter pointers, on paths of the
 # 125 MHz wire clocks; paced on the wire side (hw.cdc.PacedAsyncFIFO: registered flags, the

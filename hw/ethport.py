@@ -23,7 +23,7 @@ from litex.soc.interconnect import stream
 from liteeth.common import eth_phy_description
 from liteeth.mac.core import LiteEthMACCore
 
-from satemu.params import BEAT, BEAT_BITS, beat_field
+from satemu.base.params import BEAT, BEAT_BITS, beat_field
 
 DW = beat_field("data").stop - beat_field("data").start   # the beat's data, and the MAC's width
 
@@ -68,7 +68,7 @@ class SimEthClocks(LiteXModule):
 
 class EthPort(LiteXModule):
     """A MAC on ``phy``. ``rx_*`` carries received frames as channel beats and ``tx_*`` takes
-    beats to send, each payload flattened as ``satemu.params.BEAT`` lays a beat out.
+    beats to send, each payload flattened as ``satemu.base.params.BEAT`` lays a beat out.
 
     ``with_sys_datapath``: the MAC's preamble, FCS and padding logic works at the system side's
     64 bits in the system clock (the simulated board, whose wire is 64 bits a cycle), or else at

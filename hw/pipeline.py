@@ -16,7 +16,7 @@ run the same steps (``build_soc``):
 2. LiteX generates the SoC's headers and builds its libraries (the SoC's module, no gateware);
 3. (a bitstream only) each channel is synthesised on its own into a netlist;
 4. the firmware's headers are generated from the board's record and the protocol
-   (``satemu.gen_c``) and the firmware is compiled against them (``firmware/Makefile``);
+   (``satemu.base.gen_c``) and the firmware is compiled against them (``firmware/Makefile``);
 5. LiteX writes the SoC's Verilog with the firmware in ROM and runs the gateware's toolchain:
    Verilator for the simulated board, yosys, nextpnr-ecp5 and ecppack for a bitstream.
 """
@@ -188,12 +188,12 @@ def run_step(cmd: list, log, cwd: Path, env: dict, limit: float | None = None) -
 def build_soc(out: Path, board, soc_cmd: list, log, env: dict, *, mem_wpc: int | None = None,
               synth: Callable | None = None, limit: float | None = None) -> dict[str, float]:
     """Run the steps every SoC build shares (see the module's docstring) into ``out``, for
-    ``board`` (a ``satemu.boards.Board``): ``soc_cmd`` runs the SoC's module (``python -m
+    ``board`` (a ``satemu.base.boards.Board``): ``soc_cmd`` runs the SoC's module (``python -m
     ...  --output-dir out/soc``), to which the steps add the channels and, last, the firmware;
     ``synth(channels, log, env)`` turns the channels' Verilog into what the SoC takes and
     returns (files, seconds); ``mem_wpc`` replaces the board's guaranteed delay-line
     throughput in the firmware's header. Returns each step's seconds."""
-    from satemu.gen_c import write_firmware_headers
+    from satemu.base.gen_c import write_firmware_headers
     from hw.soc_common import write_channel_verilog
 
     os.environ["AMARANTH_USE_YOSYS"] = AMARANTH_YOSYS      # the channels' Verilog, in-process

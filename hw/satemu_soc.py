@@ -9,7 +9,7 @@ receive side feeds the return channel, which sends on port B. The CPU's UART is 
 the ports never reach the CPU or the bus. In simulation the PHYs' wire is a set of pads that the
 satemu_eth module (sim/modules) drives and reads at exact cycles.
 
-``board`` chooses the board (``satemu.boards``) the SoC stands for: by default the simulated
+``board`` chooses the board (``satemu.base.boards``) the SoC stands for: by default the simulated
 board (``"sim"``), which the system tests and the demo run, its delay lines in a behavioural
 memory (``hw.simmem``) and its MACs' FCS computed through a table (``hw.simcrc``), both for the
 simulation's speed; a real board's name builds a board
@@ -42,7 +42,7 @@ from hw.ethport import EthPort, SimEthClocks, SimEthPHY
 from hw.simcrc import fast_fcs
 from hw.simmem import SimNativeMemory
 from hw.soc_common import add_channels, dram_module, read_firmware, soc_core_kwargs
-from satemu.boards import BOARDS, DEFAULT_BOARD
+from satemu.base.boards import BOARDS, DEFAULT_BOARD
 
 # Where the simulated board's CPU reads its DRAM (the frame logs): in the CPU's uncached I/O
 # space, above the channels' register bridge (hw.soc_common.CHANNEL_BASE).

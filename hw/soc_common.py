@@ -6,12 +6,12 @@ The channels enter as generated Verilog (``write_channel_verilog``): modules
 ``satemu_channel_fwd`` and ``satemu_channel_ret`` (the latter with the BoD block). Their
 registers sit behind one bridge:
 
-    0x000-0x3ff  forward channel (port B -> A), one 32-bit word per register of satemu.regmap
+    0x000-0x3ff  forward channel (port B -> A), one 32-bit word per register of satemu.base.regmap
     0x400-0x7ff  return channel (port A -> B)
     0x800-0xbff  both channels: a write reaches both in the same cycle (COMMIT, STATS)
 
 Each channel addresses its delay line in 64-bit words, in the DRAM's upper half: forward at word
-``2 * mem_words``, return at ``3 * mem_words`` (``satemu.boards.Board.delay_line_base``, which
+``2 * mem_words``, return at ``3 * mem_words`` (``satemu.base.boards.Board.delay_line_base``, which
 the firmware's board header carries). Where the DRAM
 controller's native port is 64 bits (the simulated board's SDRAM), the channel has one of its own.
 Where it is 128 bits (the Versa's DDR3 at 1:2), a port widener (``satemu_gw.widen``, module
@@ -33,9 +33,9 @@ from migen import Cat, ClockSignal, FSM, If, Instance, Module, Mux, NextState, R
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.interconnect import wishbone
 
-from satemu.params import beat_field
-from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN
-from satemu.regmap import ADDR_BITS, WINDOW_BOTH, WINDOW_BYTES
+from satemu.base.params import beat_field
+from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN
+from satemu.base.regmap import ADDR_BITS, WINDOW_BOTH, WINDOW_BYTES
 
 CHANNEL_BASE = 0x9000_0000    # the bridge's place on the CPU bus
 # Each channel's Verilog module suffix, by channel number: forward is port B -> A, return is
@@ -45,7 +45,7 @@ CHANNEL_MODULES = {CHANNEL_FORWARD: "fwd", CHANNEL_RETURN: "ret"}
 
 def write_channel_verilog(out_dir: Path, board) -> list[Path]:
     """Generate both channels' Verilog into ``out_dir`` with the parameters ``board`` (a
-    ``satemu.boards.Board``) gives each. Returns the files, forward first."""
+    ``satemu.base.boards.Board``) gives each. Returns the files, forward first."""
     from amaranth.back import verilog
     from satemu_gw.channel import Channel
 
@@ -82,7 +82,7 @@ def write_widen_verilog(out_dir: Path, addr_width: int) -> Path:
 
 
 def soc_core_kwargs(ident: str, firmware: list[int] | None, cpu) -> dict:
-    """SoCCore's arguments: the board's CPU (``cpu``, a ``satemu.boards.Cpu``) with the
+    """SoCCore's arguments: the board's CPU (``cpu``, a ``satemu.base.boards.Cpu``) with the
     firmware in ROM, as every satemu SoC has it. ``firmware`` (32-bit words) is padded to the
     whole ROM, so the ROM's size never depends on the firmware; without it LiteX builds only the
     headers and libraries. The firmware is built for whichever CPU the SoC has."""
@@ -157,7 +157,7 @@ class ChannelEvents:
     """One channel's events, each high for one cycle: ``arrived`` (a frame taken at ingress),
     ``overrun`` (a frame discarded at ingress for want of room), ``start`` (a frame starts
     to leave: its source's valid first rises) and ``fate_valid`` (the channel decided a taken
-    frame's fate, ``fate``: a ``satemu.params.Fate``; one a frame, in arrival order)."""
+    frame's fate, ``fate``: a ``satemu.base.params.Fate``; one a frame, in arrival order)."""
 
     def __init__(self, pre: str):
         self.arrived = Signal(name=f"{pre}_arrived")
@@ -291,7 +291,7 @@ def _relative_sources(script: Path, cwd: Path) -> None:
 def board_main(doc: str, make_soc, board):
     """A board target's command line (``python -m hw.<board>``, as ``hw.bitstream`` runs it):
     ``make_soc(channel_verilog, sys_clk_freq, firmware)`` makes the SoC of ``board`` (a
-    ``satemu.boards.Board``), which nextpnr places and routes with the options of its
+    ``satemu.base.boards.Board``), which nextpnr places and routes with the options of its
     bitstream flow."""
     import argparse
 
@@ -314,13 +314,13 @@ def board_main(doc: str, make_soc, board):
 
 def board_constraints(board):
     """A real board's pin and clock data (``constraints/<its constraints>.py``, from its
-    ``satemu.boards`` record), as a module."""
+    ``satemu.base.boards`` record), as a module."""
     return load_constraints(board.bitstream.constraints)
 
 
 def board_platform(board):
     """A real board for LiteX with the open toolchain (yosys, nextpnr-ecp5, ecppack), from its
-    ``satemu.boards`` record: ``ecp5_platform`` of its constraints."""
+    ``satemu.base.boards`` record: ``ecp5_platform`` of its constraints."""
     return ecp5_platform(board_constraints(board))
 
 

@@ -42,9 +42,9 @@ from litedram.phy import ECP5DDRPHY
 from hw.ethport import ecp5_rgmii_port
 from hw.soc_common import (add_channels, board_main, board_platform, dram_module,
                             soc_core_kwargs)
-from satemu.boards import BOARDS
+from satemu.base.boards import BOARDS
 
-BOARD = BOARDS["versa-ecp5"]      # its clock, memory, CPU, channels and build: satemu.boards
+BOARD = BOARDS["versa-ecp5"]      # its clock, memory, CPU, channels and build: satemu.base.boards
 
 
 def dram_phy_settings(sys_clk_freq: float = float(BOARD.f_clk)):

@@ -8,11 +8,11 @@ toolchain.
 A running board is a ``Vsim`` process whose UART listens on a TCP port: any PySerial client
 reaches it as ``socket://127.0.0.1:PORT`` (``sim/modules/satemu_uart``). It serves one client
 at a time: one that connects while another is attached is told so in a line and closed
-(``satemu.device`` reports it), and a client that leaves costs the board nothing. A client cannot outrun
+(``satemu.box.device`` reports it), and a client that leaves costs the board nothing. A client cannot outrun
 the firmware: when the module's 64 KB buffer is full it stops reading the socket, and TCP holds
 the client back.
 
-``board`` names the board the simulation stands for (``satemu.boards``): by default the
+``board`` names the board the simulation stands for (``satemu.base.boards``): by default the
 simulated board; a real board's name (``python -m sim.board build --board versa-ecp5``) builds
 and runs that board's variant (``hw.satemu_soc``). A variant built with ``paced=False``
 (``--unpaced``) leaves out its channels' memory pace (``ChannelParams.mem_pace``), so that
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from dataclasses import replace
 
-from satemu.boards import BOARDS, DEFAULT_BOARD, Board
+from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = ROOT / "build" / "board"
@@ -157,7 +157,7 @@ def launch(port: int | None = None, timeout: float = 180.0,
     ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
     ``board`` a real board starts its variant (``build_board``, ``paced`` as there; the
     state's ``paced`` says which, ``variant`` gives its record)."""
-    from satemu.device import Device, DeviceError
+    from satemu.box.device import Device, DeviceError
 
     gateware = build_board(verbose=True, board=board, paced=paced)
     port = port or _free_port()

@@ -3,7 +3,7 @@
 
 The scenario (JSON, path in SATEMU_SCENARIO) names the registers, the frames to offer and how
 hostile the memory and the egress sink are. The bench records the cycle each frame's last beat
-was accepted, feeds those arrivals to ``satemu.channel_model.simulate`` and asserts, exactly:
+was accepted, feeds those arrivals to ``satemu.model.channel.simulate`` and asserts, exactly:
 each frame's fate (from the channel's fate trace) and egress cycle, the payload bytes, every counter and high-water mark, and
 conservation. A summary is written to SATEMU_RESULT for the pytest side and the benchmarks.
 """
@@ -19,12 +19,12 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
-from satemu.bod_model import unpack_record
-from satemu.channel_model import Commit, simulate
-from satemu.framelog_model import expected as log_expected, join as log_join, read_ring
-from satemu.params import ChannelParams, ChannelRegs, Fate
-from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_AT, COMMIT_RESEED,
-                           COMMIT_LAYOUT, STATS_SNAPSHOT)
+from satemu.base.records import unpack_record
+from satemu.model.channel import Commit, simulate
+from satemu.model.framelog import expected as log_expected, join as log_join, read_ring
+from satemu.base.params import ChannelParams, ChannelRegs, Fate
+from satemu.base.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_AT,
+    COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT)
 
 # Where the frame log's ring lies in the bench's memory, unless a scenario says ("log"): far
 # above every delay-line region, 2^16 records.

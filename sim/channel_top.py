@@ -5,7 +5,7 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from satemu.params import ChannelParams
+from satemu.base.params import ChannelParams
 from satemu_gw.channel import Channel, channel_ports
 from satemu_gw.timebase import Timebase
 

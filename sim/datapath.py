@@ -14,7 +14,7 @@ board runs in lock-step with the host, a chunk of cycles at a time, so every fra
 exactly at its cycle however slowly the host keeps up.
 
 Afterwards each frame's fate is checked: taken or discarded at ingress (overrun), and for
-those taken the model's (``satemu.channel_model.simulate``) fate and egress cycle against the
+those taken the model's (``satemu.model.channel.simulate``) fate and egress cycle against the
 cycle the frame started to leave its channel, with its bytes and FCS on the wire; then the
 firmware's counters. The probe counters the variant logs every 2^16 cycles (``probe.log``,
 ``hw.satemu_soc.PROBES``) give the memory traffic over the steady state: the window from one
@@ -32,8 +32,8 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from satemu.boards import BOARDS
-from satemu.params import frame_words
+from satemu.base.boards import BOARDS
+from satemu.base.params import frame_words
 from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, EthPorts,
                         arrival_from_wire)
 
@@ -166,12 +166,12 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     ``queue``: each channel's queue in frames, at most its cap (default: the departure times
     its chip holds).
     ``return_rate_bps``: the return channel's line rate, if not ``rate_bps``."""
-    from satemu.boards import BOARDS
-    from satemu.device import Device
-    from satemu.ether import to_wire
-    from satemu.params import ChannelRegs
-    from satemu.profile import load_profile
-    from satemu.timeline import compile_timeline
+    from satemu.base.boards import BOARDS
+    from satemu.box.device import Device
+    from satemu.base.ether import to_wire
+    from satemu.base.params import ChannelRegs
+    from satemu.link.profile import load_profile
+    from satemu.link.timeline import compile_timeline
     from sim.board import variant
 
     wall0 = time.monotonic()
@@ -290,7 +290,7 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
 
 def wait_empty(url: str, timeout: float = 600.0) -> None:
     """Wait until both channels hold no frame (every frame in has left or been dropped)."""
-    from satemu.device import Device
+    from satemu.box.device import Device
     deadline = time.monotonic() + timeout
     with Device(url, timeout=FW_TIMEOUT) as dev:
         while True:
@@ -305,9 +305,9 @@ def wait_empty(url: str, timeout: float = 600.0) -> None:
 def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes,
            commits) -> dict:
     """Every frame's fate and egress cycle against the model, and the counters."""
-    from satemu.channel_model import simulate
-    from satemu.params import Fate
-    from satemu.ether import padded
+    from satemu.model.channel import simulate
+    from satemu.base.params import Fate
+    from satemu.base.ether import padded
 
     result = {"per_channel": {}}
     ok = True

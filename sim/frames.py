@@ -13,10 +13,10 @@ import socket
 import struct
 import time
 
-from satemu.board_model import (  # noqa: F401  (the wire's facts, for the tests and tools)
-    CHANNEL_OUT_OF, EGRESS_PORT, FORWARD, GAP_CYCLES, INGRESS_PORT, PORT_A, PORT_B, RETURN,
-    RX_LATENCY, TX_LATENCY, Egress, Traffic, arrival_from_wire, wire_cycles)
-from satemu.ether import padded, to_wire
+from satemu.model.board import (CHANNEL_OUT_OF, EGRESS_PORT, FORWARD, GAP_CYCLES, INGRESS_PORT,
+    PORT_A, PORT_B, RETURN, RX_LATENCY, TX_LATENCY, Egress, Traffic, arrival_from_wire,
+    wire_cycles)
+from satemu.base.ether import padded, to_wire
 
 
 class EthPorts:
@@ -130,14 +130,14 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
     """Send ``sent`` (per channel: frames and their bad-FCS flags) into a running board's ports,
     at ``load`` times the wire's rate (1.0: back to back), wait for every frame the reference
     model says leaves, and return
-    (traffic, models, taken): what the board reported, ``satemu.channel_model.simulate`` on the
+    (traffic, models, taken): what the board reported, ``satemu.model.channel.simulate`` on the
     arrivals of the frames each channel took (with the profiles read back from the firmware),
     and the indices of those frames. Frames listed in ``bad_preamble`` go out without an SFD;
     the MAC must discard them before the channel."""
-    from satemu.boards import BOARDS, DEFAULT_BOARD
-    from satemu.channel_model import simulate
-    from satemu.params import ChannelRegs, Fate
-    from satemu.device import Device
+    from satemu.base.boards import BOARDS, DEFAULT_BOARD
+    from satemu.model.channel import simulate
+    from satemu.base.params import ChannelRegs, Fate
+    from satemu.box.device import Device
 
     bad_preamble = bad_preamble or {}
     board = BOARDS[DEFAULT_BOARD]
@@ -179,7 +179,7 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
 
 def expected_egress(sent, models, taken):
     """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in order."""
-    from satemu.params import Fate
+    from satemu.base.params import Fate
     return {ch: [(r.egress, padded(sent[ch][i][0])) for i, r in zip(taken[ch], models[ch].frames)
                  if r.fate == Fate.DELIVERED] for ch in sent}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from cocotb_tools.check_results import get_results
 from cocotb_tools.runner import get_runner
 
-from satemu.params import ChannelParams
+from satemu.base.params import ChannelParams
 from sim.build import ROOT, channel_model_build, verilator_env
 
 

@@ -10,7 +10,7 @@ cycle, its last beat (its arrival) at least a GbE wire time after the one before
 ingress never has to wait and the arrivals are the ones the channel bench's source makes
 (``arrival - beats + 1`` is when its first beat goes in).
 
-:func:`run_soak` runs it through the fast engine (``satemu.channel_model.Channel``) and checks
+:func:`run_soak` runs it through the fast engine (``satemu.model.channel.Channel``) and checks
 conservation, frame by frame: every frame offered is delivered or dropped for exactly one cause,
 and once the channel has drained the queue and memory gauges are back to 0.
 ``bench/bench_soak.py`` runs 10^6 frames; ``tests/host/test_soak.py`` a shorter run;
@@ -25,9 +25,11 @@ import time
 from collections import Counter
 from fractions import Fraction
 
-from satemu.channel_model import Channel, channel_registers, frame_beats, frame_words
-from satemu.params import FATE_COUNTER, ChannelParams, ChannelRegs, Fate
-from satemu.regmap import COUNTERS
+from satemu.model.channel import Channel
+from satemu.link.registers import channel_registers
+from satemu.base.params import frame_beats, frame_words
+from satemu.base.params import FATE_COUNTER, ChannelParams, ChannelRegs, Fate
+from satemu.base.regmap import COUNTERS
 
 F_CLK = 75_000_000
 RATE_BPS = 400_000_000

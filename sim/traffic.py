@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import asdict
 
-from satemu.params import ChannelParams
+from satemu.base.params import ChannelParams
 
 
 def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: float = 1.0,

@@ -24,7 +24,7 @@ struct satemu_hw {
     /* A counter of the channel's ingress port kept outside the channel (enum
      * satemu_port_counter: the MAC's), free-running, 32 bits (NULL: none). */
     uint32_t (*port_count)(void *ctx, int channel, unsigned counter);
-    /* What the firmware enforces and HELLO reports (satemu.protocol.LIMIT_FIELDS). */
+    /* What the firmware enforces and HELLO reports (satemu.base.protocol.LIMIT_FIELDS). */
     struct satemu_limits limits;
     /* Each channel's delay line; its size is limits.mem_words on every board. */
     struct satemu_region delay_line[SATEMU_CHANNELS];

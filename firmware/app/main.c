@@ -97,7 +97,7 @@ static uint32_t port_count(void *ctx, int ch, unsigned counter)
     return 0;
 }
 
-/* The board's facts come from its generated header (satemu.boards): its limits, each
+/* The board's facts come from its generated header (satemu.base.boards): its limits, each
  * channel's delay line (the upper half of the DRAM, which the CPU never uses) and frame-log
  * ring (the lower half, which the firmware only reads), the channels with the BoD block and
  * the statistics counters' width. */

@@ -6,7 +6,7 @@
 #include "stats.h"
 #include "validate.h"
 
-/* The layouts below against satemu.protocol's: a profile is a u64 a field (SET_PROFILE's after
+/* The layouts below against satemu.base.protocol's: a profile is a u64 a field (SET_PROFILE's after
  * the channel and a u32 generation), a statistic a u64;
  * HELLO's answer is the version (u16), the capabilities (u32), then the limits; BOD_TRACE's
  * head is bod_count u32, bod_start u64, the first superframe u32 and the records' count u8;
@@ -44,7 +44,7 @@ _Static_assert(SATEMU_COMMIT_REQUEST_BYTES == 1 + 4 && SATEMU_INCOMPLETE_DETAIL_
 static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_REGS;
 static const uint8_t profile_layout[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_LAYOUT;
 
-/* STATUS (satemu.regmap): a commit the channel has not taken yet; the last layout commit kept
+/* STATUS (satemu.base.regmap): a commit the channel has not taken yet; the last layout commit kept
  * the old layout; the delay line holds no frame; the last commit named a cycle already past. */
 #define STATUS_PENDING SATEMU_STATUS_REG_PENDING
 #define STATUS_LAYOUT_KEPT SATEMU_STATUS_REG_LAYOUT_KEPT

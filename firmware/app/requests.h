@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Request handling: one request in, its response payload out (satemu.protocol's messages). */
+/* Request handling: one request in, its response payload out (satemu.base.protocol's messages). */
 #ifndef SATEMU_REQUESTS_H
 #define SATEMU_REQUESTS_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Profile checks; satemu.validate is their Python reference (shared vectors pin both). Fields
+/* Profile checks; satemu.base.validate is their Python reference (shared vectors pin both). Fields
  * are named by the generated enum satemu_field, so their order is the Python declaration's. */
 #include <string.h>
 
@@ -15,7 +15,7 @@ static const uint8_t bg_fields[SATEMU_BOD_BG_LEVELS] = SATEMU_BOD_BG_FIELDS;
  * (L + ovh) * t_num / t_den cycles. BoD: the whole carrier, bod_slot_bytes of slot payload per
  * bod_slot_cycles (ovh = overhead); shaped: the shaper's q + num/den cycles a byte (ovh =
  * overhead); not shaped: the port's line rate with 24 bytes of preamble, FCS and gap.
- * satemu.channel_model.byte_time is the reference. */
+ * satemu.base.validate.byte_time is the reference. */
 static void byte_time(const struct satemu_hw *hw, const uint64_t *f, struct u128 *t_num,
                       uint64_t *t_den, uint64_t *ovh)
 {
@@ -49,7 +49,7 @@ static int ring(const struct satemu_hw *hw, int channel)
 }
 
 /* Whether the chip holds the channel's departure times as distances: a channel without the
- * ring on a box with limits.delta_queue (satemu.params.ChannelParams.delta_coded). */
+ * ring on a box with limits.delta_queue (satemu.base.params.ChannelParams.delta_coded). */
 static int delta_coded(const struct satemu_hw *hw, int channel)
 {
     return !ring(hw, channel) && hw->limits.delta_queue;
@@ -91,7 +91,7 @@ uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint
 }
 
 /* Whether the profile's queue can outgrow the departure times held on chip, so that each frame's
- * also goes to memory and back (satemu.params.ChannelParams.spills); a queue BoD serves never
+ * also goes to memory and back (satemu.base.params.ChannelParams.spills); a queue BoD serves never
  * does. */
 static int spills(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
@@ -111,7 +111,7 @@ static int spills(const struct satemu_hw *hw, int channel, const uint64_t *f)
  * bytes takes 1 + ceil(L/8) <= (L + 15) / 8 words, one more (L + 23) / 8 where the queue
  * spills, and arrives at most every T * (L + ovh) cycles, T = t_num / t_den cycles per byte
  * (byte_time). (L + 15) / (L + ovh) is largest at min_len when ovh < 15, else at max_len (23
- * where it spills). satemu.channel_model.delay_line_traffic is the reference. */
+ * where it spills). satemu.base.validate.delay_line_traffic is the reference. */
 static void traffic(const struct satemu_hw *hw, int channel, const uint64_t *f, struct u128 *n,
                     struct u128 *d)
 {
@@ -142,7 +142,7 @@ static void bad(struct satemu_verdict *v, const uint64_t *f, int field, uint64_t
 
 #define BAD(...) do { bad(v, f, __VA_ARGS__); return; } while (0)
 
-/* The BoD fields, only when BoD is on: satemu.validate's BoD rules, in its order. */
+/* The BoD fields, only when BoD is on: satemu.base.validate's BoD rules, in its order. */
 static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t *f,
                          struct satemu_verdict *v)
 {
@@ -157,7 +157,7 @@ static void validate_bod(const struct satemu_hw *hw, int channel, const uint64_t
     if (f[SATEMU_F_BOD_SLOT_BYTES] < 1)
         BAD(SATEMU_F_BOD_SLOT_BYTES, 1, 0xFFFFu);
     /* A queue deeper than the chip's departure times: a slot carries fewer than a quarter of
-     * them (satemu.params.ChannelParams.slot_frames_max). */
+     * them (satemu.base.params.ChannelParams.slot_frames_max). */
     if (f[SATEMU_F_QUEUE_FRAMES] > chip_queue(hw, channel)) {
         uint64_t k = chip_queue(hw, channel) / 4 ? chip_queue(hw, channel) / 4 : 1;
         uint64_t most = k * (f[SATEMU_F_MIN_LEN] + f[SATEMU_F_OVERHEAD]) - 1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Profile checks: every field of a profile, then the delay line's size and throughput, before
- * any of it touches the gateware (satemu.validate is the Python reference). */
+ * any of it touches the gateware (satemu.base.validate is the Python reference). */
 #ifndef SATEMU_VALIDATE_H
 #define SATEMU_VALIDATE_H
 
@@ -19,7 +19,7 @@ struct satemu_verdict {
 extern const uint8_t satemu_profile_widths[SATEMU_PROFILE_FIELDS];
 
 /* Delay-line words a profile can occupy at worst on a channel
- * (satemu.channel_model.delay_line_budget). */
+ * (satemu.base.validate.delay_line_budget). */
 uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint64_t *f);
 /* Delay-line words per 65536 cycles a profile can demand at worst, rounded up (UINT64_MAX when
  * beyond 64 bits); satemu_validate rejects it (THROUGHPUT) when it exceeds the channel's

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Host-firmware protocol codec, the C twin of satemu.protocol (checked against shared vectors). */
+/* Host-firmware protocol codec, the C twin of satemu.base.protocol (checked against shared vectors). */
 #include <string.h>
 
 #include "satemu_proto.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "satemu_proto_gen.h"   /* opcodes, status codes, sizes: generated from satemu.protocol */
+#include "satemu_proto_gen.h"   /* opcodes, status codes, sizes: generated from satemu.base.protocol */
 
 uint16_t satemu_crc16(const uint8_t *data, size_t len);
 

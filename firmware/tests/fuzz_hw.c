@@ -8,7 +8,7 @@
  * them. Checks, besides the sanitizers (the request's payload is a heap buffer of exactly its
  * length, the answer one of SATEMU_MAX_PAYLOAD bytes):
  * - every answer is 1 to SATEMU_MAX_PAYLOAD bytes and starts with a known status (FUZZ_STATUSES:
- *   a bit per satemu.protocol.Status, which the build passes);
+ *   a bit per satemu.base.protocol.Status, which the build passes);
  * - every register read and write is of a channel and a word of the register map; a write made
  *   for a request that names a channel is to that channel;
  * - a refused request (FUZZ_REFUSALS: a bit per status that refuses before acting, which the

@@ -38,7 +38,7 @@ static void fail(const char *why)
     abort();
 }
 
-/* COBS as satemu.protocol.cobs_decode, written apart from proto.c's: 0 and the length in *n, or
+/* COBS as satemu.base.protocol.cobs_decode, written apart from proto.c's: 0 and the length in *n, or
  * -1 for a malformed block. The block holds no zero byte (the delimiter ends it); out holds
  * len bytes. */
 static int model_cobs(const uint8_t *in, size_t len, uint8_t *out, size_t *n)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* A board's generated header on the host: the struct satemu_hw main.c fills from it, and what
  * the firmware reports from it (tests/firmware/test_generated_tables.py holds it to
- * satemu.boards). */
+ * satemu.base.boards). */
 #include <stdio.h>
 
 #include "requests.h"

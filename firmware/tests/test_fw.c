@@ -770,7 +770,7 @@ int main(void)
     };
     uint8_t resp[SATEMU_MAX_PAYLOAD], req[SATEMU_MAX_PAYLOAD];
 
-    /* Profile checks: same verdict as satemu.validate for every shared case. */
+    /* Profile checks: same verdict as satemu.base.validate for every shared case. */
     for (size_t i = 0; i < N(profile_cases); i++) {
         const struct profile_case *c = &profile_cases[i];
         hw.limits = c->limits;
@@ -801,7 +801,7 @@ int main(void)
     expect(n == 1 + SATEMU_PROFILE_BYTES && resp[0] == SATEMU_STATUS_OK
            && !memcmp(resp + 1, req + 5, SATEMU_PROFILE_BYTES), "get profile", 0);
 
-    /* Each field goes to its own register (satemu.regmap), and nothing else is written: the
+    /* Each field goes to its own register (satemu.base.regmap), and nothing else is written: the
      * register image the Python declarations give for a profile whose fields all differ. */
     memset(bank.regs, 0, sizeof(bank.regs));
     hw.delay_line[WRITE_CHANNEL].base = WRITE_MEM_BASE;

@@ -5,9 +5,9 @@ from amaranth import Module, Signal, Mux, Const
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
-from satemu.params import Fate
-from satemu.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
-                           BOD_ENABLE)
+from satemu.base.params import Fate
+from satemu.base.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
+    BOD_ENABLE)
 
 from .layouts import Config, IngressDesc, Decision, QueueEntry, frame_beats
 from .bod_slots import BodEntry, Release, port_cycles
@@ -69,7 +69,7 @@ class Admission(wiring.Component):
             "layout_ok": Out(1),
             "empty": Out(1),
             "clear": In(1),
-            # One pulse per frame, in arrival order, with its fate (satemu.params.Fate), and the
+            # One pulse per frame, in arrival order, with its fate (params.Fate), and the
             # frame's arrival cycle and length while it lasts (the frame log's).
             "fate_valid": Out(1),
             "fate": Out(3),

@@ -6,7 +6,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from satemu.regmap import BOD_FCA, BOD_BG_REPEAT, BOD_BG_LEVELS, BOD_LATENCY_MAX
+from satemu.base.regmap import BOD_FCA, BOD_BG_REPEAT, BOD_BG_LEVELS, BOD_LATENCY_MAX
 
 from .divider import Divider
 from .layouts import Config
@@ -19,7 +19,7 @@ def _min(a, b):
 class BodAllocator(wiring.Component):
     """Run once per superframe (``start``, with ``k``, ``backlog`` and ``arrived`` as of the
     superframe's first cycle); ``busy`` falls when the grants and requests are ready. It holds
-    both sides of the exchange, as ``satemu.bod_model.Bod._superframe`` does:
+    both sides of the exchange, as ``satemu.model.bod.Bod._superframe`` does:
 
     * the network side: requests wait ``bod_latency`` superframes in a 64-entry pipeline, then
       update the RBDC rate in force (with its timeout) and the VBDC volume outstanding; grants

@@ -6,7 +6,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from satemu.regmap import BOD_ENABLE, BOD_RECORD, BOD_RECORD_WORDS
+from satemu.base.regmap import BOD_ENABLE, BOD_RECORD, BOD_RECORD_WORDS
 
 from .bod_alloc import BodAllocator
 from .layouts import Config, frame_words
@@ -36,7 +36,7 @@ class SlotScheduler(wiring.Component):
     starting at t is processed only once every frame that arrived before t is in the queue,
     and the engine admits a frame arriving at a only once every slot starting at or before a
     is processed (``done_upto``). So both sides act on exactly
-    the state the model (``satemu.bod_model.Bod``) sees, whatever their processing speed.
+    the state the model (``satemu.model.bod.Bod``) sees, whatever their processing speed.
 
     * ``horizon``: from the engine, every frame that arrived before it has been pushed;
     * ``done_upto``: every slot starting before it has been processed;

@@ -5,7 +5,7 @@ from amaranth import Module, ResetInserter
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.params import ChannelParams
+from satemu.base.params import ChannelParams
 
 from .layouts import Beat, MemPortSignature, RegBusSignature
 from .ingress import Ingress
@@ -44,8 +44,8 @@ def channel_ports(params: ChannelParams) -> dict:
 class Channel(wiring.Component):
     """Frames enter on ``sink`` and leave on ``source`` (64-bit beats); ``mem`` is a
     LiteDRAM-native-shaped port to the delay-line region; ``bus`` holds the registers of
-    ``satemu.regmap``; ``now`` is the shared timebase. The timing contract is the one of
-    ``satemu.channel_model.simulate`` and docs/architecture.md.
+    ``satemu.base.regmap``; ``now`` is the shared timebase. The timing contract is the one of
+    ``satemu.model.channel.simulate`` and docs/architecture.md.
     """
 
     def __init__(self, params: ChannelParams = ChannelParams(), mac_fed: bool = False):

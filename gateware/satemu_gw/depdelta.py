@@ -6,7 +6,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from satemu.depdelta_model import DELTA_BITS, LENGTH_BITS, WORD_BITS, length_bits
+from satemu.base.queues import DELTA_BITS, LENGTH_BITS, WORD_BITS, length_bits
 
 from .layouts import QueueEntry
 
@@ -19,7 +19,7 @@ MEMORY_PREFIX = "delta_bit"
 class DeltaQueue(wiring.Component):
     """A first-in, first-out queue of ``QueueEntry`` that holds ``params.queue_depth`` entries in
     block RAM, each as its departure's distance from the entry before it and its length
-    (``satemu.depdelta_model``, whose ``DeltaQueueModel`` gives the word stored for each). Each
+    (``satemu.model.depdelta``, whose ``DeltaQueueModel`` gives the word stored for each). Each
     bit of an entry has a memory of its own, one bit wide, so that a board's block RAMs hold
     the whole depth in their deepest mode and no multiplexer follows them.
 

@@ -5,7 +5,7 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.depqueue_model import BURST, STAGE
+from satemu.base.queues import BURST, STAGE
 
 from .layouts import QueueEntry, SpillRead, SpillWrite
 
@@ -14,7 +14,7 @@ class DepartureQueue(wiring.Component):
     """A first-in, first-out queue of ``QueueEntry`` (a frame's departure cycle and length) that
     holds ``params.queue_onchip`` entries on chip and the rest in a ring of
     ``params.spill_words`` words at word ``base`` (the first word past the delay-line region).
-    Its model is a plain FIFO: ``satemu.depqueue_model`` gives where each entry goes.
+    Its model is a plain FIFO: ``satemu.model.depqueue`` gives where each entry goes.
 
     * ``push`` takes an entry. While no entry waits in memory and the chip has room, it goes
       straight on chip; otherwise it joins the ring: it waits (at most ``STAGE`` of them) for

@@ -6,8 +6,8 @@ from amaranth import Module, ResetInserter, Signal, Cat, Const, Mux
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.framelog_model import CYCLE_BITS, LENGTH_BITS, WORD1
-from satemu.params import Fate
+from satemu.base.records import CYCLE_BITS, LENGTH_BITS, WORD1
+from satemu.base.params import Fate
 
 # A frame decided: the admission's fate pulse, with the frame's arrival cycle and length.
 Decided = data.StructLayout({"arrival": CYCLE_BITS, "length": LENGTH_BITS, "fate": 3})
@@ -23,7 +23,7 @@ def log_write_layout(addr_width):
 
 
 class FrameLog(wiring.Component):
-    """Records (``satemu.framelog_model``, which gives their layout) go into a FIFO of
+    """Records (``satemu.model.framelog``, which gives their layout) go into a FIFO of
     ``params.log_fifo`` records and from there, one at a time, to the writer (``write``: the
     address of the record's first word and its two words), which writes them when it has no
     frame to store, or before the next frame once the FIFO is half full (``urgent``), and says

@@ -4,10 +4,10 @@
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.params import BEAT
-from satemu.regmap import ADDR_BITS, CFG_FIELDS
+from satemu.base.params import BEAT
+from satemu.base.regmap import ADDR_BITS, CFG_FIELDS
 
-# One 64-bit beat of a frame (satemu.params.BEAT, where its fields are described).
+# One 64-bit beat of a frame (satemu.base.params.BEAT, where its fields are described).
 Beat = data.StructLayout(dict(BEAT))
 
 # Every profile field, as the channel consumes it after COMMIT.
@@ -48,13 +48,13 @@ def SpillRead(addr_width):
 
 
 def frame_beats(length):
-    """``satemu.params.frame_beats`` in gateware: the 64-bit beats of a frame of ``length``
+    """``satemu.base.params.frame_beats`` in gateware: the 64-bit beats of a frame of ``length``
     bytes."""
     return (length + 7) >> 3
 
 
 def frame_words(length):
-    """``satemu.params.frame_words`` in gateware: the memory words a stored frame occupies."""
+    """``satemu.base.params.frame_words`` in gateware: the memory words a stored frame occupies."""
     return frame_beats(length) + 1
 
 

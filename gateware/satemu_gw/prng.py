@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""xoshiro128++ PRNG: one 32-bit draw per cycle, bit-exact with ``satemu.prng.Xoshiro128pp``."""
+"""xoshiro128++ PRNG: one 32-bit draw per cycle, bit-exact with ``satemu.base.prng``'s model."""
 
 from amaranth import Cat, Module, Signal, Const
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.prng import SEED_MIX, seed_state
+from satemu.base.prng import SEED_MIX, seed_state
 
 
 def _rotl(x, k):

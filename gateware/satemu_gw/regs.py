@@ -9,10 +9,9 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from satemu.params import ChannelRegs
-from satemu.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
-                           COMMIT_AT, STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS,
-                           LAYOUT_FIELDS, LOG_CLEAR)
+from satemu.base.params import ChannelRegs
+from satemu.base.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
+    COMMIT_AT, STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS, LOG_CLEAR)
 
 from .layouts import Config, RegBusSignature
 

@@ -10,10 +10,10 @@ from fractions import Fraction
 
 import pytest
 
-from satemu import protocol as P
-from satemu.boards import BOARDS
-from satemu.device import Device, DeviceError
-from satemu.profile import ProfileError, load_profile
+from satemu.base import protocol as P
+from satemu.base.boards import BOARDS
+from satemu.box.device import Device, DeviceError
+from satemu.link.profile import ProfileError, load_profile
 from sim import board
 from sim.datapath import FORWARD, FW_TIMEOUT, RETURN, run_point
 

@@ -10,13 +10,13 @@ import subprocess
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from satemu import protocol as P
-from satemu.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
-                          log_vectors_header, profile_vectors_header, proto_header,
-                          vectors_header)
-from satemu.params import ChannelRegs
-from satemu.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
-from satemu.validate import Hardware, validate
+from satemu.base import protocol as P
+from satemu.base.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
+    log_vectors_header, profile_vectors_header, proto_header, vectors_header)
+from satemu.base.params import ChannelRegs
+from satemu.base.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
+from satemu.base.hardware import Hardware
+from satemu.base.validate import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "firmware" / "app"

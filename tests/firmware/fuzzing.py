@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from command_layer import C_TESTS, SOURCES, VECTORS, compile_c, write_headers
-from satemu import protocol as P
-from satemu.params import ChannelRegs
-from satemu.regmap import REGMAP
-from satemu.validate import profile_fields
+from satemu.base import protocol as P
+from satemu.base.params import ChannelRegs
+from satemu.base.regmap import REGMAP
+from satemu.base.validate import profile_fields
 
 TARGETS = ("fuzz_proto", "fuzz_stream", "fuzz_hw")
 # The command layer's targets link it; fuzz_stream only the codec.
@@ -48,7 +48,7 @@ def clang() -> str:
 def build(target: str, out: Path) -> Path:
     """``target`` under libFuzzer, ASan and UBSan, against headers generated into ``out``: the
     program ``out / target``. fuzz_hw is told the known statuses (a bit per
-    ``satemu.protocol.Status``) and those that refuse a request before it acts: all but OK and
+    ``satemu.base.protocol.Status``) and those that refuse a request before it acts: all but OK and
     PENDING (a commit started that the gateware has not taken yet)."""
     assert max(P.Status) < 64
     statuses = sum(1 << int(s) for s in P.Status)

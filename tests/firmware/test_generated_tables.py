@@ -2,7 +2,7 @@
 """The firmware takes its tables from the Python declarations only: built from a reordered
 ``PROFILE_FIELDS``, or from one with a field added (and the register map laid out anew), the
 same command layer gives the Python validator's verdicts on the shared vectors and writes each
-field to its own register; a board's header gives what ``satemu.boards`` says of it."""
+field to its own register; a board's header gives what ``satemu.base.boards`` says of it."""
 
 import random
 import subprocess
@@ -13,13 +13,13 @@ import pytest
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, SANITIZERS, SOURCES,
                            build_command_layer, case_hardware, compile_c, run_command_layer,
                            write_headers)
-from satemu import protocol as P
-from satemu import regmap as R
-from satemu import validate as V
-from satemu.boards import BOARDS
-from satemu.gen_c import (BOARD_HEADER, PROTO_HEADER, board_header, proto_header,
-                          write_firmware_headers)
-from satemu.params import ChannelRegs
+from satemu.base import protocol as P
+from satemu.base import regmap as R
+from satemu.base import validate as V
+from satemu.base.boards import BOARDS
+from satemu.base.gen_c import (BOARD_HEADER, PROTO_HEADER, board_header, proto_header,
+    write_firmware_headers)
+from satemu.base.params import ChannelRegs
 
 NAMES = [f.name for f in P.PROFILE_FIELDS]
 
@@ -149,7 +149,7 @@ def test_register_image_catches_a_swap():
 def test_board_header(name, mem_wpc):
     """A board's header, as main.c uses it: HELLO reports the board's limits (``mem_wpc``
     replacing its guarantee when given) and frame log, each channel's delay line and log ring
-    are where ``satemu.boards`` puts them, and the BoD channels, ring and counter width are the
+    are where ``satemu.base.boards`` puts them, and the BoD channels, ring and counter width are the
     board's."""
     board = BOARDS[name]
     out = BUILD / f"board-{name}-{mem_wpc}"

@@ -11,11 +11,11 @@ import pytest
 from command_layer import (BUILD, C_TESTS, PROFILE_CASES, PROTO, SANITIZERS, SOURCES, VECTORS,
                            case_hardware, compile_c, run_command_layer, write_headers)
 import fuzzing
-from satemu import framelog_model as L
-from satemu import protocol as P
-from satemu.bod_model import unpack_record
-from satemu.params import ChannelRegs
-from satemu.validate import profile_fields
+from satemu.model import framelog as L
+from satemu.base import protocol as P
+from satemu.base.records import unpack_record
+from satemu.base.params import ChannelRegs
+from satemu.base.validate import profile_fields
 
 
 def test_crc_known_answer():
@@ -248,15 +248,15 @@ def test_fuzz_bounded(target, runs):
 
 
 def test_firmware_command_layer():
-    """The firmware's profile checks give the verdicts of satemu.validate on every shared case,
+    """The firmware's profile checks give the verdicts of satemu.base.validate on every shared case,
     SET_PROFILE writes each field to its own register, and its request handling answers
     malformed requests with the right status."""
     print(run_command_layer(BUILD))
 
 
 def test_python_validator_matches_vectors():
-    from satemu.protocol import PROFILE_FIELDS
-    from satemu.validate import validate
+    from satemu.base.protocol import PROFILE_FIELDS
+    from satemu.base.validate import validate
     for c in PROFILE_CASES:
         fields = {f.name: v for f, v in zip(PROFILE_FIELDS, c["fields"])}
         hw = case_hardware(c)

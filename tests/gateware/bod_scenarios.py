@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from fractions import Fraction
 
-from satemu.channel_model import channel_registers
-from satemu.params import ChannelParams
-from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_RATE_ONE
+from satemu.link.registers import channel_registers
+from satemu.base.params import ChannelParams
+from satemu.base.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_RATE_ONE
 from sim.traffic import scenario, traffic
 from scenarios import HOSTILE_MEM
 

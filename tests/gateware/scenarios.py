@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from satemu.channel_model import Commit, channel_registers, frame_words, simulate
-from satemu.params import ChannelParams, ChannelRegs, Fate
-from satemu.regmap import CFG_FIELDS
+from satemu.model.channel import Commit, simulate
+from satemu.link.registers import channel_registers
+from satemu.base.params import frame_words
+from satemu.base.params import ChannelParams, ChannelRegs, Fate
+from satemu.base.regmap import CFG_FIELDS
 from sim.traffic import SCENARIO_PARAMS, scenario, traffic
 
 HOSTILE_MEM = {"cmd_ready": 0.6, "wdata_ready": 0.6, "lat_min": 4, "lat_max": 40}

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""satemu_gw.admission.Admission alone, in Amaranth's simulator, against satemu.channel_model:
+"""satemu_gw.admission.Admission alone, in Amaranth's simulator, against satemu.model.channel:
 every frame's fate, departure and egress cycles, the queue and memory accounting, the loss
 PRNG and a commit mid-run, frame by frame, with random arrivals and random backpressure."""
 
@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from amaranth import Elaboratable
 
-from satemu.channel_model import Channel, Commit
-from satemu.params import ChannelParams, ChannelRegs, Fate, frame_beats, frame_words
-from satemu.regmap import (CFG_FIELDS, COMMIT_LAYOUT, COMMIT_RESEED, LOSS_BERNOULLI,
-                           LOSS_GILBERT_ELLIOTT)
+from satemu.model.channel import Channel, Commit
+from satemu.base.params import ChannelParams, ChannelRegs, Fate, frame_beats, frame_words
+from satemu.base.regmap import (CFG_FIELDS, COMMIT_LAYOUT, COMMIT_RESEED, LOSS_BERNOULLI,
+    LOSS_GILBERT_ELLIOTT)
 from satemu_gw.admission import Admission, ENGINE_COUNTERS
 from simbench import run
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """satemu_gw.bod_slots.SlotScheduler (with its BodAllocator) alone, in Amaranth's simulator,
-against satemu.bod_model.Bod: every frame's release (its slot's end cycle), its header (egress
+against satemu.model.bod.Bod: every frame's release (its slot's end cycle), its header (egress
 cycle, offset) and every superframe's record, read back from the ring as it is written."""
 
 import random
@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from satemu.bod_model import Bod, pack_record, unpack_record
-from satemu.params import ChannelParams, ChannelRegs, frame_words
-from satemu.regmap import BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, CFG_FIELDS
+from satemu.model.bod import Bod
+from satemu.base.records import pack_record, unpack_record
+from satemu.base.params import ChannelParams, ChannelRegs, frame_words
+from satemu.base.regmap import BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, CFG_FIELDS
 from satemu_gw.bod_slots import SlotScheduler
 from simbench import run
 
@@ -27,7 +28,7 @@ def cfg(regs: ChannelRegs) -> dict:
 
 
 def model(frames, regs, params, commits, until):
-    """The model's Bod, driven as ``Channel.arrive`` drives it (satemu/channel_model.py:
+    """The model's Bod, driven as ``Channel.arrive`` drives it (satemu/model/channel.py:
     ``advance(arrival)`` before each ``push``), then run over every slot starting at or before
     ``until``."""
     bod = Bod(regs, START, params, [(c, r) for c, r in commits])

@@ -5,8 +5,8 @@ from collections import Counter
 
 import pytest
 
-from satemu.channel_model import frame_words
-from satemu.params import ChannelParams, Fate
+from satemu.base.params import frame_words
+from satemu.base.params import ChannelParams, Fate
 from sim.run import run_scenario
 from sim.soak import run_soak, soak_scenario, soak_traffic
 from scenarios import all_scenarios, paced_frames

@@ -7,8 +7,9 @@ from collections import deque
 
 import pytest
 
-from satemu.depdelta_model import DELTA_BITS, FRAME_SPAN, DeltaQueueModel
-from satemu.params import ChannelParams
+from satemu.base.queues import DELTA_BITS, FRAME_SPAN
+from satemu.model.depdelta import DeltaQueueModel
+from satemu.base.params import ChannelParams
 from satemu_gw.depdelta import DeltaQueue
 from simbench import run
 

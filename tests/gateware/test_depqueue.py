@@ -7,8 +7,8 @@ from collections import deque
 
 import pytest
 
-from satemu.depqueue_model import DepartureQueueModel
-from satemu.params import ChannelParams
+from satemu.model.depqueue import DepartureQueueModel
+from satemu.base.params import ChannelParams
 from satemu_gw.depqueue import DepartureQueue
 from simbench import run
 

@@ -9,8 +9,8 @@ from collections import deque
 
 import pytest
 
-from satemu.delayline_model import WRAP48, EgressModel, header_word
-from satemu.params import ChannelParams, frame_beats
+from satemu.model.delayline import WRAP48, EgressModel, header_word
+from satemu.base.params import ChannelParams, frame_beats
 from satemu_gw.egress import EGRESS_COUNTERS, Egress
 from membench import Held, Mismatch, expect, expect_ports, raw, simulate
 

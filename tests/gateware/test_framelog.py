@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""satemu_gw.framelog.FrameLog alone, in Amaranth's simulator, against satemu.framelog_model:
+"""satemu_gw.framelog.FrameLog alone, in Amaranth's simulator, against satemu.model.framelog:
 every event becomes the record the model packs, at the slot and lap the ring gives it; a ring
 that wraps keeps the newest records; a writer that stalls loses records, each one counted; a
 CLEAR starts the ring afresh and skips the records the writer still had."""
@@ -8,8 +8,9 @@ import random
 
 from amaranth.sim import Simulator
 
-from satemu.framelog_model import DECIDED, SENT, Record, join, pack, read_ring, unpack
-from satemu.params import ChannelParams, Fate
+from satemu.base.records import DECIDED, SENT, Record, pack, unpack
+from satemu.model.framelog import join, read_ring
+from satemu.base.params import ChannelParams, Fate
 from satemu_gw.framelog import FrameLog
 
 BASE = 0x1000

@@ -9,8 +9,8 @@ from collections import deque
 
 import pytest
 
-from satemu.delayline_model import ArbiterModel, ReadRouter
-from satemu.depqueue_model import BURST
+from satemu.model.delayline import ArbiterModel, ReadRouter
+from satemu.base.queues import BURST
 from satemu_gw.memarb import MemArbiter
 from membench import Held, Mismatch, Source, expect, raw, simulate
 

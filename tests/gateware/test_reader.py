@@ -10,8 +10,8 @@ from collections import deque
 
 import pytest
 
-from satemu.delayline_model import header_word
-from satemu.params import ChannelParams, frame_beats
+from satemu.model.delayline import header_word
+from satemu.base.params import ChannelParams, frame_beats
 from satemu_gw.reader import Reader
 from membench import Mismatch, expect, expect_ports, raw, simulate
 

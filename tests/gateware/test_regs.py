@@ -7,9 +7,9 @@ from dataclasses import replace
 from amaranth import Module
 from amaranth.sim import Simulator
 
-from satemu.params import ChannelParams, ChannelRegs
-from satemu.regmap import (CFG_FIELDS, REGMAP, COMMIT_APPLY, COMMIT_AT, COMMIT_LAYOUT,
-                           STATS_SNAPSHOT, STATS_CLEAR, STATUS_LATE, STATUS_PENDING)
+from satemu.base.params import ChannelParams, ChannelRegs
+from satemu.base.regmap import (CFG_FIELDS, REGMAP, COMMIT_APPLY, COMMIT_AT, COMMIT_LAYOUT,
+    STATS_SNAPSHOT, STATS_CLEAR, STATUS_LATE, STATUS_PENDING)
 from satemu_gw.channel import Channel
 from satemu_gw.timebase import Timebase
 
@@ -183,7 +183,7 @@ def test_every_read_address_returns_its_word():
     # Each snapshot input, the BoD words and the status get a distinct value; every address
     # past the profile's words must read exactly its word, and an unmapped or write-only one 0
     # (the read multiplexer is a tree over the address bits, built from the map).
-    from satemu.regmap import BOD_RECORD_WORDS
+    from satemu.base.regmap import BOD_RECORD_WORDS
     from satemu_gw.regs import STAT_INPUTS, Regs
 
     dut = Regs(ChannelParams(bod=True))

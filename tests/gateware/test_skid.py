@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from satemu.delayline_model import SkidModel
+from satemu.model.delayline import SkidModel
 from satemu_gw.layouts import mem_cmd_layout
 from satemu_gw.skid import SkidBuffer
 from membench import Held, Mismatch, Source, expect, raw, simulate

@@ -4,7 +4,7 @@
 import random
 from fractions import Fraction
 
-from satemu.prng import Xoshiro128pp
+from satemu.base.prng import Xoshiro128pp
 from satemu_gw.prng import Prng
 from satemu_gw.sertime import SerTime
 from simbench import run
@@ -85,10 +85,10 @@ def test_divider_is_exact():
 
 def test_bod_allocator_matches_model():
     """Superframe after superframe, with random backlog and arrivals, the allocator's grants
-    and requests equal satemu.bod_model's."""
-    from satemu.bod_model import Bod
-    from satemu.params import ChannelParams, ChannelRegs
-    from satemu.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT
+    and requests equal satemu.model.bod's."""
+    from satemu.model.bod import Bod
+    from satemu.base.params import ChannelParams, ChannelRegs
+    from satemu.base.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT
     from satemu_gw.bod_alloc import BodAllocator
 
     rng = random.Random(3)

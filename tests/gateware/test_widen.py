@@ -7,7 +7,7 @@ from collections import deque
 
 from amaranth.sim import Simulator
 
-from satemu.widen_model import NarrowMemory, WideMemory, merge
+from satemu.model.widen import NarrowMemory, WideMemory, merge
 from satemu_gw.widen import MemWiden
 
 AW = 12

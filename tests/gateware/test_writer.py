@@ -9,8 +9,8 @@ from collections import deque
 
 import pytest
 
-from satemu.delayline_model import writer_writes
-from satemu.params import ChannelParams, frame_beats, frame_words
+from satemu.model.delayline import writer_writes
+from satemu.base.params import ChannelParams, frame_beats, frame_words
 from satemu_gw.writer import Writer
 from membench import Held, Mismatch, Source, expect, raw, simulate
 

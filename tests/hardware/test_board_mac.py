@@ -3,7 +3,7 @@
 Migen's simulator, with three clocks: the system clock at 55 MHz and the PHY's two at 125 MHz.
 
 Transmit: frames offered as 64-bit channel beats leave on the wire exactly as a PHY must send
-them (preamble and SFD, the frame padded to 60 bytes, its FCS; ``satemu.ether``), back to back
+them (preamble and SFD, the frame padded to 60 bytes, its FCS; ``satemu.base.ether``), back to back
 with exactly the 12-byte inter-frame gap, byte for byte and cycle for cycle. Receive: wire bytes
 come out as channel beats, FCS stripped, a bad FCS flagged on the last beat."""
 
@@ -15,7 +15,7 @@ from litex.soc.interconnect import stream
 from liteeth.common import eth_phy_description
 
 from hw.ethport import DW, EthPort
-from satemu.ether import PREAMBLE, padded, to_wire
+from satemu.base.ether import PREAMBLE, padded, to_wire
 
 GAP = 12                                   # idle byte times between frames (IEEE 802.3)
 # Frames without FCS; the first two are padded, the last is longer than either clock-crossing

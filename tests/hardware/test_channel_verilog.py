@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The channels' Verilog as the SoC builds take it (hw.soc_common.write_channel_verilog)."""
 
-from satemu.boards import BOARDS
-from satemu.depdelta_model import WORD_BITS
+from satemu.base.boards import BOARDS
+from satemu.base.queues import WORD_BITS
 from satemu_gw.depdelta import MEMORY_PREFIX
 from hw.soc_common import write_channel_verilog, without_delta_init
 

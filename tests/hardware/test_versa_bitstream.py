@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hw import bitstream
-from satemu.boards import BOARDS
+from satemu.base.boards import BOARDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

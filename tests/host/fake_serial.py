@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""A fake box behind serial.Serial's surface, as satemu.device.Device uses it: requests are
+"""A fake box behind serial.Serial's surface, as satemu.box.device.Device uses it: requests are
 deframed as they are written and each is answered by the subclass's ``answer(op, payload)``
 (the payload of the response, status byte first), framed, ready to be read."""
 
-from satemu import protocol as P
+from satemu.base import protocol as P
 
 
 class FakeSerial:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from satemu.ether import WIRE_OVERHEAD
+from satemu.base.ether import WIRE_OVERHEAD
 from satemu.quic.packets import build_frame, parse_frame
 
 

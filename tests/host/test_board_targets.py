@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The real boards' records (satemu.boards) and LiteX targets, checked without elaborating or
+"""The real boards' records (satemu.base.boards) and LiteX targets, checked without elaborating or
 synthesising anything: each target's constraints (device, resources, clocks), the resources its
 source requests, its delay-line layout against its DRAM, its channel parameters, its clocks."""
 
@@ -10,8 +10,9 @@ import inspect
 import pytest
 
 from hw.soc_common import board_constraints, board_platform
-from satemu.boards import BOARDS as ALL_BOARDS
-from satemu.params import ChannelRegs
+from satemu.base.boards import BOARDS as ALL_BOARDS
+from satemu.base.params import ChannelRegs
+from satemu.base.validate import require_registers
 
 # Per board with a bitstream: its FPGA and the DRAM's resource in its constraints.
 BOARDS = {"versa-ecp5": ("LFE5UM5G-45F-8BG381C", "ddram"),
@@ -147,7 +148,7 @@ def test_channel_params_are_valid(board, channel):
     assert p.bod is (channel == 1 and board["record"].name != "colorlight-5a-75b")
     assert p.bod_ring & (p.bod_ring - 1) == 0, "the BoD ring must be a power of two"
     assert p.queue_onchip & (p.queue_onchip - 1) == 0
-    ChannelRegs(queue_frames=p.queue_depth).check(p)
+    require_registers(ChannelRegs(queue_frames=p.queue_depth), p)
     # A queue deeper than the chip holds spills into a ring that ends where the next channel's
     # region starts (the return channel's, or the DRAM's end).
     assert p.queue_depth < 1 << 16 and p.spill_words in (0, 1 << 16)
@@ -220,7 +221,7 @@ def test_throughput_guarantee_is_below_what_was_measured(name):
     both guarantees, the forward queue in the ring, delivered every frame on time."""
     import json
     from pathlib import Path
-    from satemu.channel_model import frame_words
+    from satemu.base.params import frame_words
 
     record = ALL_BOARDS[name]
     bench = json.loads((Path(__file__).resolve().parents[2] / "bench" / "results"

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The board registry (satemu.boards) and ``satemu show --board`` on each board."""
+"""The board registry (satemu.base.boards) and ``satemu show --board`` on each board."""
 
 from dataclasses import replace
 
 import pytest
 
-from satemu.boards import BOARDS, DEFAULT_BOARD, MAC_PORT, _board
+from satemu.base.boards import BOARDS, DEFAULT_BOARD, MAC_PORT, _board
 from satemu.cli import main
-from satemu.units import format_size
+from satemu.base.units import format_size
 
 # A profile whose forward channel needs more delay-line throughput than the Versa-5G guarantees
 # (300 Mbit/s of 60-byte frames: 6982 words per 65536 cycles at 55 MHz, against 5957).
@@ -176,7 +176,7 @@ def test_a_ring_in_the_forward_channel_only(tmp_path):
     (``Board.spill_channels``): a deeper forward queue is accepted, a deeper return queue
     refused with its cap, and a return queue given in bytes only is capped at what the chip
     holds."""
-    from satemu.profile import ProfileError, load_profile
+    from satemu.link.profile import ProfileError, load_profile
     text = ('name = "deep"\n[forward]\nrate = "50 Mbit/s"\ndelay = "300 ms"\n'
             'queue = "FWD packets"\n[return]\nrate = "10 Mbit/s"\ndelay = "300 ms"\n'
             'queue = "RET packets"\n')
@@ -218,8 +218,8 @@ def test_every_built_in_queue_is_the_one_it_declares(board):
     many frames as its byte limit holds of what the direction carries in a download, 1500-byte
     packets forward and ACKs of the profile's shortest frame back (geo-large's 18.75 MB forward
     queue is 12,500 packets, geo-medium's 750 KB return queue 12,500 ACKs of 60 bytes)."""
-    from satemu.profile import builtin_profiles
-    from satemu.timeline import compile_timeline
+    from satemu.link.profile import builtin_profiles
+    from satemu.link.timeline import compile_timeline
     hw = BOARDS[board].hardware
     deepest = {"forward": 0, "return": 0}
     for name, profile in builtin_profiles().items():

@@ -7,10 +7,12 @@ import math
 
 import pytest
 
-from satemu.channel_model import (Commit, channel_registers, frame_beats, probability_register,
-                                  rate_registers, simulate)
-from satemu.params import ChannelParams, ChannelRegs, ConfigError, Fate
-from satemu.prng import Xoshiro128pp, seed_state
+from satemu.model.channel import Commit, simulate
+from satemu.link.registers import channel_registers, probability_register, rate_registers
+from satemu.base.params import frame_beats
+from satemu.base.params import ChannelParams, ChannelRegs, ConfigError, Fate
+from satemu.base.validate import require_registers
+from satemu.base.prng import Xoshiro128pp, seed_state
 
 P = ChannelParams()
 L = P.latency_floor
@@ -35,7 +37,7 @@ def test_rate_registers_are_exact():
     # Faster than the datapath's 8 bytes a cycle: the validator refuses it.
     q, num, den = rate_registers(5_000_000_000, 75_000_000)
     with pytest.raises(ConfigError, match="rate_num"):
-        ChannelRegs(rate_q=q, rate_num=num, rate_den=den).check()
+        require_registers(ChannelRegs(rate_q=q, rate_num=num, rate_den=den))
 
 
 def test_probability_register():
@@ -48,15 +50,15 @@ def test_probability_register():
 
 def test_validation_names_the_field():
     with pytest.raises(ConfigError, match="queue_frames"):
-        channel_registers(f_clk=1_000_000, queue_frames=P.queue_depth + 1, **BIG).check(P)
+        require_registers(channel_registers(f_clk=1_000_000, queue_frames=P.queue_depth + 1, **BIG), P)
     with pytest.raises(ConfigError, match="max_len"):
-        channel_registers(f_clk=1_000_000, max_len=P.max_frame + 1, **BIG).check(P)
+        require_registers(channel_registers(f_clk=1_000_000, max_len=P.max_frame + 1, **BIG), P)
     with pytest.raises(ConfigError, match="overhead"):
-        channel_registers(f_clk=1_000_000, overhead=300, **BIG).check(P)
+        require_registers(channel_registers(f_clk=1_000_000, overhead=300, **BIG), P)
     with pytest.raises(ConfigError, match="address space"):
-        channel_registers(f_clk=1_000_000, mem_base=1 << P.addr_width, mem_size=1).check(P)
+        require_registers(channel_registers(f_clk=1_000_000, mem_base=1 << P.addr_width, mem_size=1), P)
     with pytest.raises(ConfigError, match="delay"):
-        ChannelRegs(delay=1 << 40).check()
+        require_registers(ChannelRegs(delay=1 << 40))
 
 
 def test_unshaped_frame_leaves_at_the_latency_floor():
@@ -135,8 +137,8 @@ def test_traffic_within_the_guarantee_never_waits_for_the_pace(board, overhead, 
     that rate (with bursts) at a constant delay leave exactly as they would with no pace, and
     a pace a cycle slower would hold some back."""
     import random
-    from satemu.boards import BOARDS
-    from satemu.validate import Status, check_throughput
+    from satemu.base.boards import BOARDS
+    from satemu.base.validate import Status, check_throughput
     b = BOARDS[board]
     params = replace(b.channel_params(channel), bod=False)
     wpc = b.hardware.wpc(channel)

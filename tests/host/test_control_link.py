@@ -7,8 +7,8 @@ import tty
 
 import pytest
 
-from satemu import protocol as P
-from satemu.device import Device, DeviceError
+from satemu.base import protocol as P
+from satemu.box.device import Device, DeviceError
 
 
 @pytest.fixture

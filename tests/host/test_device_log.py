@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from satemu import device as device_mod
-from satemu import framelog_model as L
-from satemu import protocol as P
-from satemu.boards import BOARDS
-from satemu.device import Device, DeviceError
+from satemu.box import device as device_mod
+from satemu.model import framelog as L
+from satemu.base import protocol as P
+from satemu.base.boards import BOARDS
+from satemu.box.device import Device, DeviceError
 
 from fake_serial import FakeSerial
 

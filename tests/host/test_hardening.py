@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from satemu import cli
-from satemu.boards import BOARDS
-from satemu.profile import Profile, ProfileError, load_profile, parse_profile
-from satemu.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
-                          parse_time)
+from satemu.base.boards import BOARDS
+from satemu.link.profile import Profile, ProfileError, load_profile, parse_profile
+from satemu.base.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
+    parse_time)
 
 HW = BOARDS["sim"].hardware
 SLOW = 1.0           # CPU seconds of the test's own thread: no case may take longer (a

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from satemu import cli, device as device_mod, profile as profile_mod, protocol as P, traces
-from satemu.boards import BOARDS
-from satemu.profile import ChannelProfile, ProfileError, parse_profile
-from satemu.timeline import MAX_CYCLES, MAX_STEPS, MAX_TIME, compile_timeline
-from satemu.traces import TraceError, read_trace
-from satemu.validate import U64_MAX
+from satemu import cli
+from satemu.box import device as device_mod
+from satemu.link import profile as profile_mod, traces
+from satemu.base import protocol as P
+from satemu.base.boards import BOARDS
+from satemu.link.profile import ChannelProfile, ProfileError, parse_profile
+from satemu.link.timeline import MAX_CYCLES, MAX_STEPS, MAX_TIME, compile_timeline
+from satemu.link.traces import TraceError, read_trace
+from satemu.base.validate import U64_MAX
 
 from fake_serial import FakeSerial
 

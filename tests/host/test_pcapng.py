@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""satemu.pcapng: what the writer puts out, read back by the reader and by tshark (Debian's
+"""satemu.base.pcapng: what the writer puts out, read back by the reader and by tshark (Debian's
 Wireshark), block by block; the reader's errors on files that are not pcapng or are cut short."""
 
 import shutil
@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from satemu.pcapng import (ERR_CRC, INBOUND, OUTBOUND, PcapngError, PcapngWriter, embed_secrets,
-                           read_pcapng)
+from satemu.base.pcapng import (ERR_CRC, INBOUND, OUTBOUND, PcapngError, PcapngWriter,
+    embed_secrets, read_pcapng)
 
 TSHARK = shutil.which("tshark") or "tshark"        # make's set-up installs it (Debian's)
 

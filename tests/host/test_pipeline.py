@@ -38,7 +38,7 @@ def tree(monkeypatch, copied):
 
 
 def all_keys():
-    from satemu.params import ChannelParams
+    from satemu.base.params import ChannelParams
     keys = {f"bitstream {name}": bitstream._key(name, 1) for name in bitstream.BOARDS}
     keys.update({f"board {name}": board._key(name) for name in ("sim", "versa-ecp5",
                                                                "colorlight-5a-75b")})
@@ -67,12 +67,14 @@ SOCS = EVERY - {"channel model"}
     ("firmware/tests/test_fw.c", set()),
     # The channel's gateware and the shared parameter types are in every build.
     ("gateware/satemu_gw/admission.py", EVERY),
-    ("host/satemu/params.py", EVERY),
+    ("host/satemu/base/params.py", EVERY),
     # The board registry is read by every SoC build (the channel model takes its parameters
     # as given); host modules no build imports are in no key.
-    ("host/satemu/boards.py", SOCS),
+    ("host/satemu/base/boards.py", SOCS),
     ("host/satemu/cli/__init__.py", set()),
-    ("host/satemu/profile.py", set()),
+    ("host/satemu/link/profile.py", set()),
+    # The models are no build's: the gateware imports the foundation alone (satemu.base).
+    ("host/satemu/model/channel.py", set()),
 ])
 def test_a_key_moves_exactly_with_what_its_build_reads(tree, path, moved):
     before = all_keys()
@@ -89,11 +91,11 @@ def test_a_key_moves_exactly_with_what_its_build_reads(tree, path, moved):
 def test_imports_are_followed_through_the_project_only():
     files = pipeline.imported_files(["hw.versa_ecp5"])
     rel = {str(p.relative_to(ROOT)) for p in files}
-    # Its package, its own imports, theirs (satemu.boards imports satemu.validate), and those
-    # made inside functions (hw.ethport imports hw.fcs in a method).
+    # Its package, its own imports, theirs (satemu.base.boards imports satemu.base.hardware),
+    # and those made inside functions (hw.ethport imports hw.fcs in a method).
     assert {"hw/__init__.py", "hw/versa_ecp5.py", "hw/soc_common.py", "hw/ethport.py",
-            "hw/fcs.py", "host/satemu/__init__.py", "host/satemu/boards.py",
-            "host/satemu/validate.py", "gateware/satemu_gw/channel.py"} <= rel
+            "hw/fcs.py", "host/satemu/__init__.py", "host/satemu/base/boards.py",
+            "host/satemu/base/hardware.py", "gateware/satemu_gw/channel.py"} <= rel
     assert all(p.is_relative_to(ROOT) for p in files)
     assert not any(r.startswith("host/satemu/cli/") for r in rel)
 

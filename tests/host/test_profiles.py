@@ -6,10 +6,10 @@ from fractions import Fraction
 import pytest
 
 from satemu.cli import main
-from satemu.profile import ProfileError, builtin_profiles, load_profile, parse_profile
-from satemu.validate import Hardware
-from satemu.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
-                          parse_time)
+from satemu.link.profile import ProfileError, builtin_profiles, load_profile, parse_profile
+from satemu.base.hardware import Hardware
+from satemu.base.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
+    parse_time)
 
 
 HW75 = Hardware(f_clk=75_000_000, mem_words=6 << 20)     # a 75 MHz clock, 48 MiB delay lines

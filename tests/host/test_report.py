@@ -10,7 +10,7 @@ from satemu.report.metrics import bin_width, binned, summarize
 from satemu.report.plots import plot_transfer
 from satemu.report.progress import ProgressLine
 from satemu.report.tables import experiment_markdown, format_table
-from satemu.transfer import Delivery, PacketRecord, Transfer
+from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 F_CLK = 1000                 # one cycle per millisecond keeps the times readable

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The soak (sim/soak.py) on the fast engine, shortened: every frame accounted for, exactly."""
 
-from satemu.params import ChannelParams, Fate
+from satemu.base.params import ChannelParams, Fate
 from sim.soak import MIN_LEN, run_soak, soak_traffic
 
 

@@ -137,7 +137,7 @@ def test_a_profile_s_trace_files_are_found_from_any_folder(tmp_path, monkeypatch
     and without --set (the point's TOML is run from elsewhere again), and a --set trace
     relative to the working folder: each point's TOML names the file by its absolute path,
     and an edited trace gives the point a new hash."""
-    from satemu.profile import parse_profile
+    from satemu.link.profile import parse_profile
     from satemu.sweep import plan
 
     folder = tmp_path / "profiles"

@@ -1,18 +1,21 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The delay-line throughput check (THROUGHPUT): a profile may not demand more DRAM words per
 65536 cycles than the board guarantees a channel (``mem_wpc``); 0 means the board does not limit
-it. The shared vectors pin the firmware to satemu.validate; these tests pin the rule itself."""
+it. The shared vectors pin the firmware to satemu.base.validate; these tests pin the rule itself."""
 
 import random
 from fractions import Fraction
 
 import pytest
 
-from satemu import protocol as P
-from satemu.channel_model import delay_line_traffic, frame_words, rate_registers
-from satemu.params import ChannelRegs
-from satemu.profile import ChannelProfile, Profile, ProfileError
-from satemu.validate import Hardware, profile_fields, validate
+from satemu.base import protocol as P
+from satemu.base.validate import delay_line_traffic
+from satemu.base.params import frame_words
+from satemu.link.registers import rate_registers
+from satemu.base.params import ChannelRegs
+from satemu.link.profile import ChannelProfile, Profile, ProfileError
+from satemu.base.hardware import Hardware
+from satemu.base.validate import profile_fields, validate
 
 F_CLK = 60_000_000
 

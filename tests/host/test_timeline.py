@@ -8,13 +8,13 @@ from fractions import Fraction
 
 import pytest
 
-from satemu.boards import BOARDS
-from satemu.channel_model import simulate
+from satemu.base.boards import BOARDS
+from satemu.model.channel import simulate
 from satemu.cli import main
-from satemu.params import Fate
-from satemu.profile import ProfileError, builtin_profiles, parse_profile
-from satemu.protocol import PROFILE_FIELDS
-from satemu.timeline import compile_timeline
+from satemu.base.params import Fate
+from satemu.link.profile import ProfileError, builtin_profiles, parse_profile
+from satemu.base.protocol import PROFILE_FIELDS
+from satemu.link.timeline import compile_timeline
 
 HW = BOARDS["sim"].hardware
 F = HW.f_clk
@@ -304,7 +304,7 @@ def test_a_model_transfer_across_a_timeline_plots_it(tmp_path):
     """The model engine starts the timeline with the transfer; result.json carries it and
     link_timeline.png lays it over the transfer."""
     import json
-    from satemu.quic.cosim import run_model_transfer
+    from satemu.quic.engine import run_model_transfer
     from satemu.report.files import write_transfer
     path = tmp_path / "t.toml"
     path.write_text(BASE.replace('"100 ms"', '"5 ms"')

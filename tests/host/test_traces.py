@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Link traces (satemu.traces): Mahimahi opportunities and CSV rows to exact timeline steps."""
+"""Link traces (satemu.link.traces): Mahimahi opportunities and CSV rows to exact timeline steps."""
 
 from fractions import Fraction as F
 
 import pytest
 
-from satemu import traces
-from satemu.boards import BOARDS
-from satemu.profile import parse_profile
-from satemu.protocol import PROFILE_FIELDS
-from satemu.timeline import compile_timeline
-from satemu.traces import Trace, TraceError, TraceStep, read_csv, read_mahimahi, read_trace
-from satemu.validate import profile_fields
+from satemu.link import traces
+from satemu.base.boards import BOARDS
+from satemu.link.profile import parse_profile
+from satemu.base.protocol import PROFILE_FIELDS
+from satemu.link.timeline import compile_timeline
+from satemu.link.traces import Trace, TraceError, TraceStep, read_csv, read_mahimahi, read_trace
+from satemu.base.validate import profile_fields
 
 MS = F(1, 1000)
 PACKET_BITS = 1500 * 8          # one default packet

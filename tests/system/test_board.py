@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from satemu import protocol as P
+from satemu.base import protocol as P
 from satemu.cli import main
-from satemu.device import Device, DeviceError
-from satemu.boards import BOARDS
-from satemu.profile import load_profile
-from satemu.validate import profile_fields
+from satemu.box.device import Device, DeviceError
+from satemu.base.boards import BOARDS
+from satemu.link.profile import load_profile
+from satemu.base.validate import profile_fields
 from sim import board
 
 
@@ -124,7 +124,7 @@ def test_frames_cross_both_channels_as_the_model_says(url, board_state, capsys):
     predicts and reaching the wire a fixed number of cycles later, with its bytes and a good
     FCS; the counters the CLI reads back equal what was sent and dropped."""
     import random
-    from satemu.params import Fate
+    from satemu.base.params import Fate
     from sim.frames import (FORWARD, INGRESS_PORT, RETURN, TX_LATENCY, arrival_from_wire,
                             expected_egress, observed_egress, run_traffic)
 
@@ -172,7 +172,7 @@ def test_a_queue_deeper_than_the_chip_as_the_model_says(url, board_state, tmp_pa
     so the rest wait in memory (docs/architecture.md, "Queues deeper than the chip"). Every
     frame leaves at the cycle the model says, and the board's queue high-water mark is the
     model's."""
-    from satemu.params import Fate
+    from satemu.base.params import Fate
     from sim.frames import FORWARD, expected_egress, observed_egress, run_traffic
 
     profile = tmp_path / "deep.toml"
@@ -200,7 +200,7 @@ def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsy
     the frames it has no room for are discarded whole and counted as overrun; frames without a
     start-of-frame delimiter are discarded by the MAC and counted too. Every frame put on the
     wire is accounted for, and the frames taken still leave exactly as the model says."""
-    from satemu.params import Fate
+    from satemu.base.params import Fate
     from sim.frames import FORWARD, expected_egress, observed_egress, run_traffic
 
     assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0
@@ -230,7 +230,7 @@ def test_commit_applies_only_a_whole_load_once(url):
     """A load half staged (SET forward, then the host gone) is never applied by a bare COMMIT;
     GET_PROFILE tells the staged profile from the one in force; a retried COMMIT applies
     nothing and says the load is in force already."""
-    from satemu.device import _RNG
+    from satemu.box.device import _RNG
     with Device(url) as dev:
         dev.load(load_profile("geo-testbed"))
         old = load_profile("geo-testbed").check(dev.hardware())
@@ -285,9 +285,9 @@ def test_fragments_are_counted_and_spare_the_frames_around_them(url, board_state
     none vanishes and none joins the next frame. The arrivals, the frames that leave and every
     counter equal the board model's (a fragment of one beat is a five-byte runt, flagged)."""
     import random
-    from satemu.board_model import BoardModel
-    from satemu.ether import PREAMBLE, to_wire
-    from satemu.params import ChannelRegs, Fate
+    from satemu.model.board import BoardModel
+    from satemu.base.ether import PREAMBLE, to_wire
+    from satemu.base.params import ChannelRegs, Fate
     from sim.frames import FORWARD, INGRESS_PORT, RETURN, EthPorts, wire_cycles
 
     assert main(["load", "short-asym", "--port", url, "--reseed"]) == 0

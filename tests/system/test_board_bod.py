@@ -6,11 +6,11 @@ reference model's, superframe by superframe."""
 import csv
 import random
 
-from satemu.bod_model import superframe_cycles
-from satemu.channel_model import simulate
-from satemu.params import ChannelRegs
+from satemu.model.bod import superframe_cycles
+from satemu.model.channel import simulate
+from satemu.base.params import ChannelRegs
 from satemu.cli import main
-from satemu.device import Device
+from satemu.box.device import Device
 
 PROFILE = """
 name = "bod-e2e"
@@ -59,7 +59,7 @@ def test_bod_ring_over_the_uart_matches_the_model(url, board_state, tmp_path, ca
     with Device(url) as dev:
         trace = dev.bod_trace()
         regs = ChannelRegs(**dev.get_profile(RETURN), mem_size=dev.hello()["mem_words"])
-    from satemu.boards import BOARDS
+    from satemu.base.boards import BOARDS
     arrivals = traffic.arrivals(RETURN)
     model = simulate(zip(arrivals, [len(sent[RETURN][i][0]) for i in taken[RETURN]],
                          [False] * len(arrivals)), regs, BOARDS["sim"].channel_params(RETURN),
@@ -151,9 +151,9 @@ def test_a_bod_change_under_traffic_is_refused_whole(url, board_state, tmp_path,
     """Loading a BoD profile while the return delay line holds frames is refused before
     anything is applied, and `satemu load` says so and exits non-zero; once the frames have
     left, the same load is applied whole."""
-    from satemu.ether import to_wire
-    from satemu.profile import parse_profile
-    from satemu.validate import profile_fields
+    from satemu.base.ether import to_wire
+    from satemu.link.profile import parse_profile
+    from satemu.base.validate import profile_fields
     from sim.frames import INGRESS_PORT, RETURN, EthPorts
     held, bod = tmp_path / "held.toml", tmp_path / "held-bod.toml"
     held.write_text(HELD)

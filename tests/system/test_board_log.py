@@ -8,15 +8,16 @@ import re
 
 import pytest
 
-from satemu import protocol as P
-from satemu.board_model import FORWARD, INGRESS_PORT, RETURN, BoardModel
-from satemu.boards import BOARDS
+from satemu.base import protocol as P
+from satemu.model.board import FORWARD, INGRESS_PORT, RETURN, BoardModel
+from satemu.base.boards import BOARDS
 from satemu.cli import main
-from satemu.device import Device
-from satemu.ether import PREAMBLE, to_wire
-from satemu.framelog_model import INDEX_MOD, expected, join
-from satemu.params import ChannelRegs, Fate
-from satemu.pcapng import OUTBOUND, PcapngWriter, read_pcapng
+from satemu.box.device import Device
+from satemu.base.ether import PREAMBLE, to_wire
+from satemu.base.records import INDEX_MOD
+from satemu.model.framelog import expected, join
+from satemu.base.params import ChannelRegs, Fate
+from satemu.base.pcapng import OUTBOUND, PcapngWriter, read_pcapng
 from sim.frames import EthPorts, wire_cycles
 
 RING = BOARDS["sim"].log_words // 2
@@ -95,7 +96,7 @@ def test_the_log_holds_what_the_model_says_across_a_wrap(url, board_state, tmp_p
     out = tmp_path / "log.pcapng"
     # The rings wrapped: the capture says it is partial and why, and exits 1. What it read is
     # kept for the checks below (the simulated board's UART is slow: the log is read once).
-    import satemu.logcapture as logcapture
+    import satemu.box.log_capture as logcapture
     read, logs = logcapture.read_box_log, {}
 
     def keep(dev, ring):

@@ -6,15 +6,15 @@ egress cycle and every counter equal to the reference model's."""
 import csv
 import random
 
-from satemu.boards import BOARDS, DEFAULT_BOARD
-from satemu.bod_trace import superframe_at, superframe_segments
-from satemu.channel_model import simulate
+from satemu.base.boards import BOARDS, DEFAULT_BOARD
+from satemu.box.bod_trace import superframe_at, superframe_segments
+from satemu.model.channel import simulate
 from satemu.cli import main
-from satemu.device import Device
-from satemu.params import ChannelRegs, Fate
-from satemu.profile import load_profile
-from satemu.protocol import CHANNEL_NAMES, TimelineRun
-from satemu.timeline import compile_timeline
+from satemu.box.device import Device
+from satemu.base.params import ChannelRegs, Fate
+from satemu.link.profile import load_profile
+from satemu.base.protocol import CHANNEL_NAMES, TimelineRun
+from satemu.link.timeline import compile_timeline
 from sim.frames import (EthPorts, FORWARD, INGRESS_PORT, RETURN, expected_egress,
                         observed_egress, to_wire, wire_cycles)
 

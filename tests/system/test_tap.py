@@ -5,8 +5,8 @@ namespaces, through the full RTL. Needs root with CAP_NET_ADMIN, iproute2 and /d
 
 
 def test_realtime_quic_through_the_simulated_board(tap_ready, board_state, tmp_path):
-    from satemu.device import Device
-    from satemu.profile import load_profile
+    from satemu.box.device import Device
+    from satemu.link.profile import load_profile
     from satemu.quic.realtime import run_realtime
     taps, url = board_state["taps"], board_state["url"]
     assert taps, "the session's board has no TAP bridge"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Write tests/vectors/profiles.json: profiles in register units with the verdict the firmware
-must give (satemu.validate). Run only to change the checks on purpose."""
+must give (satemu.base.validate). Run only to change the checks on purpose."""
 
 import json
 import random
@@ -10,13 +10,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
-from satemu.channel_model import delay_line_traffic  # noqa: E402
-from satemu.depdelta_model import FRAME_SPAN, SLOT_SPAN  # noqa: E402
-from satemu.params import ChannelParams, ChannelRegs  # noqa: E402
-from satemu.profile import builtin_profiles  # noqa: E402
-from satemu.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
-from satemu.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
-from satemu.validate import Hardware, validate  # noqa: E402
+from satemu.base.validate import delay_line_traffic  # noqa: E402
+from satemu.base.queues import FRAME_SPAN, SLOT_SPAN  # noqa: E402
+from satemu.base.params import ChannelParams, ChannelRegs  # noqa: E402
+from satemu.link.profile import builtin_profiles  # noqa: E402
+from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
+from satemu.base.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
+from satemu.base.hardware import Hardware  # noqa: E402
+from satemu.base.validate import validate  # noqa: E402
 
 NAMES = [f.name for f in PROFILE_FIELDS]
 # The delay-line words per channel of the boxes the built-in profiles are converted for (and of

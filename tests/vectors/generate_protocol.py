@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host"))
-from satemu import protocol as P  # noqa: E402
-from satemu.bod_model import BodRecord, pack_record  # noqa: E402
-from satemu import framelog_model as L  # noqa: E402
-from satemu.regmap import BOD_RECORD, BOD_RECORD_WORDS  # noqa: E402
+from satemu.base import protocol as P  # noqa: E402
+from satemu.base.records import BodRecord, pack_record  # noqa: E402
+from satemu.model import framelog as L  # noqa: E402
+from satemu.base.regmap import BOD_RECORD, BOD_RECORD_WORDS  # noqa: E402
 
 
 def frames():
@@ -135,7 +135,7 @@ def hello():
 
 def log_record(n: int) -> list[int]:
     """Record number ``n`` of the READ_LOG vectors' log, its two words: made up, but of the
-    layout satemu.framelog_model gives, with the lap a ring of 32 records gives it."""
+    layout satemu.model.framelog gives, with the lap a ring of 32 records gives it."""
     rng = random.Random(n)
     kind = rng.randrange(2)
     r = L.Record(kind=kind, cycle=rng.randrange(1 << 48), length=rng.randrange(60, 1519),

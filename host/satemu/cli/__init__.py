@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from .. import __version__
-from . import box, experiment, flash, profiles, quic, sim
-from .box import STAT_ROWS
-from .errors import UsageError, run
+from satemu import __version__
+from satemu.cli import box, experiment, flash, profiles, quic, sim
+from satemu.cli.box import STAT_ROWS
+from satemu.cli.errors import UsageError, run
 # Importable from here as before the verbs had modules of their own (tests use them).
-from .args import output_dir as _output_dir, output_file as _output_file  # noqa: F401
-from .transfer import read_size as _size  # noqa: F401
+from satemu.cli.args import output_dir as _output_dir, output_file as _output_file  # noqa: F401
+from satemu.cli.transfer import read_size as _size  # noqa: F401
 
 __all__ = ["main", "build_parser", "UsageError", "STAT_ROWS", "VERBS"]
 

@@ -3,6 +3,6 @@
 
 import sys
 
-from . import main
+from satemu.cli import main
 
 sys.exit(main())

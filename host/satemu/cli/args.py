@@ -11,7 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from .errors import UsageError
+from satemu.cli.errors import UsageError
 
 U32_MAX, U64_MAX = (1 << 32) - 1, (1 << 64) - 1
 DAY = 86400.0

@@ -8,14 +8,14 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from ..boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
-from ..profile import builtin_profiles, load_profile
-from ..protocol import CHANNEL_NAMES
-from ..regmap import BOD_RATE_ONE
-from ..units import format_rate, format_size, format_time
-from ..validate import Hardware
-from .args import U32_MAX, given, output_file, whole
-from .errors import UsageError
+from satemu.base.boards import BOARDS as SHOW_BOARDS, DEFAULT_BOARD
+from satemu.link.profile import builtin_profiles, load_profile
+from satemu.base.protocol import CHANNEL_NAMES
+from satemu.base.regmap import BOD_RATE_ONE
+from satemu.base.units import format_rate, format_size, format_time
+from satemu.base.hardware import Hardware
+from satemu.cli.args import U32_MAX, given, output_file, whole
+from satemu.cli.errors import UsageError
 
 
 def add_profiles(sub) -> None:
@@ -130,7 +130,7 @@ def cmd_show(args) -> int:
 def _show_timeline(p, hw: Hardware, args) -> None:
     """``satemu show``'s timeline: every step checked against the board, then listed (and
     plotted with ``--plot``)."""
-    from ..timeline import compile_timeline
+    from satemu.link.timeline import compile_timeline
     c = compile_timeline(p, hw)
     t = p.timeline
     repeat = f", repeating every {format_time(t.repeat)}" if t.repeat else ", once"
@@ -145,6 +145,6 @@ def _show_timeline(p, hw: Hardware, args) -> None:
     if len(shown) < len(lines):
         print(f"    ... {len(lines) - len(shown)} more steps (--steps N shows more)")
     if args.plot:
-        from ..report.timeline_plot import plot_timeline
+        from satemu.report.timeline_plot import plot_timeline
         plot_timeline(p, c, hw.f_clk, Path(args.plot))
         print(f"  plot: {args.plot}")

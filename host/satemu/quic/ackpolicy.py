@@ -34,8 +34,8 @@ from aioquic.quic.packet import QuicErrorCode, QuicFrameType, pull_quic_header
 from aioquic.quic.packet_builder import QuicDeliveryState, QuicPacketBuilder, QuicSentPacket
 from aioquic.tls import Epoch
 
-from .determinism import VirtualTimeTrace
-from .settings import ACK_N_MAX
+from satemu.quic.determinism import VirtualTimeTrace
+from satemu.quic.settings import ACK_N_MAX
 
 __all__ = ["AckPolicy", "DatagramInfo", "EndpointConfiguration", "EndpointStats",
            "PolicyConnection"]

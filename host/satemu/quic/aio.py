@@ -33,11 +33,11 @@ from aioquic.asyncio import server as aio_server
 from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, StreamDataReceived,
                                  StreamReset)
 
-from .ackpolicy import AckPolicy, PolicyConnection
-from .bulk import BulkAnswers, BulkDownload, make_configs
-from .settings import EndpointSettings
-from .capture import SO_RCVBUFFORCE, SO_SNDBUFFORCE
-from .netns import RealtimeError
+from satemu.quic.ackpolicy import AckPolicy, PolicyConnection
+from satemu.quic.bulk import BulkAnswers, BulkDownload, make_configs
+from satemu.quic.settings import EndpointSettings
+from satemu.quic.afpacket import SO_RCVBUFFORCE, SO_SNDBUFFORCE
+from satemu.quic.netns import RealtimeError
 
 __all__ = ["policy_connections", "BulkServerProtocol", "BulkClientProtocol", "serve_bulk",
            "fetch_bulk", "read_endpoint_log"]

@@ -20,10 +20,10 @@ from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, Strea
 from aioquic.quic.packet import QuicPacketType, pull_quic_header
 from cryptography.hazmat.primitives import serialization
 
-from .ackpolicy import AckPolicy, DatagramInfo, EndpointConfiguration, PolicyConnection
-from .determinism import SERVER_NAME, VirtualTimeLogger, server_certificate
-from .packets import CLIENT, SERVER, Endpoint
-from .settings import EndpointSettings
+from satemu.quic.ackpolicy import AckPolicy, DatagramInfo, EndpointConfiguration, PolicyConnection
+from satemu.quic.determinism import SERVER_NAME, VirtualTimeLogger, server_certificate
+from satemu.quic.packets import CLIENT, SERVER, Endpoint
+from satemu.quic.settings import EndpointSettings
 
 __all__ = ["ALPN", "BulkClient", "BulkServer", "TimedDownload", "make_configs",
            "payload_bytes"]

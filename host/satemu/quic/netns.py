@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .packets import CLIENT, SERVER
+from satemu.quic.packets import CLIENT, SERVER
 
 __all__ = ["RealtimeError", "Namespaces", "NS_PREFIX", "namespace_owner", "sweep_leftovers",
            "remove_namespace"]

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Ethernet II / IPv4 / UDP frames that carry one QUIC datagram each, built and checked in full."""
 
-# A frame here is what the emulator's channels carry (see satemu.ether): destination MAC to the
+# A frame here is what the emulator's channels carry (see satemu.base.ether): destination MAC to the
 # end of the payload, without preamble or FCS. Frames shorter than the 60-byte Ethernet minimum
 # are zero-padded; the IPv4 total length tells the real size. Checksums follow RFC 791 (IPv4
 # header) and RFC 768 (UDP, over the pseudo-header). No IP options, no fragments.
@@ -12,7 +12,7 @@ import ipaddress
 import struct
 from dataclasses import dataclass
 
-from ..ether import MIN_FRAME
+from satemu.base.ether import MIN_FRAME
 
 __all__ = ["Endpoint", "CLIENT", "SERVER", "build_frame", "parse_frame", "internet_checksum",
            "ETHERTYPE_IPV4", "IPPROTO_UDP", "HEADERS_BYTES", "MAX_FRAME", "MAX_UDP_PAYLOAD"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .metrics import origin_cycle, seconds, summarize
-from .plots import plot_transfer
+from satemu.report.metrics import origin_cycle, seconds, summarize
+from satemu.report.plots import plot_transfer
 
 __all__ = ["write_packets_csv", "write_transfer"]
 

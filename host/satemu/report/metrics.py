@@ -148,7 +148,7 @@ def _consistency(t, sent_n, sent_bytes, delivered_n) -> dict:
 def summarize(t) -> dict:
     """The content of result.json for one transfer.
 
-    ``t`` has the attributes of ``satemu.transfer.Transfer`` (duck-typed). Time runs from the cycle
+    ``t`` has the attributes of ``satemu.quic.transfer.Transfer`` (duck-typed). Time runs from the cycle
     of the first sent datagram (the client's first Initial): cycle ``c`` is ``(c - origin) / f_clk``
     seconds. Packet counts and bytes come from ``t.sent`` (what the endpoints put on the wire) and
     are Ethernet frame bytes without FCS, what the emulator counts, unless a key says ``udp`` or
@@ -171,12 +171,12 @@ def summarize(t) -> dict:
     * ``handshake_losses``: per side, what its loss recovery declared lost before the handshake
       was confirmed (``handshake_*`` counters, see ``EndpointStats``), and ``declared``, the
       packets both sides declared lost then: a run dominated by them shows here.
-    * ``capture``: the run's pcapng when one was written (``satemu.captures``): its file and
+    * ``capture``: the run's pcapng when one was written (``satemu.box.port_capture``): its file and
       the key log's (beside result.json), frames per interface, per channel per fate, and
       ``disagreements`` with the box's counters (none, when all is well).
     * ``consistency``: see :func:`_consistency`.
     * ``timeline``: a link with a timeline: the cycle it started at, its period and the
-      settings from each step on (``satemu.timeline.timeline_dict``); None otherwise.
+      settings from each step on (``satemu.link.timeline.timeline_dict``); None otherwise.
     """
     sent_n = {d: 0 for d in DIRECTIONS}
     sent_bytes = {d: 0 for d in DIRECTIONS}
@@ -284,7 +284,7 @@ def bod_summary(t) -> dict | None:
     bod = getattr(t, "bod", None)
     if not bod:
         return None
-    from ..bod_trace import superframe_at
+    from satemu.box.bod_trace import superframe_at
     origin = origin_cycle(t)
     end = origin + round(t.virtual_s * t.f_clk)
     sf_cycles, slot_bytes = bod["superframe_cycles"], bod["slot_bytes"]

@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from ..bod_model import BodRecord
-from ..bod_trace import records_to_rows
-from .metrics import bin_width, binned, origin_cycle, seconds
+from satemu.base.records import BodRecord
+from satemu.box.bod_trace import records_to_rows
+from satemu.report.metrics import bin_width, binned, origin_cycle, seconds
 
 __all__ = ["PLOT_NAMES", "plot_transfer", "transfer_figures", "plot_demand_grant"]
 
@@ -60,7 +60,7 @@ def plot_transfer(t, outdir) -> list[Path]:
         paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
                                        f"BoD return link: demand against grant ({_tag(t)})"))
     if getattr(t, "timeline", None):
-        from .timeline_plot import plot_link_timeline
+        from satemu.report.timeline_plot import plot_link_timeline
         paths.append(plot_link_timeline(t, outdir / "link_timeline.png"))
     return paths
 

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Callable, TextIO
 
-from .tables import format_bytes
+from satemu.report.tables import format_bytes
 
 __all__ = ["ProgressLine"]
 

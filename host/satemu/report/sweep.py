@@ -10,8 +10,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Sequence
 
-from .plots import _figure, _headroom, _save
-from .tables import format_bytes
+from satemu.report.plots import _figure, _headroom, _save
+from satemu.report.tables import format_bytes
 
 __all__ = ["write_results", "plot_return_bytes", "plot_goodput_vs_return_rate",
            "plot_return_pps_vs_return_rate", "plot_vs_return_rate", "sweep_markdown"]

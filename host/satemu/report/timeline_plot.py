@@ -47,8 +47,8 @@ def _rate(step, name):
 
 def plot_timeline(profile, compiled, f_clk: int, path: Path) -> Path:
     """Three panels (rate, one-way delay, loss) of both channels over one lap of the timeline
-    (satemu.timeline.timeline_dict at clock ``f_clk``): what the box applies."""
-    from ..timeline import timeline_dict
+    (satemu.link.timeline.timeline_dict at clock ``f_clk``): what the box applies."""
+    from satemu.link.timeline import timeline_dict
     tl = timeline_dict(profile, compiled, 0, f_clk)
     points = [(s["at_s"], s) for s in tl["steps"]]
     last = points[-1][0]
@@ -67,11 +67,11 @@ def plot_timeline(profile, compiled, f_clk: int, path: Path) -> Path:
 
 
 def plot_link_timeline(t, path: Path) -> Path:
-    """A transfer over a link with a timeline (``t.timeline``, satemu.timeline.timeline_dict):
+    """A transfer over a link with a timeline (``t.timeline``, satemu.link.timeline.timeline_dict):
     the forward rate the link allowed against the forward goodput delivered, the link's RTT
     (the two channels' delays) against the sender's RTT estimate, and each channel's loss,
     over the transfer's time."""
-    from .metrics import bin_width, binned, duration_s, origin_cycle, seconds
+    from satemu.report.metrics import bin_width, binned, duration_s, origin_cycle, seconds
     tl = t.timeline
     origin = origin_cycle(t)
     shift = seconds(t, tl["start_cycle"], origin)

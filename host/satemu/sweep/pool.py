@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import signal
 
-from .worker import BOARD, run_point
+from satemu.sweep.worker import BOARD, run_point
 
 
 def _worker_init() -> None:

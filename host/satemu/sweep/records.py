@@ -9,8 +9,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..profile import load_profile, parse_profile
-from .points import Point
+from satemu.link.profile import load_profile, parse_profile
+from satemu.sweep.points import Point
 
 RECORD = "point.json"           # in a point's run directory: its key and figures, once done
 CAPTURE = "capture.pcapng"      # in a point's run directory, with --pcap

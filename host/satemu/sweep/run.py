@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dask import DASK_TIMEOUT, _dask, check_scheduler
-from .points import Point
-from .pool import _pool
-from .records import _store, record_of
-from .worker import run_point
+from satemu.sweep.dask import DASK_TIMEOUT, _dask, check_scheduler
+from satemu.sweep.points import Point
+from satemu.sweep.pool import _pool
+from satemu.sweep.records import _store, record_of
+from satemu.sweep.worker import run_point
 
 
 @dataclass

@@ -17,7 +17,7 @@
  *                 'A' channel u8, cycle u64                the channel took a frame: its arrival
  *                 'O' channel u8, cycle u64                the channel discarded one (overrun)
  *                 'D' channel u8, fate u8, cycle u64       the channel decided the fate of the
- *                      next frame it took (satemu.params.Fate: 0 delivered, else why dropped)
+ *                      next frame it took (satemu.base.params.Fate: 0 delivered, else why dropped)
  *                 'H' cycle u64                            halted (lock-step): every cycle
  *                      before `cycle` has run, and every report of them has been sent; a frame
  *                      sent now with at >= cycle starts exactly at max(at, wire free)

@@ -3,6 +3,6 @@
 
 import sys
 
-from .command import main
+from satemu.quic.realtime.command import main
 
 sys.exit(main())

@@ -29,9 +29,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ...transfer import Delivery, PacketRecord, Transfer
-from ..capture import align_log, read_capture
-from ..packets import CLIENT, SERVER
+from satemu.quic.transfer import Delivery, PacketRecord, Transfer
+from satemu.quic.afpacket import align_log, read_capture
+from satemu.quic.packets import CLIENT, SERVER
 
 F_CLK = 1_000_000_000                   # cycle = CLOCK_MONOTONIC nanoseconds
 

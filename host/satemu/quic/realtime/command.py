@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ..aio import fetch_bulk, serve_bulk
-from ..capture import capture
-from ..netns import RealtimeError
-from ..packets import SERVER
-from ..settings import EndpointSettings
-from .supervise import MODULE
+from satemu.quic.aio import fetch_bulk, serve_bulk
+from satemu.quic.afpacket import capture
+from satemu.quic.netns import RealtimeError
+from satemu.quic.packets import SERVER
+from satemu.quic.settings import EndpointSettings
+from satemu.quic.realtime.supervise import MODULE
 
 
 def _write_json(path: str, record: dict) -> None:

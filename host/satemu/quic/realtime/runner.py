@@ -23,14 +23,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ...transfer import Transfer
-from ..ackpolicy import AckPolicy
-from ..aio import endpoint_configs, parse_policy, read_endpoint_log
-from ..netns import Namespaces, RealtimeError
-from ..packets import CLIENT, SERVER
-from ..settings import EndpointSettings
-from .captures import build_transfer
-from .supervise import MODULE, _child_env, _Processes, _Run, _say, _tail, _udp_bound
+from satemu.quic.transfer import Transfer
+from satemu.quic.ackpolicy import AckPolicy
+from satemu.quic.aio import endpoint_configs, parse_policy, read_endpoint_log
+from satemu.quic.netns import Namespaces, RealtimeError
+from satemu.quic.packets import CLIENT, SERVER
+from satemu.quic.settings import EndpointSettings
+from satemu.quic.realtime.captures import build_transfer
+from satemu.quic.realtime.supervise import (MODULE, _child_env, _Processes, _Run, _say, _tail,
+    _udp_bound)
 
 TEMPLATE_FIELDS = ("server_ip", "server_port", "client_ip", "size", "outdir", "python", "ack",
                    "cc", "max_ack_delay_ms")
@@ -76,7 +77,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                  netem: Optional[str] = None, server_port: int = SERVER.port,
                  say: Callable[[str], None] = _say) -> Transfer:
     """Download ``size`` bytes from a server in one namespace (behind ``server_if``) to a client
-    in another (behind ``client_if``), in real time, and return a ``satemu.transfer.Transfer``
+    in another (behind ``client_if``), in real time, and return a ``satemu.quic.transfer.Transfer``
     built from captures on both interfaces (see :func:`build_transfer`).
 
     Our endpoints (aioquic's asyncio API with PolicyConnection) run unless ``client_cmd`` /
@@ -211,7 +212,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
                                     f"{_tail(out / f'{role}-capture.log')}")
         keys = out / "keys.log"
         if keys.exists() and keys.stat().st_size:     # our client's: Wireshark decrypts QUIC
-            from ...pcapng import PcapngError, embed_secrets
+            from satemu.base.pcapng import PcapngError, embed_secrets
             for role in ("client", "server"):
                 with contextlib.suppress(PcapngError):  # a cut file: read_capture says so
                     embed_secrets(out / f"{role}.pcapng", keys.read_bytes())

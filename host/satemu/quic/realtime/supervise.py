@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..netns import Namespaces
+from satemu.quic.netns import Namespaces
 
 MODULE = "satemu.quic.realtime"         # what the children run: python -m MODULE
 HOST_DIR = Path(__file__).resolve().parents[3]      # what PYTHONPATH needs for ``-m MODULE``

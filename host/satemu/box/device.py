@@ -2,7 +2,7 @@
 """Typed access to a satemu box (board or simulated board) over any PySerial URL.
 
 Layers: ``serial.serial_for_url`` is the transport (a device path, ``socket://`` for the
-simulated board, ``rfc2217://`` for a remote lab port); ``satemu.protocol`` the framing; this
+simulated board, ``rfc2217://`` for a remote lab port); ``satemu.base.protocol`` the framing; this
 module the typed API; ``satemu.cli`` a thin command line over it.
 """
 
@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import serial
 
-from . import protocol as P
-from .bod_model import BodRecord
-from .params import ChannelRegs
-from .validate import Hardware, Verdict, profile_fields
+from satemu.base import protocol as P
+from satemu.base.records import BodRecord
+from satemu.base.params import ChannelRegs
+from satemu.base.hardware import Hardware
+from satemu.base.validate import Verdict, profile_fields
 
 __all__ = ["Device", "DeviceError", "CommitPending", "BodTrace"]
 
@@ -246,7 +247,7 @@ class Device:
         """Commits load ``generation``: True if this request applied it, False if it was in force
         already (a retry). A part that waits for a delay line to drain is asked after again for
         ``settle`` seconds, then raises CommitPending."""
-        from .regmap import COMMIT_RESEED
+        from satemu.base.regmap import COMMIT_RESEED
         request = P.COMMIT_REQUEST.pack(COMMIT_RESEED if reseed else 0, generation)
         deadline = time.monotonic() + settle
         while True:
@@ -259,14 +260,18 @@ class Device:
                 time.sleep(0.1)
 
     def load(self, profile, reseed: bool = False, settle: float = 2.0,
-             stop_timeline: bool = False) -> dict[str, ChannelRegs]:
-        """Check ``profile`` (a ``satemu.profile.Profile``) against this box's hardware, stage
-        it on both channels under a fresh generation and commit it; returns the register values
-        per direction. It returns only once the whole profile is in force: a part that is not
-        raises DeviceError (CommitPending) saying which. A box running a timeline refuses the
-        load (TimelineRunning), unless ``stop_timeline``: then the timeline is stopped first."""
+             stop_timeline: bool = False,
+             regs: dict[str, ChannelRegs] | None = None) -> dict[str, ChannelRegs]:
+        """Check ``profile`` (a ``satemu.link.profile.Profile``) against this box's hardware (as
+        HELLO reported it on this connection; ``regs``: the registers of a check the caller
+        made against it already), stage it on both channels under a fresh generation and commit
+        it; returns the register values per direction. It returns only once the whole profile
+        is in force: a part that is not raises DeviceError (CommitPending) saying which. A box
+        running a timeline refuses the load (TimelineRunning), unless ``stop_timeline``: then
+        the timeline is stopped first."""
+        regs = regs or profile.check(self.hardware())
         try:
-            return self._load(profile, reseed, settle)
+            return self._load(regs, reseed, settle)
         except TimelineRunning:
             if not stop_timeline:
                 raise
@@ -276,16 +281,15 @@ class Device:
         deadline = time.monotonic() + STOP_WAIT_S
         while True:
             try:
-                return self._load(profile, reseed, settle)
+                return self._load(regs, reseed, settle)
             except Busy:
                 if time.monotonic() >= deadline:
                     raise DeviceError(f"the timeline stopped, but its last step had not taken "
                                       f"effect after {STOP_WAIT_S} s; load again later") from None
                 time.sleep(0.2)
 
-    def _load(self, profile, reseed: bool, settle: float) -> dict[str, ChannelRegs]:
-        self.hello()
-        regs = profile.check(self.hardware())
+    def _load(self, regs: dict[str, ChannelRegs], reseed: bool,
+              settle: float) -> dict[str, ChannelRegs]:
         generation = _RNG.randrange(1, (1 << 32) - 1)     # 2^32 - 1: the timeline's
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"], generation)
         self.set_profile(P.CHANNEL_RETURN, regs["return"], generation)
@@ -308,7 +312,7 @@ class Device:
     def load_timeline(self, entries, period: int = 0, start: int | None = None,
                       lead: int = 0) -> int:
         """Stores ``entries`` ((offset, channel, field index, value) each, sorted by offset:
-        satemu.timeline.CompiledTimeline.entries) and runs them from cycle ``start`` (None:
+        satemu.link.timeline.CompiledTimeline.entries) and runs them from cycle ``start`` (None:
         ``lead`` cycles after the box's cycle once they are stored), again every ``period``
         cycles (0: once); returns the start. The profile in force is the one each step
         changes."""

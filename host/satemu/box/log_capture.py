@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The box's frame log (``satemu.framelog_model``) as pcapng, alone or joined with host captures
+"""The box's frame log (``satemu.model.framelog``) as pcapng, alone or joined with host captures
 of the ports: what ``satemu capture`` writes.
 
-The capture has the four interfaces of the co-simulation's (``satemu.captures``): port A in,
+The capture has the four interfaces of the co-simulation's (``satemu.box.port_capture``): port A in,
 port A out, port B in, port B out, with the same comments and flags for each frame's fate. The
 box keeps no payloads: a frame from the log alone has 0 bytes captured and its length as its
 original length (no FCS). Timestamps are the channel's own cycles, counted from the box's reset,
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .board_model import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B
-from .captures import CAUSES, CHANNEL_NAMES, INTERFACES, PORT_NAMES, ms_of, ns_of
-from .params import Fate
-from .pcapng import INBOUND, OUTBOUND, PcapngWriter
+from satemu.model.board import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B
+from satemu.box.port_capture import CAUSES, CHANNEL_NAMES, INTERFACES, PORT_NAMES, ms_of, ns_of
+from satemu.base.params import Fate
+from satemu.base.pcapng import INBOUND, OUTBOUND, PcapngWriter
 
 __all__ = ["ChannelLog", "read_box_log", "write_log_capture", "merge_log_capture"]
 
@@ -28,7 +28,7 @@ __all__ = ["ChannelLog", "read_box_log", "write_log_capture", "merge_log_capture
 class ChannelLog:
     """What READ_LOG gave for one channel: the ring's size (records), the records written and
     lost since the last CLEAR_LOG, the first record number read and the records that checked
-    (satemu.framelog_model.check_records), with the count of those that did not."""
+    (satemu.model.framelog.check_records), with the count of those that did not."""
     ring: int
     count: int
     lost: int
@@ -51,9 +51,9 @@ class ChannelLog:
 
 
 def read_box_log(dev, ring: int) -> dict[int, ChannelLog]:
-    """Both channels' frame logs from the box behind ``dev`` (a ``satemu.device.Device``), each
+    """Both channels' frame logs from the box behind ``dev`` (a ``satemu.box.device.Device``), each
     ring ``ring`` records (HELLO's ``log_records``), every record read checked."""
-    from .framelog_model import check_records
+    from satemu.model.framelog import check_records
     logs = {}
     for ch in CHANNEL_NAMES:
         count, lost, first, pairs = dev.read_log(ch)
@@ -66,7 +66,8 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
     """The frame log as packets, each a dict: ``ns`` (the channel's cycle, counted from the
     box's reset), ``port``, ``dir`` ("in"/"out"), ``length``, ``flags``, ``text``, ``channel``
     and ``n`` (its place among the channel's frames of that direction in the log read)."""
-    from .framelog_model import SENT, join, unwrap
+    from satemu.base.records import SENT
+    from satemu.model.framelog import join, unwrap
     out = []
     for ch, log in logs.items():
         port_in = [p for p, c in CHANNEL_INTO.items() if c == ch][0]
@@ -206,8 +207,8 @@ def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: in
     onto the box's by the median offset of the matched frames; a host frame the box's log does
     not hold keeps its own time, so shifted, and says so. Raises ValueError when a capture does
     not match the log (under half of the shorter side's frames: another run, or another port)."""
-    from .ether import MIN_FRAME
-    from .pcapng import read_pcapng
+    from satemu.base.ether import MIN_FRAME
+    from satemu.base.pcapng import read_pcapng
     packets = _log_packets(logs, f_clk)
     extra, offsets, summary = [], [], {}
     for port, host_path in hosts.items():

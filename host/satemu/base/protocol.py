@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The host–firmware protocol, declared once: framing constants, opcodes, status codes, messages.
 
-The C side (firmware) gets a header generated from this module (``satemu.gen_c``); both sides are
+The C side (firmware) gets a header generated from this module (``satemu.base.gen_c``); both sides are
 checked against the committed vectors in ``tests/vectors/protocol.json``.
 
 Wire format of one frame, in both directions::
@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import enum
 import struct
+
+from satemu.base.records import RECORD_WORDS as LOG_RECORD_WORDS
+from satemu.base.records import BodRecord, unpack_record
+from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
 
 PROTOCOL_VERSION = 11
 MAX_PAYLOAD = 512
@@ -93,13 +97,13 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # serves (its own FIFO, on chip); ``delta_queue``: where not 0, the cap of any queue on a
 # channel outside ``spill_mask``, which holds its departure times on chip as distances (a
 # frame's serialisation and a BoD slot then take under 2^23 and 2^22 cycles,
-# satemu.depdelta_model);
+# satemu.model.depdelta);
 # ``mem_words``: delay-line words per channel;
 # ``mem_wpc_forward``, ``mem_wpc_return``: the delay-line throughput each channel is
 # guaranteed while the other takes its own, in 64-bit words per 65536 cycles (0: not limited);
 # ``log_records``: the records each channel's frame-log ring holds, a power of two (0: no frame
 # log); ``timeline_entries``: the entries its timeline store holds (0: no timelines).
-# ``satemu.validate.Hardware`` is the host's view of them.
+# ``satemu.base.hardware.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("queue_fifo", "H"), ("spill_mask", "H"),
                 ("bod_queue", "H"), ("delta_queue", "H"),
                 ("max_frame", "H"), ("latency_floor", "I"), ("mem_words", "I"),
@@ -243,9 +247,6 @@ class Deframer:
 # ---------------------------------------------------------------------------------------------
 # Message payloads. Integers are little-endian.
 
-from .bod_model import BodRecord, unpack_record  # noqa: E402
-from .framelog_model import RECORD_WORDS as LOG_RECORD_WORDS  # noqa: E402
-from .regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES  # noqa: E402
 
 # The profile fields a host sends, in this order, each as u64. The memory region (mem_base,
 # mem_size) is not among them: the firmware owns the memory layout.
@@ -275,7 +276,7 @@ PORT_COUNTERS = ["drop_preamble"]   # frames the MAC discarded: no valid preambl
 STATS_FIELDS = COUNTERS + GAUGES + PORT_COUNTERS
 STATS = struct.Struct("<" + "Q" * len(STATS_FIELDS))
 
-# BOD_TRACE: the per-superframe records of a channel's BoD statistics ring (satemu.regmap
+# BOD_TRACE: the per-superframe records of a channel's BoD statistics ring (satemu.base.regmap
 # BOD_RECORD). The ring holds the last ``ring`` superframes (ChannelParams.bod_ring); the answer
 # starts at the requested superframe or at the oldest one still held, whichever is later, and
 # carries as many records as were asked for, exist and fit the payload. Each record is the
@@ -288,7 +289,7 @@ BOD_TRACE_REQUEST = struct.Struct("<BIB")       # channel, first superframe, max
 BOD_TRACE_HEAD = struct.Struct("<IQIB")         # bod_count, bod_start, first superframe returned, n
 BOD_RECORD_BYTES = 4 * BOD_RECORD_WORDS
 
-# READ_LOG: records of a channel's frame log (satemu.framelog_model), which the channel writes
+# READ_LOG: records of a channel's frame log (satemu.model.framelog), which the channel writes
 # into a ring of ``ring`` (LIMIT_FIELDS' log_records) records in the DRAM. Records are numbered
 # from 0 since the log's last clear (CLEAR_LOG, and the firmware's start); record n sits in slot
 # n mod ring and carries the lap (n div ring) mod 2^10. The head carries ``log_count`` (records
@@ -366,11 +367,6 @@ def timeline_entry(offset: int, channel: int, field: int, value: int) -> bytes:
     return TIMELINE_ENTRY.pack(offset, channel << 56 | field << 48 | value)
 
 
-def split_timeline_entry(word1: int) -> tuple[int, int, int]:
-    """(channel, field, value) of an entry's second word."""
-    return word1 >> 56, word1 >> 48 & 0xFF, word1 & ((1 << TIMELINE_VALUE_BITS) - 1)
-
-
 # LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
 # then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
 LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
@@ -382,7 +378,7 @@ LINK_STATS = struct.Struct("<" + "I" * len(LINK_STATS_FIELDS))
 # TIMELINE_STATUS nothing; BOD_TRACE a channel, the first superframe and the most records;
 # READ_LOG a channel, the first record and the most records; TIMELINE_WRITE the first entry, a
 # count and the entries; TIMELINE_START the entries, the start cycle and the period. A channel, where a request has one (REQUEST_CHANNEL), comes first. The
-# firmware's table of request lengths is generated from these (satemu.gen_c).
+# firmware's table of request lengths is generated from these (satemu.base.gen_c).
 CHANNEL_REQUEST = struct.Struct("<B")
 EMPTY_REQUEST = struct.Struct("<")
 REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,

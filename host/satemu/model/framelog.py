@@ -30,56 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .params import Fate
+from satemu.base.params import Fate
+from satemu.base.records import (CYCLE_MOD, DECIDED, INDEX_MOD, LAP_MOD, RECORD_WORDS, SENT, WORD1,
+                                 Record, pack, unpack)
 
 __all__ = ["RECORD_WORDS", "WORD1", "DECIDED", "SENT", "Record", "pack", "unpack", "Entry",
            "join", "expected", "read_ring", "check_records", "unwrap"]
-
-RECORD_WORDS = 2
-CYCLE_BITS, LENGTH_BITS = 48, 16
-# Word 1's fields, least significant first.
-WORD1 = (("index", 24), ("tx", 24), ("fate", 3), ("kind", 1), ("late", 1), ("valid", 1),
-         ("lap", 10))
-INDEX_MOD = 1 << 24
-LAP_MOD = 1 << 10
-CYCLE_MOD = 1 << CYCLE_BITS
-DECIDED, SENT = 0, 1
-
-
-@dataclass(frozen=True)
-class Record:
-    kind: int
-    cycle: int           # mod 2^48: arrival (decided) or start (sent)
-    length: int
-    index: int = 0       # decided: among the frames decided, mod 2^24
-    tx: int = 0          # among the frames sent (decided: the index it takes if delivered)
-    fate: int = 0        # decided: a satemu.params.Fate
-    late: bool = False   # sent: started after its scheduled cycle
-    lap: int = 0
-
-
-def pack(r: Record) -> tuple[int, int]:
-    w0 = (r.cycle % CYCLE_MOD) | (r.length << CYCLE_BITS)
-    values = {"index": r.index % INDEX_MOD, "tx": r.tx % INDEX_MOD, "fate": r.fate,
-              "kind": r.kind, "late": int(r.late), "valid": 1, "lap": r.lap % LAP_MOD}
-    w1, at = 0, 0
-    for name, width in WORD1:
-        w1 |= values[name] << at
-        at += width
-    return w0, w1
-
-
-def unpack(w0: int, w1: int) -> Record | None:
-    """The record in two words, or None where ``valid`` is 0 (never written)."""
-    values, at = {}, 0
-    for name, width in WORD1:
-        values[name] = (w1 >> at) & ((1 << width) - 1)
-        at += width
-    if not values.pop("valid"):
-        return None
-    return Record(kind=values["kind"], cycle=w0 % CYCLE_MOD, length=w0 >> CYCLE_BITS,
-                  index=values["index"], tx=values["tx"], fate=values["fate"],
-                  late=bool(values["late"]), lap=values["lap"])
 
 
 @dataclass(frozen=True)
@@ -148,7 +104,7 @@ def join(records: Iterable[Record]) -> tuple[list[Entry], dict]:
 def expected(arrivals: Iterable[int], lengths: Iterable[int], frames,
              first_index: int = 0) -> list[Entry]:
     """The entries of a channel's log by the model: one per frame decided (``frames``:
-    ``satemu.channel_model.FrameResult``, with each frame's arrival and length), a delivered
+    ``satemu.model.channel.FrameResult``, with each frame's arrival and length), a delivered
     one with its scheduled egress (the log shows the actual start; they are equal whenever the
     channel met its schedule). The channel numbers the frames it decides from its start, never
     from a clear: the first of ``frames`` is its frame ``first_index``."""

@@ -2,7 +2,7 @@
 """The channel's parameter types, shared by the gateware (``satemu_gw``) and the reference models.
 
 * :class:`ChannelParams` fixes the gateware at elaboration; the models read the same values.
-* :class:`ChannelRegs` holds a profile as register values (``satemu.regmap``), the numbers the
+* :class:`ChannelRegs` holds a profile as register values (``satemu.base.regmap``), the numbers the
   gateware sees; its defaults are the gateware's reset values.
 * :class:`Fate` is what became of a frame: delivered, or dropped with its cause.
 * ``BEAT`` is the layout of one 64-bit beat of a frame on the channels' streams, least
@@ -17,8 +17,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .depdelta_model import length_bits
-from .regmap import BOD_ENABLE, LOSS_NONE
+from satemu.base.queues import length_bits
+from satemu.base.regmap import BOD_ENABLE, LOSS_NONE
 
 __all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
            "BEAT_BITS", "beat_field", "frame_beats", "frame_words"]
@@ -69,7 +69,7 @@ class ChannelParams:
     bod_queue: int = 0
     # Frames a channel without that ring holds on chip, each departure coded as its distance from
     # the one before (0: it holds ``queue_onchip`` whole departure times). ``Hardware`` gives such
-    # a channel this queue depth (``delta_coded``; satemu_gw.depdelta, satemu.depdelta_model).
+    # a channel this queue depth (``delta_coded``; satemu_gw.depdelta, satemu.model.depdelta).
     delta_queue: int = 0
     playout_beats: int = 512     # on-chip playout FIFO between memory and egress
     latency_floor: int = 2048    # L: departure-to-egress latency never falls below this (cycles)
@@ -95,7 +95,7 @@ class ChannelParams:
     # firmware folds narrower ones into 64-bit counts, satemu_fold_counters); the model counts
     # in full.
     counter_bits: int = 64
-    # The frame log (satemu_gw.framelog, satemu.framelog_model): a record of every frame decided
+    # The frame log (satemu_gw.framelog, satemu.model.framelog): a record of every frame decided
     # and every frame sent, in a ring in memory; ``log_fifo`` records wait on chip for the
     # writer. A board leaves it out (False) where its FPGA has no room for it.
     frame_log: bool = False
@@ -222,7 +222,7 @@ class ChannelRegs:
     max_len: int = 1518
     mem_base: int = 0
     mem_size: int = 0
-    # Bandwidth-on-Demand (satemu.bod_model); off by default.
+    # Bandwidth-on-Demand (satemu.model.bod); off by default.
     bod_flags: int = 0
     bod_slot_cycles: int = 1024
     bod_slots: int = 1
@@ -246,15 +246,6 @@ class ChannelRegs:
     @property
     def bod(self) -> bool:
         return bool(self.bod_flags & BOD_ENABLE)
-
-    def check(self, params: ChannelParams = ChannelParams()) -> None:
-        """Raise ConfigError unless the register values can run on a channel built with
-        ``params``: the field rules of ``satemu.validate`` (the firmware's), and the memory
-        region within the address space."""
-        from .validate import check_registers
-        why = check_registers(self, params)
-        if why:
-            raise ConfigError(why)
 
 
 class Fate(enum.IntEnum):

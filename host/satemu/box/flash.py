@@ -12,8 +12,8 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-from .boards import BOARDS as ALL_BOARDS, Programmer
-from .checkout import CheckoutError, checkout
+from satemu.base.boards import BOARDS, Programmer
+from satemu.base.checkout import CheckoutError, checkout
 
 # Where `make bitstream BOARD=<board>` (hw/bitstream.py) writes bitstream-<board>.json in a
 # checkout, whose "bitstream" field names the build's .bit, relative to the checkout.
@@ -45,9 +45,9 @@ CABLES = frozenset("""
 """.split())
 
 
-# The boards that can be flashed, and how: satemu.boards holds each board's programmer.
-BOARDS: dict[str, Programmer] = {name: board.programmer for name, board in ALL_BOARDS.items()
-                                 if board.programmer is not None}
+# The boards that can be flashed, and how: satemu.base.boards holds each board's programmer.
+PROGRAMMERS: dict[str, Programmer] = {name: board.programmer for name, board in BOARDS.items()
+                                      if board.programmer is not None}
 
 
 class FlashError(RuntimeError):
@@ -102,9 +102,9 @@ def check_cable(cable: str, search_path: str | None = None) -> None:
 
 def _board(name: str) -> Programmer:
     try:
-        return BOARDS[name]
+        return PROGRAMMERS[name]
     except KeyError:
-        raise FlashError(f"unknown board {name!r}: one of {', '.join(sorted(BOARDS))}") from None
+        raise FlashError(f"unknown board {name!r}: one of {', '.join(sorted(PROGRAMMERS))}") from None
 
 
 def flash_command(board: str, mode: str, bitstream: Path | str, cable: str | None = None,

@@ -7,13 +7,13 @@ keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``
 ``min_len``, ``max_len``). A step changes only what it names; everything else stays as the steps
 before it left it. ``timeline_repeat`` (a time above the last step's) repeats the whole list.
 A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
-Mahimahi trace; satemu.traces), which then also sets the period. A trace's rate of 0 (no
+Mahimahi trace; satemu.link.traces), which then also sets the period. A trace's rate of 0 (no
 delivery) is an outage: every frame lost, the rate left as it was. It lies over the channel's
 loss settings rather than replacing them: the step that ends it puts back the loss in force
 before it (the profile's, a step's or the trace's own), and a loss set during it applies from
 its end.
 
-The box holds a timeline as entries (satemu.protocol's TIMELINE_*): each sets one register of
+The box holds a timeline as entries (satemu.base.protocol's TIMELINE_*): each sets one register of
 one channel at a cycle offset from the start, and the entries of one offset form one step. The
 firmware stages each step on the profile in force and commits it named for its cycle
 (COMMIT_AT), so that it applies to every frame that arrives after that cycle, and to none
@@ -33,15 +33,18 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
-from . import profile as _profile
-from .boards import BOARDS
-from .channel_model import Commit
-from .params import ChannelRegs
-from .protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
-from .regmap import LAYOUT_FIELDS
-from .units import UnitError, format_time, parse_probability, parse_queue, parse_rate, parse_time
-from .traces import MAX_STEPS
-from .validate import Hardware, profile_fields, validate
+from satemu.base.boards import BOARDS
+from satemu.model.channel import Commit
+from satemu.base.params import ChannelRegs
+from satemu.link.channel import check_meaning, explain, parse_gilbert_elliott, parse_queues
+from satemu.link.tables import ProfileError, Table, toml_key
+from satemu.base.protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
+from satemu.base.regmap import LAYOUT_FIELDS
+from satemu.base.units import (UnitError, format_rate, format_size, format_time, parse_probability,
+                               parse_rate, parse_time)
+from satemu.link.traces import MAX_STEPS
+from satemu.base.hardware import Hardware
+from satemu.base.validate import profile_fields, validate
 
 __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", "parse_timeline",
            "compile_timeline", "timeline_dict", "MAX_STEPS", "MAX_CYCLES", "MAX_TIME"]
@@ -54,7 +57,6 @@ STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "m
 BOD_STEP_KEYS = {"superframe", "slots", "slot_bytes", "cra", "rbdc_max", "rbdc_timeout",
                  "vbdc_max", "request_period", "background"}
 BOD_FIXED_KEYS = {"latency", "fca", "background_repeat"}
-GE_KEYS = ("p", "r", "loss_good", "loss_bad")
 FIELD_INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 # A timeline's cycles: TIMELINE_ENTRY's offsets and TIMELINE_START's start and period are 64-bit,
 # and the firmware adds them (start + lap x period + offset) in 64 bits. A start the command
@@ -123,7 +125,7 @@ class CompiledTimeline:
         laps = max(laps, 1) if self.period else 1
         count = laps * len(self.steps)
         if count > self.most:
-            raise _profile.ProfileError(
+            raise ProfileError(
                 f"timeline_repeat: {laps:,} laps of {len(self.steps):,} steps every "
                 f"{format_time(Fraction(self.period, self.f_clk))} are {count:,} steps, more "
                 f"than the {self.most:,} the model lays out (the entries of the box's timeline "
@@ -136,7 +138,7 @@ class CompiledTimeline:
         return 1 + (cycles // self.period if self.period else 0)
 
     def commits(self, start: int, channel: str, laps: int = 1) -> list[Commit]:
-        """The model's commits (satemu.channel_model) of channel ``channel`` for a run started
+        """The model's commits (satemu.model.channel) of channel ``channel`` for a run started
         at cycle ``start``: every step, as the box commits it (both channels at each step)."""
         return [Commit(cycle, s.regs[channel]) for cycle, s in self.cycles(start, laps)]
 
@@ -151,7 +153,7 @@ def _describe_changes(c: dict) -> str:
     out = []
     for key, v in c.items():
         if key == "rate":
-            out.append(f"rate {_profile.format_rate(v)}")
+            out.append(f"rate {format_rate(v)}")
         elif key == "delay":
             out.append(f"delay {format_time(v)}")
         elif key == "loss":
@@ -159,7 +161,7 @@ def _describe_changes(c: dict) -> str:
         elif key == "queue":
             frames, nbytes = v
             q = [f"{frames} packets"] if frames else []
-            q += [_profile.format_size(nbytes)] if nbytes else []
+            q += [format_size(nbytes)] if nbytes else []
             out.append("queue " + " or ".join(q))
         elif key == "gilbert_elliott":
             out.append("Gilbert-Elliott " + "/".join(f"{float(x):g}" for x in v))
@@ -176,9 +178,9 @@ def _describe_bod(key: str, v) -> str:
     if key == "superframe":
         return f"superframe {format_time(v)}"
     if key in ("cra", "rbdc_max"):
-        return f"{key} {_profile.format_rate(v or 0)}"
+        return f"{key} {format_rate(v or 0)}"
     if key == "vbdc_max":
-        return f"vbdc_max {_profile.format_size(v or 0)}"
+        return f"vbdc_max {format_size(v or 0)}"
     if key == "background":
         return f"background {float(v[0][0]) * 100:g}%"
     return f"{key} {v}"
@@ -186,38 +188,20 @@ def _describe_bod(key: str, v) -> str:
 
 def _changes(path: str, table) -> dict:
     """A step's changes to one channel, parsed: the keys of STEP_KEYS in physical units."""
-    t = _profile._Table(path, table, STEP_KEYS, "a channel's settings a step may change")
+    t = Table(path, table, STEP_KEYS, "a channel's settings a step may change")
     out = {}
     if "rate" in table:
         out["rate"] = t.get("rate", parse_rate, None)
     if "delay" in table:
         out["delay"] = t.get("delay", parse_time, None)
     if "queue" in table:
-        queues = table["queue"]
-        frames = nbytes = None
-        for q in queues if isinstance(queues, list) else [queues]:
-            try:
-                kind, value = parse_queue(q)
-            except UnitError as e:
-                raise _profile.ProfileError(f"{path}.queue: {e}") from None
-            if kind == "frames":
-                frames = value
-            else:
-                nbytes = value
-        out["queue"] = (frames, nbytes)
+        out["queue"] = parse_queues(path, table["queue"])
     if "loss" in table and "gilbert_elliott" in table:
-        raise _profile.ProfileError(f"{path}.loss: give either loss or gilbert_elliott, not both")
+        raise ProfileError(f"{path}.loss: give either loss or gilbert_elliott, not both")
     if "loss" in table:
         out["loss"] = t.get("loss", parse_probability, None)
     if "gilbert_elliott" in table:
-        g = table["gilbert_elliott"]
-        if not isinstance(g, dict) or set(g) != set(GE_KEYS):
-            raise _profile.ProfileError(f"{path}.gilbert_elliott: expected a table with exactly "
-                                        f"{', '.join(sorted(GE_KEYS))}")
-        try:
-            out["gilbert_elliott"] = tuple(parse_probability(g[k]) for k in GE_KEYS)
-        except UnitError as e:
-            raise _profile.ProfileError(f"{path}.gilbert_elliott: {e}") from None
+        out["gilbert_elliott"] = parse_gilbert_elliott(path, table["gilbert_elliott"], False)
     if "overhead" in table:
         out["overhead"] = t.bytes("overhead", 0)
     for key in ("min_len", "max_len"):
@@ -230,16 +214,15 @@ def _changes(path: str, table) -> dict:
 
 def _bod_changes(path: str, table) -> dict:
     """A step's changes to a channel's BoD settings, as ``BodProfile`` fields."""
-    P = _profile
     if isinstance(table, dict):
         fixed = sorted(set(table) & BOD_FIXED_KEYS)
         if fixed:
-            raise P.ProfileError(f"{path}.{fixed[0]}: a step cannot change it; it restarts the "
+            raise ProfileError(f"{path}.{fixed[0]}: a step cannot change it; it restarts the "
                                  f"BoD block, which needs an empty delay line (a step may change "
                                  f"{', '.join(sorted(BOD_STEP_KEYS))})")
-    t = P._Table(path, table, BOD_STEP_KEYS, "the BoD settings a step may change")
+    t = Table(path, table, BOD_STEP_KEYS, "the BoD settings a step may change")
     if not table:
-        raise P.ProfileError(f"{path}: changes nothing")
+        raise ProfileError(f"{path}: changes nothing")
     out = {}
     if "superframe" in table:
         out["superframe"] = t.get("superframe", parse_time, None)
@@ -256,7 +239,7 @@ def _bod_changes(path: str, table) -> dict:
         out["vbdc_max"] = t.bytes("vbdc_max", None) or None
     if "background" in table:
         if isinstance(table["background"], list):
-            raise P.ProfileError(f"{path}.background: a step sets a constant share of the slots; "
+            raise ProfileError(f"{path}.background: a step sets a constant share of the slots; "
                                  f"a schedule of levels is the profile's")
         out["background"] = ((t.get("background", parse_probability, None), None),)
     return out
@@ -286,14 +269,14 @@ def _time(path: str, value) -> Fraction:
     try:
         return parse_time(value)
     except UnitError as e:
-        raise _profile.ProfileError(f"{path}: {e}") from None
+        raise ProfileError(f"{path}: {e}") from None
 
 
 def _check_time(path: str, at: Fraction, what: str = "") -> Fraction:
     """``at`` if a timeline may hold it (at most ``MAX_TIME``); else ProfileError naming
     ``path``."""
     if at > MAX_TIME:
-        raise _profile.ProfileError(
+        raise ProfileError(
             f"{path}: {what}{format_time(at)} is outside the allowed range 0 s .. "
             f"{int(MAX_TIME)} s (2^63 - 1 cycles at {F_CLK_MAX / 1e6:g} MHz, the fastest "
             f"board's clock: a timeline's cycles from its start fit the box's 64-bit counts)")
@@ -303,39 +286,38 @@ def _check_time(path: str, at: Fraction, what: str = "") -> Fraction:
 def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
     """The timeline of a profile's TOML ``doc`` (its ``timeline`` list, ``timeline_repeat`` and
     each channel's ``trace``), or None without one. Trace paths are relative to ``base_dir``."""
-    from .traces import TraceError, read_trace
-    P = _profile
+    from satemu.link.traces import TraceError, read_trace
     raw = doc.get("timeline")
     repeat = None
     if "timeline_repeat" in doc:
         repeat = _check_time("timeline_repeat", _time("timeline_repeat", doc["timeline_repeat"]))
         if repeat <= 0:
-            raise P.ProfileError("timeline_repeat: must be above 0 s")
+            raise ProfileError("timeline_repeat: must be above 0 s")
     steps = []
     if raw is not None:
         if not isinstance(raw, list):
-            raise P.ProfileError("timeline: expected a list of steps ([[timeline]] tables)")
+            raise ProfileError("timeline: expected a list of steps ([[timeline]] tables)")
         if len(raw) > MAX_STEPS:
-            raise P.ProfileError(f"timeline: {len(raw):,} steps; a timeline has at most "
+            raise ProfileError(f"timeline: {len(raw):,} steps; a timeline has at most "
                                  f"{MAX_STEPS:,} (the entries of a box's timeline store, one "
                                  f"or more a step)")
         for i, entry in enumerate(raw):
             path = f"timeline[{i}]"
             if not isinstance(entry, dict):
-                raise P.ProfileError(f"{path}: expected a table with at, and forward or return")
+                raise ProfileError(f"{path}: expected a table with at, and forward or return")
             unknown = set(entry) - {"at", "forward", "return"}
             if unknown:
-                raise P.ProfileError(f"{path}.{P._key(sorted(unknown)[0])}: unknown setting; a "
+                raise ProfileError(f"{path}.{toml_key(sorted(unknown)[0])}: unknown setting; a "
                                      f"step has at, forward and return")
             if "at" not in entry:
-                raise P.ProfileError(f"{path}.at: missing; every step has a time")
+                raise ProfileError(f"{path}.at: missing; every step has a time")
             at = _check_time(f"{path}.at", _time(f"{path}.at", entry["at"]))
             changes = {name: _changes(f"{path}.{name}", entry[name])
                        for name in CHANNEL_NAMES if name in entry}
             if not any(changes.values()):
-                raise P.ProfileError(f"{path}: changes nothing; give forward or return settings")
+                raise ProfileError(f"{path}: changes nothing; give forward or return settings")
             if steps and at <= steps[-1].at:
-                raise P.ProfileError(f"{path}.at: {format_time(at)} is not after the step "
+                raise ProfileError(f"{path}.at: {format_time(at)} is not after the step "
                                      f"before it ({format_time(steps[-1].at)}); steps are in "
                                      f"time order, one per time")
             steps.append(Step(at, changes, f"{path} (at {format_time(at)})"))
@@ -347,7 +329,7 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
             continue
         file = table["trace"]
         if not isinstance(file, str):
-            raise P.ProfileError(f"{name}.trace: expected a file name")
+            raise ProfileError(f"{name}.trace: expected a file name")
         resolution = None
         if "trace_resolution" in table:
             resolution = _time(f"{name}.trace_resolution", table["trace_resolution"])
@@ -355,31 +337,31 @@ def parse_timeline(doc: dict, base_dir: Path | None) -> Timeline | None:
         try:
             trace = read_trace(path, resolution=resolution)
         except TraceError as e:
-            raise P.ProfileError(f"{name}.trace: {e}") from None
+            raise ProfileError(f"{name}.trace: {e}") from None
         _check_time(f"{name}.trace", trace.period, "it repeats every ")
         sources.append(f"{name}: {trace.source}")
         traced[name] = trace
     if traced:
         periods = {t.period for t in traced.values()}
         if len(periods) > 1:
-            raise P.ProfileError("forward.trace: the two traces repeat with different periods; "
+            raise ProfileError("forward.trace: the two traces repeat with different periods; "
                                  "give traces of one length")
         period = periods.pop()
         if repeat is not None and repeat != period:
-            raise P.ProfileError(f"timeline_repeat: {format_time(repeat)}, but the trace "
+            raise ProfileError(f"timeline_repeat: {format_time(repeat)}, but the trace "
                                  f"repeats every {format_time(period)}")
         repeat = period
         steps = _merge(steps, traced)
         if len(steps) > MAX_STEPS:
-            raise P.ProfileError(f"timeline: the traces and the steps listed make {len(steps):,} "
+            raise ProfileError(f"timeline: the traces and the steps listed make {len(steps):,} "
                                  f"steps; a timeline has at most {MAX_STEPS:,} (the entries of "
                                  f"a box's timeline store, one or more a step)")
     if not steps:
         if repeat is not None:
-            raise P.ProfileError("timeline_repeat: there is no timeline to repeat")
+            raise ProfileError("timeline_repeat: there is no timeline to repeat")
         return None
     if repeat is not None and repeat <= steps[-1].at:
-        raise P.ProfileError(f"timeline_repeat: {format_time(repeat)} is not after the last "
+        raise ProfileError(f"timeline_repeat: {format_time(repeat)} is not after the last "
                              f"step ({steps[-1].where})")
     return Timeline(tuple(steps), repeat, tuple(sources))
 
@@ -417,37 +399,38 @@ def _merge(steps: list[Step], traced: dict) -> list[Step]:
             old = at.get(ts.at)
             changes = dict(old.changes) if old else {}
             if name in changes:
-                raise _profile.ProfileError(f"{old.where}: sets the {name} channel at a time its "
+                raise ProfileError(f"{old.where}: sets the {name} channel at a time its "
                                             f"trace sets it too")
             changes[name] = trace_changes
             at[ts.at] = Step(ts.at, changes, old.where if old else where)
     return [at[t] for t in sorted(at)]
 
 
-def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
+def compile_timeline(profile, hw: Hardware,
+                     regs: dict[str, ChannelRegs] | None = None) -> CompiledTimeline:
     """``profile``'s timeline at ``hw``'s clock, every step checked as the box will check it
-    (satemu.validate): a step whose profile the box would refuse raises ProfileError naming the
-    step and the setting, as does a timeline the box cannot hold or time."""
-    P = _profile
+    (satemu.base.validate): a step whose profile the box would refuse raises ProfileError naming
+    the step and the setting, as does a timeline the box cannot hold or time. ``regs``: the
+    base profile's registers, if the caller checked it against ``hw`` already."""
     timeline = profile.timeline
     if timeline is None:
-        raise P.ProfileError(f"{profile.name}: has no timeline")
+        raise ProfileError(f"{profile.name}: has no timeline")
     if not hw.timeline_entries:
-        raise P.ProfileError("this box runs no timelines (its firmware has no timeline store)")
+        raise ProfileError("this box runs no timelines (its firmware has no timeline store)")
     current = dict(profile.channels())          # each channel's settings in force
     under = dict(current)                       # the same, but for an outage's loss
     down: set[str] = set()                      # the channels in an outage
-    regs_now = profile.check(hw)
+    regs_now = regs or profile.check(hw)
     entries, compiled = [], []
     last_offset = -1
     mhz = f"{hw.f_clk / 1e6:g} MHz"
     for step in timeline.steps:
         offset = round(step.at * hw.f_clk)
         if offset > MAX_CYCLES:                 # a clock above F_CLK_MAX's: see MAX_CYCLES
-            raise P.ProfileError(f"{step.where}: {offset:,} cycles at {mhz}, above the "
+            raise ProfileError(f"{step.where}: {offset:,} cycles at {mhz}, above the "
                                  f"{MAX_CYCLES:,} a timeline's offset may be")
         if offset <= last_offset:
-            raise P.ProfileError(f"{step.where}: falls on the same cycle as the step before it "
+            raise ProfileError(f"{step.where}: falls on the same cycle as the step before it "
                                  f"at {hw.f_clk / 1e6:g} MHz")
         last_offset = offset
         regs_step = dict(regs_now)
@@ -456,17 +439,17 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                 continue
             changes, old_ch = step.changes[name], current[name]
             if "bod" in changes and old_ch.bod is None:
-                raise P.ProfileError(f"{step.where}: {name}.bod: the {name} channel has no "
+                raise ProfileError(f"{step.where}: {name}.bod: the {name} channel has no "
                                      f"Bandwidth-on-Demand settings to change")
             if old_ch.bod is not None and "rate" in changes:
-                raise P.ProfileError(f"{step.where}: {name}.rate: a BoD channel is paced by "
+                raise ProfileError(f"{step.where}: {name}.rate: a BoD channel is paced by "
                                      f"its grants, not a rate")
             if old_ch.bod is not None and "overhead" in changes:
-                raise P.ProfileError(f"{step.where}: {name}.overhead: a BoD channel's overhead "
+                raise ProfileError(f"{step.where}: {name}.overhead: a BoD channel's overhead "
                                      f"is fixed while frames wait for their slots")
             if "background" in changes.get("bod", {}) and (
                     len(old_ch.bod.background) > 1 or old_ch.bod.background[0][1] is not None):
-                raise P.ProfileError(f"{step.where}: {name}.bod.background: the profile's "
+                raise ProfileError(f"{step.where}: {name}.bod.background: the profile's "
                                      f"background is a schedule of levels, which a step cannot "
                                      f"replace")
             # A step during an outage changes the settings under it; the outage's end puts
@@ -476,23 +459,23 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                 (down.add if changes["outage"] else down.discard)(name)
             ch = in_outage(base) if name in down else base
             try:
-                P._check_meaning(name, base)
+                check_meaning(name, base)
                 if ch is not base:
-                    P._check_meaning(name, ch)
-            except P.ProfileError as e:
-                raise P.ProfileError(f"{step.where}: {e}") from None
+                    check_meaning(name, ch)
+            except ProfileError as e:
+                raise ProfileError(f"{step.where}: {e}") from None
             regs = ch.registers(hw, name)
             verdict = validate(profile_fields(regs), hw, index)
             if verdict.status != Status.OK:
-                raise P.ProfileError(f"{step.where}: {P._explain(name, ch, hw, verdict)}")
+                raise ProfileError(f"{step.where}: {explain(name, ch, hw, verdict)}")
             old = profile_fields(regs_now[name])
             for field, value in profile_fields(regs).items():
                 if value != old[field]:
                     if field in LAYOUT_FIELDS:       # not reachable from the step keys
-                        raise P.ProfileError(f"{step.where}: {name}.{field} needs an empty "
+                        raise ProfileError(f"{step.where}: {name}.{field} needs an empty "
                                              f"delay line; a step cannot change it")
                     if value >> TIMELINE_VALUE_BITS:
-                        raise P.ProfileError(f"{step.where}: {name}.{field} does not fit a "
+                        raise ProfileError(f"{step.where}: {name}.{field} does not fit a "
                                              f"timeline entry")
                     entries.append((offset, index, FIELD_INDEX[field], value))
             current[name], under[name], regs_step[name] = ch, base, regs
@@ -502,10 +485,10 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
     if timeline.repeat is not None:
         period = round(timeline.repeat * hw.f_clk)
         if period > MAX_CYCLES:
-            raise P.ProfileError(f"timeline_repeat: {period:,} cycles at {mhz}, above the "
+            raise ProfileError(f"timeline_repeat: {period:,} cycles at {mhz}, above the "
                                  f"{MAX_CYCLES:,} a timeline's period may be")
         if period <= last_offset:
-            raise P.ProfileError(f"timeline_repeat: {format_time(timeline.repeat)} is not after "
+            raise ProfileError(f"timeline_repeat: {format_time(timeline.repeat)} is not after "
                                  f"the last step at {hw.f_clk / 1e6:g} MHz")
         # A repeating timeline starts each lap from the last step's settings, which must lead
         # back to the first step's: the first lap's first step is applied on the profile, the
@@ -521,10 +504,10 @@ def compile_timeline(profile, hw: Hardware) -> CompiledTimeline:
                     entries.append((first.offset, index, FIELD_INDEX[field], value))
         entries.sort(key=lambda e: e[0])
     if len(entries) > hw.timeline_entries:
-        raise P.ProfileError(f"timeline: needs {len(entries)} entries, the box holds "
+        raise ProfileError(f"timeline: needs {len(entries)} entries, the box holds "
                              f"{hw.timeline_entries}")
     if not entries:
-        raise P.ProfileError(f"{timeline.steps[0].where}: the timeline changes nothing")
+        raise ProfileError(f"{timeline.steps[0].where}: the timeline changes nothing")
     return CompiledTimeline(tuple(compiled), tuple(entries), period, hw.f_clk,
                             hw.timeline_entries)
 

@@ -156,7 +156,7 @@ LIVE_FIELDS = [
 
 # The frame log (a channel built with ``ChannelParams.frame_log``): the channel writes a record
 # of every frame it decides and of every frame it starts to send into a ring of 2^bits records
-# in memory (satemu.framelog_model, docs/architecture.md "The frame log"). Written and read as
+# in memory (satemu.model.framelog, docs/architecture.md "The frame log"). Written and read as
 # they are; a channel without the log reads them as 0.
 LOG_CLEAR = 1 << 5       # LOG_CTL: zero log_count and log_lost (the ring starts afresh)
 LOG_FIELDS = [

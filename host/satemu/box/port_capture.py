@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Captures of the box's two ports as pcapng (``satemu.pcapng``): what a co-simulation put on
+"""Captures of the box's two ports as pcapng (``satemu.base.pcapng``): what a co-simulation put on
 each port's wire and what left each port, with every frame's fate, timed from the board's cycles.
 
 A capture has four interfaces: port A in, port A out, port B in, port B out (``INTERFACES``).
@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .board_model import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B, Traffic
-from .ether import PREAMBLE
-from .params import Fate
-from .pcapng import (ERR_CRC, ERR_PREAMBLE, ERR_TOO_LONG, ERR_TOO_SHORT, INBOUND, OUTBOUND,
-                     PcapngWriter)
+from satemu.model.board import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B, Traffic
+from satemu.base.ether import PREAMBLE
+from satemu.base.params import Fate
+from satemu.base.pcapng import (ERR_CRC, ERR_PREAMBLE, ERR_TOO_LONG, ERR_TOO_SHORT, INBOUND,
+    OUTBOUND, PcapngWriter)
 
 __all__ = ["INTERFACES", "CAUSES", "FrameFate", "fates_of", "write_capture", "check_counts"]
 

@@ -11,7 +11,7 @@ programmer and its bitstream flow. Everything else derives from it:
 * the LiteX targets ``hw/<board>.py``, which add only pins and clocks (``constraints/``);
 * the simulated board and its board variants (``hw.satemu_soc``, ``sim.board``);
 * the bitstream flow (``hw.bitstream``, ``Board.bitstream``);
-* the firmware's board header (``satemu.gen_c.board_header``): its limits, delay-line layout and
+* the firmware's board header (``satemu.base.gen_c.board_header``): its limits, delay-line layout and
   channel parameters, so that each firmware reports and enforces what its gateware has.
 
 Adding a board is a record here, a target file of pins and clocks in ``hw/`` and a constraints
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .params import ChannelParams
-from .protocol import CHANNEL_NAMES
-from .validate import Hardware, channel_pace
+from satemu.base.params import ChannelParams
+from satemu.base.protocol import CHANNEL_NAMES
+from satemu.base.hardware import Hardware, channel_pace
 
 __all__ = ["Board", "BOARDS", "DEFAULT_BOARD", "Cpu", "Bitstream", "Programmer", "MAC_PORT"]
 
 
 @dataclass(frozen=True)
 class Programmer:
-    """How openFPGALoader reaches a board (satemu.flash, which checks these names against the
+    """How openFPGALoader reaches a board (satemu.box.flash, which checks these names against the
     installed tool)."""
 
     loader_board: str | None    # openFPGALoader's name for the board (-b), where it has one

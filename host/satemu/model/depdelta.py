@@ -10,14 +10,14 @@ behind them, where whole departure times (64 bits) would take 64.
 The departures of a queue are in order, and the distance between two that are queued together is
 short. A shaped frame departs at most its serialisation plus a cycle after the one before it
 while that one is still queued, so the validators keep a frame's serialisation under
-``FRAME_SPAN`` cycles (``satemu.validate``). A frame the BoD block releases departs at the end of
+``FRAME_SPAN`` cycles (``satemu.base.validate``). A frame the BoD block releases departs at the end of
 a slot no later than the engine's horizon plus a slot, while the entry before it has not fallen
 behind by more than the engine's pops take; the validators keep a slot under ``SLOT_SPAN``
 cycles, half of what a distance holds, the other half for that. An entry pushed into an empty
 queue carries no distance: the queue takes its departure whole, as the base of the entries after.
 
 The model is the queue's contract: what the gateware stores for each entry and what it gives
-back, which must be the entry pushed. ``satemu.channel_model`` holds the queue as a plain list
+back, which must be the entry pushed. ``satemu.model.channel`` holds the queue as a plain list
 of departures; nothing in the channel's timing depends on how they are coded.
 """
 
@@ -26,22 +26,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-__all__ = ["DELTA_BITS", "LENGTH_BITS", "WORD_BITS", "FRAME_SPAN", "SLOT_SPAN",
-           "DeltaQueueModel", "length_bits"]
+from satemu.base.queues import DELTA_BITS, LENGTH_BITS
 
-DELTA_BITS = 23
-LENGTH_BITS = 11
-WORD_BITS = DELTA_BITS + LENGTH_BITS
-# On a channel whose queue is delta-coded, a frame's serialisation, (max_len + overhead) x
-# (rate_q + (rate_num > 0)) cycles, is under FRAME_SPAN (152 ms at the Versa-5G's 55 MHz: a
-# 1542-byte frame at 100 kbit/s takes 123 ms), and a BoD slot under SLOT_SPAN (76 ms).
-FRAME_SPAN = (1 << DELTA_BITS) - 1
-SLOT_SPAN = 1 << (DELTA_BITS - 1)
-
-
-def length_bits(max_frame: int) -> bool:
-    """Whether lengths up to ``max_frame`` fit an entry (``max_frame`` itself written as 0)."""
-    return 1 <= max_frame <= 1 << LENGTH_BITS
+__all__ = ["DeltaQueueModel"]
 
 
 @dataclass

@@ -6,7 +6,7 @@ board's Ethernet wire): frames go onto a port's wire at a cycle, :meth:`BoardMod
 cycle in lock-step and halts at the end of every cycle in which a frame's last beat left a port,
 and :attr:`BoardModel.traffic` holds what the wire reported. Nothing runs in Verilator: the wire's
 timing and the MACs' fixed latencies are the simulated board's (measured, and held by the system
-tests), and each channel is ``satemu.channel_model.Channel``, which the gateware equals cycle for
+tests), and each channel is ``satemu.model.channel.Channel``, which the gateware equals cycle for
 cycle. So for the same traffic the model reports what the board reports, frame for frame, with
 two exceptions it cannot predict and reports instead (:meth:`BoardModel.exactness`): a channel
 discarding a frame for want of room in its ingress FIFO (overrun, which needs a burst on the wire
@@ -20,10 +20,10 @@ import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .boards import BOARDS, DEFAULT_BOARD, Board
-from .channel_model import Channel, ModelResult
-from .ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
-from .params import ChannelRegs, Fate, beat_field
+from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
+from satemu.model.channel import Channel, ModelResult
+from satemu.base.ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
+from satemu.base.params import ChannelRegs, Fate, beat_field
 
 __all__ = ["FORWARD", "RETURN", "PORT_A", "PORT_B", "INGRESS_PORT", "EGRESS_PORT",
            "CHANNEL_OUT_OF", "GAP_CYCLES", "RX_LATENCY", "TX_LATENCY", "arrival_from_wire",
@@ -95,7 +95,7 @@ class Traffic:
     wire_in: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})   # per port
     events: dict[int, list[tuple[int, str]]] = field(default_factory=lambda: {0: [], 1: []})
     egress: dict[int, list[Egress]] = field(default_factory=lambda: {0: [], 1: []})  # per channel
-    # Per channel, the fate (a satemu.params.Fate value) of each frame it took, in arrival order.
+    # Per channel, the fate (a satemu.base.params.Fate value) of each frame it took, in arrival order.
     fates: dict[int, list[int]] = field(default_factory=lambda: {0: [], 1: []})
 
     def arrivals(self, ch: int) -> list[int]:
@@ -110,7 +110,7 @@ class BoardModel:
     def __init__(self, regs: dict[int, ChannelRegs], cycle: int = 0, bod_start: int = 0,
                  board: Board | None = None, commits: dict | None = None):
         self.board = board or BOARDS[DEFAULT_BOARD]
-        # Later commits per channel (a timeline's steps: satemu.channel_model.Commit), each
+        # Later commits per channel (a timeline's steps: satemu.model.channel.Commit), each
         # applied to the frames that arrive after its cycle (and a BoD channel's slots after it).
         self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start,
                                      (commits or {}).get(ch, ()))

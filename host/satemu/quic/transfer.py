@@ -54,13 +54,13 @@ class Transfer:
     bod: dict | None = None
     engine: str = "board"          # what carried it: "board" (Verilator), "model", "realtime"
     origin: int = 0                # the cycle the transfer started at
-    # The model engine: where the board could differ from it (satemu.board_model.exactness).
+    # The model engine: where the board could differ from it (satemu.model.board.exactness).
     exactness: dict | None = None
     # The endpoints: their settings (satemu.quic.settings.EndpointSettings as a dict) and each
     # side's QUIC stack.
     settings: dict | None = None
     stacks: dict | None = None
-    # The run's pcapng capture, when one was written (satemu.captures.write_capture's summary:
+    # The run's pcapng capture, when one was written (satemu.box.port_capture.write_capture's summary:
     # its path, frames per interface and per fate, the key log's path, and where its counts
     # disagree with the channels' counters: nowhere, normally).
     capture: dict | None = None
@@ -68,5 +68,5 @@ class Transfer:
     rtt: list | None = None
     # A profile with a timeline: where it started, from the transfer's start (s; negative:
     # before it), its period (s, 0: once) and the settings in force from each step on
-    # (satemu.timeline.timeline_dict).
+    # (satemu.link.timeline.timeline_dict).
     timeline: dict | None = None

@@ -9,7 +9,7 @@ Nothing in the gateware imports this module.
 
 from collections import deque
 
-from satemu.params import frame_beats, frame_words
+from satemu.base.params import frame_beats, frame_words
 
 WRAP48 = 1 << 48
 

@@ -39,16 +39,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from .boards import BOARDS
-from .units import (MAX_DIGITS, UnitError, check_magnitude, parse_probability, parse_rate,
-                    parse_time)
+from satemu.base.boards import BOARDS
+from satemu.base.units import (MAX_DIGITS, UnitError, check_magnitude, parse_probability,
+    parse_rate, parse_time)
 
 __all__ = ["TraceError", "TraceStep", "Trace", "MAX_BYTES", "MAX_LINES", "MAX_STEPS", "COLUMNS",
            "read_mahimahi", "read_csv", "read_trace"]
 
 MAX_BYTES = 50_000_000      # a trace file's size, in bytes (50 MB)
 MAX_LINES = 2_000_000       # a trace file's lines
-# The most steps a trace may give: a timeline's (satemu.timeline.MAX_STEPS), the entries of the
+# The most steps a trace may give: a timeline's (satemu.link.timeline.MAX_STEPS), the entries of the
 # largest timeline store a board has, since each step sets one or more.
 MAX_STEPS = max(board.timeline_entries for board in BOARDS.values())
 COLUMNS = ("time", "rate", "delay", "loss")

@@ -7,7 +7,7 @@ The bottleneck queue's departure times form one first-in, first-out queue. A cha
 delay-line region. The model takes the same events as the gateware, in the same cycles, and
 says what the gateware must do with each: which entries go on chip and which to the ring, the
 ring address of each write and read, and the size of each burst of reads. The channel's
-timing does not depend on any of it (``satemu.channel_model`` has no notion of where a
+timing does not depend on any of it (``satemu.model.channel`` has no notion of where a
 departure time is held); the memory traffic does, and ``delay_line_traffic`` counts it.
 """
 
@@ -16,12 +16,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from .params import ChannelParams
+from satemu.base.params import ChannelParams
+from satemu.base.queues import BURST, STAGE
 
-__all__ = ["BURST", "STAGE", "DepartureQueueModel"]
-
-BURST = 8     # reads of one burst, at most; one burst at a time
-STAGE = 4     # entries waiting for the writer, at most
+__all__ = ["DepartureQueueModel"]
 
 
 @dataclass

@@ -28,8 +28,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .bod_model import BodRecord
-from .regmap import BOD_RATE_ONE
+from satemu.base.records import BodRecord
+from satemu.base.regmap import BOD_RATE_ONE
 
 __all__ = ["COLUMNS", "records_to_rows", "write_csv", "superframe_segments", "superframe_at"]
 
@@ -44,8 +44,8 @@ def superframe_segments(regs, start: int, commits: Sequence = (),
     """The superframes 0 .. ``superframes`` - 1 of a BoD channel whose superframe 0 began at
     cycle ``start`` with the profile ``regs``, as stretches of one shape: (first superframe,
     cycles from superframe 0's start to its start, superframe cycles, slot bytes). A later commit
-    (``satemu.channel_model.Commit``: a timeline's step) gives its shape to the first
-    superframe that begins after its cycle, as the BoD block takes it (satemu.bod_model).
+    (``satemu.model.channel.Commit``: a timeline's step) gives its shape to the first
+    superframe that begins after its cycle, as the BoD block takes it (satemu.model.bod).
     ``superframes`` may instead be the records: every superframe up to the last one's."""
     if not isinstance(superframes, int):
         superframes = 1 + max((r.sf for r in superframes), default=0)

@@ -3,7 +3,7 @@
 
 The firmware (``firmware/app/validate.c``) gives the same verdict on every profile;
 ``tests/vectors/profiles.json`` pins both to this module. Every other check of a profile calls it:
-``Profile.check`` (which only translates a verdict into physical units), ``ChannelRegs.check``
+``Profile.check`` (which only translates a verdict into physical units), ``require_registers``
 (the models' entry) and ``Device.load`` through ``Profile.check``.
 
 Checks run in a fixed order and the first failure is the verdict, with the field's index in
@@ -15,15 +15,15 @@ fields when BoD is on; after the fields, the delay line's size (BUDGET), then it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from .channel_model import delay_line_budget, delay_line_traffic
-from .depdelta_model import FRAME_SPAN, SLOT_SPAN
-from .params import ChannelParams, ChannelRegs
-from .protocol import CHANNEL_NAMES, LIMIT_FIELDS, PROFILE_FIELDS, Status
-from .regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
+from satemu.base.hardware import Hardware
+from satemu.base.params import ChannelParams, ChannelRegs, ConfigError, frame_words
+from satemu.base.queues import FRAME_SPAN, SLOT_SPAN
+from satemu.base.protocol import PROFILE_FIELDS, Status
+from satemu.base.regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
 
-__all__ = ["Hardware", "Verdict", "validate", "field_verdict", "check_registers",
+__all__ = ["Verdict", "validate", "field_verdict", "check_registers",
            "check_throughput", "profile_fields", "INDEX"]
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
@@ -34,110 +34,6 @@ def profile_fields(regs: ChannelRegs) -> dict[str, int]:
     """The register values of ``regs``' profile fields, in ``PROFILE_FIELDS`` order: what the
     validator checks and SET_PROFILE carries (the firmware owns the memory region)."""
     return {f.name: getattr(regs, f.name) for f in PROFILE_FIELDS}
-
-
-def channel_index(channel: int | str) -> int:
-    """A channel given by index or name (``protocol.CHANNEL_NAMES``), as its index."""
-    return channel if isinstance(channel, int) else CHANNEL_NAMES.index(channel)
-
-
-def channel_pace(params: ChannelParams, mem_paces: tuple[int, ...], channel: int | str) -> int:
-    """Channel ``channel``'s memory pace (index or name): its own in ``mem_paces`` where the
-    channels' differ, else ``params.mem_pace``."""
-    if not mem_paces:
-        return params.mem_pace
-    return mem_paces[channel_index(channel)]
-
-
-@dataclass(frozen=True)
-class Hardware:
-    """A box as its firmware knows itself, which HELLO reports: its clock, the delay-line words
-    of each channel, its ports' line rate, the channels' gateware parameters, the channels that
-    have the Bandwidth-on-Demand block and the delay-line throughput each channel is guaranteed
-    while the other takes its own (``wpc``: 64-bit words per 65536 cycles; 0: not limited).
-    ``params`` are a channel's without the BoD block (``channel_params`` adds it where the board
-    has it, and each channel's memory pace from ``mem_paces`` where given); where they hold
-    fewer departure times on chip than the queue's cap, only the channels of ``spill_channels``
-    have the ring in memory beyond the chip (``channel_params`` caps the others' queues at the
-    chip's depth: ``delta_queue`` where the chip holds their departure times as distances)."""
-
-    f_clk: int
-    mem_words: int
-    port_bps: int = 1_000_000_000
-    params: ChannelParams = ChannelParams()
-    bod_channels: tuple[str, ...] = ("return",)
-    spill_channels: tuple[str, ...] = CHANNEL_NAMES
-    # Each channel's guarantee (forward, return); one int gives both channels that one, and
-    # the field holds the pair.
-    mem_wpc: int | tuple[int, int] = 0
-    mem_paces: tuple[int, ...] = ()        # each channel's memory pace, where not params'
-    log_records: int = 0        # each channel's frame-log ring, records (0: no frame log)
-    timeline_entries: int = 0   # entries the timeline store holds (0: no timelines)
-
-    def __post_init__(self):
-        if isinstance(self.mem_wpc, int):
-            object.__setattr__(self, "mem_wpc", (self.mem_wpc,) * len(CHANNEL_NAMES))
-
-    @property
-    def bod_mask(self) -> int:
-        """A bit per channel with the BoD block (``protocol.CHANNEL_*``), as the firmware has it."""
-        return sum(1 << CHANNEL_NAMES.index(name) for name in self.bod_channels)
-
-    @property
-    def spill_mask(self) -> int:
-        """A bit per channel whose queue may outgrow the chip (0 where no queue can)."""
-        if not self.params.spill_words:
-            return 0
-        return sum(1 << CHANNEL_NAMES.index(name) for name in self.spill_channels)
-
-    def wpc(self, channel: int | str) -> int:
-        """The delay-line throughput channel ``channel`` (index or name) is guaranteed, in words
-        per 65536 cycles (0: not limited)."""
-        return self.mem_wpc[channel_index(channel)]
-
-    def channel_params(self, channel: int | str) -> ChannelParams:
-        """The gateware parameters of channel ``channel`` (index or name)."""
-        name = CHANNEL_NAMES[channel_index(channel)]
-        params = replace(self.params, bod=name in self.bod_channels,
-                         mem_pace=channel_pace(self.params, self.mem_paces, name))
-        if name in self.spill_channels and params.spill_words:
-            return params
-        return replace(params, queue_depth=params.delta_queue or params.queue_onchip,
-                       queue_fifo=0)
-
-    def limits(self) -> dict[str, int]:
-        """The values of ``protocol.LIMIT_FIELDS``: what HELLO reports and the firmware holds."""
-        p = self.params
-        values = {"f_clk": self.f_clk, "queue_depth": p.queue_depth,
-                  "queue_fifo": p.queue_onchip, "spill_mask": self.spill_mask,
-                  "bod_queue": p.bod_depth, "delta_queue": p.delta_queue,
-                  "max_frame": p.max_frame,
-                  "latency_floor": p.latency_floor, "mem_words": self.mem_words,
-                  "port_bps": self.port_bps,
-                  "mem_wpc_forward": self.wpc(0), "mem_wpc_return": self.wpc(1),
-                  "log_records": self.log_records, "timeline_entries": self.timeline_entries}
-        return {name: values[name] for name, _ in LIMIT_FIELDS}
-
-    @classmethod
-    def from_limits(cls, limits: dict[str, int], bod_channels: tuple[str, ...]) -> Hardware:
-        """The hardware a box reports: ``limits`` holds the values of ``protocol.LIMIT_FIELDS``
-        (HELLO's answer)."""
-        fifo, bod = limits["queue_fifo"], limits["bod_queue"]
-        params = ChannelParams(queue_depth=limits["queue_depth"],
-                               queue_fifo=0 if fifo == limits["queue_depth"] else fifo,
-                               bod_queue=0 if bod == fifo else bod,
-                               delta_queue=limits["delta_queue"],
-                               max_frame=limits["max_frame"],
-                               latency_floor=limits["latency_floor"],
-                               frame_log=limits.get("log_records", 0) > 0)
-        spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
-                      if limits["spill_mask"] >> i & 1)
-        return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],
-                   port_bps=limits["port_bps"], params=params, bod_channels=bod_channels,
-                   spill_channels=spill,
-                   mem_wpc=(limits["mem_wpc_forward"], limits["mem_wpc_return"]),
-                   log_records=limits.get("log_records", 0),
-                   timeline_entries=limits.get("timeline_entries", 0))
 
 
 @dataclass(frozen=True)
@@ -207,7 +103,7 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
     if params.delta_coded and not bod:
-        # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.depdelta_model).
+        # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)
         if frame * (v["rate_q"] + frac) >= FRAME_SPAN:
             return bad("rate_q", 0, (FRAME_SPAN - 1) // frame - frac)
@@ -218,7 +114,7 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
 
 def _bod_verdict(v: dict[str, int], bod_allowed: bool, bad,
                  params: ChannelParams) -> Verdict | None:
-    """The BoD fields, when BoD is on: what the BoD block (``satemu.bod_model``) can run. Where
+    """The BoD fields, when BoD is on: what the BoD block (``satemu.model.bod``) can run. Where
     the queue may hold more frames than the chip holds departure times, a slot carries fewer
     than ``slot_frames_max`` frames."""
     if not bod_allowed:
@@ -298,3 +194,63 @@ def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int, mem_wpc: int,
         return None
     need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX
     return Verdict(Status.THROUGHPUT, 0, need, 0, mem_wpc)
+
+
+def require_registers(regs: ChannelRegs, params: ChannelParams = ChannelParams()) -> None:
+    """Raise ConfigError unless the register values can run on a channel built with
+    ``params``: ``check_registers``'s rules (the firmware's)."""
+    why = check_registers(regs, params)
+    if why:
+        raise ConfigError(why)
+
+
+# Budget arithmetic: what the delay line and its memory must take at worst.
+
+def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, int]:
+    """(t_num, t_den, ovh): the fastest a channel's frames can come, a frame of L bytes at most
+    every (L + ovh) x t_num / t_den cycles. With BoD, the whole carrier (``bod_slot_bytes`` of
+    slot payload per ``bod_slot_cycles``, ovh = ``overhead``); shaped, the shaper's
+    ``rate_q + rate_num / rate_den`` cycles a byte (ovh = ``overhead``); not shaped, the port's
+    line rate, 8 f_clk / port_bps cycles a byte with 24 bytes of preamble, FCS and gap. The
+    firmware has the same three cases (``byte_time`` in firmware/app/validate.c)."""
+    if regs.bod:
+        return regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
+    if regs.rate_q or regs.rate_num:
+        return regs.rate_q * regs.rate_den + regs.rate_num, regs.rate_den, regs.overhead
+    return 8 * f_clk, port_bps, 24
+
+
+def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
+                      port_bps: int = 1_000_000_000) -> int:
+    """Memory words a channel can need at worst, in register units; the firmware computes the
+    same integer (firmware/app/validate.c) before it accepts a profile.
+
+    Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
+    the delay plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
+    port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
+    """
+    window = max(regs.delay, params.latency_floor) + params.latency_floor
+    t_num, den, ovh = byte_time(regs, f_clk, port_bps)
+    num = (regs.min_len + ovh) * t_num          # cycles per minimum-size frame, times den
+    in_delay = window * den // num + 2
+    queued = min(regs.queue_frames, params.queue_cap(regs.bod), regs.queue_bytes // regs.min_len)
+    return (in_delay + queued) * frame_words(regs.min_len)
+
+
+def delay_line_traffic(regs: ChannelRegs, f_clk: int, port_bps: int = 1_000_000_000,
+                       params: ChannelParams = ChannelParams()) -> tuple[int, int]:
+    """Delay-line words per 65536 cycles a channel can demand at worst, as an exact fraction
+    (numerator, denominator) in the integers the firmware uses (firmware/app/validate.c).
+
+    A frame of L bytes takes ``frame_words(L)`` = 1 + ceil(L/8) <= (L + 15) / 8 words and
+    arrives at most every T x (L + ovh) cycles, T = t_num / t_den cycles per byte
+    (``byte_time``: the BoD carrier, the shaper, or the port's line rate). Words per
+    cycle are then at most (L + 15) / (8 T (L + ovh)), which is largest at L = min_len when
+    ovh < 15 and at L = max_len otherwise. A queue that can outgrow the chip
+    (``ChannelParams.spills``) costs each frame a word more, its departure time: (L + 23) / 8,
+    largest at min_len when ovh < 23.
+    """
+    t_num, t_den, ovh = byte_time(regs, f_clk, port_bps)
+    extra = 15 + 8 * params.spills(regs)
+    length = regs.min_len if ovh < extra else regs.max_len
+    return (length + extra) * 65536 * t_den, 8 * t_num * (length + ovh)

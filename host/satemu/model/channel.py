@@ -4,27 +4,25 @@
 The model and the gateware (``satemu_gw.channel.Channel``) share the timing semantics written down
 in docs/architecture.md; the cocotb benches assert that both agree on every frame, exactly. The
 model works on register values (:class:`ChannelRegs`), the same numbers the gateware sees;
-:func:`channel_registers` turns physical units into them for a given system clock.
+``satemu.link.registers`` turns physical units into them for a given system clock.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from .bod_model import Bod, BodRecord
-from .params import (FATE_COUNTER, ChannelParams, ChannelRegs, ConfigError, Fate, frame_beats,
-                     frame_words)
-from .prng import Xoshiro128pp
-from .regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, LAYOUT_FIELDS
+from satemu.model.bod import Bod
+from satemu.base.records import BodRecord
+from satemu.base.params import FATE_COUNTER, ChannelParams, ChannelRegs, Fate, frame_words
+from satemu.base.prng import Xoshiro128pp
+from satemu.base.regmap import LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COUNTERS, LAYOUT_FIELDS
+from satemu.base.validate import require_registers
 
-__all__ = ["FrameResult", "ModelResult", "Commit", "Channel", "simulate", "channel_registers",
-           "rate_registers", "probability_register", "frame_beats", "frame_words",
-           "delay_line_budget", "delay_line_traffic", "byte_time"]
+__all__ = ["FrameResult", "ModelResult", "Commit", "Channel", "simulate"]
 
 TIME48 = (1 << 48) - 1
 
@@ -117,11 +115,11 @@ class Channel:
     :meth:`finish` at the end. ``commits`` are the later commits (a timeline's steps): each
     applies to the frames that arrive after its cycle and, with BoD, to the slots that start
     after it. :func:`simulate` is this, run over a list of frames; the board model
-    (``satemu.board_model``) drives it as frames come."""
+    (``satemu.model.board``) drives it as frames come."""
 
     def __init__(self, regs: ChannelRegs, params: ChannelParams = ChannelParams(),
                  bod_start: int = 0, commits: Sequence[Commit] = ()):
-        regs.check(params)
+        require_registers(regs, params)
         self.regs, self.params = regs, params
         self.pending = deque(sorted(commits, key=lambda c: c.cycle))
         self._check_commits(regs)
@@ -180,7 +178,7 @@ class Channel:
             if regs.bod and c.regs.overhead != regs.overhead:
                 raise ValueError(f"a commit at cycle {c.cycle} changes the overhead of a BoD "
                                  f"channel")
-            c.regs.check(self.params)
+            require_registers(c.regs, self.params)
 
     def _commit(self, c: Commit) -> None:
         """A later commit, applied before the first arrival after its cycle."""
@@ -318,106 +316,3 @@ def simulate(frames: Iterable[tuple[int, int, bool]], regs: ChannelRegs,
     for arrival, length, err in frames:
         channel.arrive(arrival, length, err)
     return channel.finish(until)
-
-
-def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, int]:
-    """(t_num, t_den, ovh): the fastest a channel's frames can come, a frame of L bytes at most
-    every (L + ovh) x t_num / t_den cycles. With BoD, the whole carrier (``bod_slot_bytes`` of
-    slot payload per ``bod_slot_cycles``, ovh = ``overhead``); shaped, the shaper's
-    ``rate_q + rate_num / rate_den`` cycles a byte (ovh = ``overhead``); not shaped, the port's
-    line rate, 8 f_clk / port_bps cycles a byte with 24 bytes of preamble, FCS and gap. The
-    firmware has the same three cases (``byte_time`` in firmware/app/validate.c)."""
-    if regs.bod:
-        return regs.bod_slot_cycles, regs.bod_slot_bytes, regs.overhead
-    if regs.rate_q or regs.rate_num:
-        return regs.rate_q * regs.rate_den + regs.rate_num, regs.rate_den, regs.overhead
-    return 8 * f_clk, port_bps, 24
-
-
-def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
-                      port_bps: int = 1_000_000_000) -> int:
-    """Memory words a channel can need at worst, in register units; the firmware computes the
-    same integer (firmware/app/validate.c) before it accepts a profile.
-
-    Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
-    the delay plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
-    port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
-    """
-    window = max(regs.delay, params.latency_floor) + params.latency_floor
-    t_num, den, ovh = byte_time(regs, f_clk, port_bps)
-    num = (regs.min_len + ovh) * t_num          # cycles per minimum-size frame, times den
-    in_delay = window * den // num + 2
-    queued = min(regs.queue_frames, params.queue_cap(regs.bod), regs.queue_bytes // regs.min_len)
-    return (in_delay + queued) * frame_words(regs.min_len)
-
-
-def delay_line_traffic(regs: ChannelRegs, f_clk: int, port_bps: int = 1_000_000_000,
-                       params: ChannelParams = ChannelParams()) -> tuple[int, int]:
-    """Delay-line words per 65536 cycles a channel can demand at worst, as an exact fraction
-    (numerator, denominator) in the integers the firmware uses (firmware/app/validate.c).
-
-    A frame of L bytes takes ``frame_words(L)`` = 1 + ceil(L/8) <= (L + 15) / 8 words and
-    arrives at most every T x (L + ovh) cycles, T = t_num / t_den cycles per byte
-    (``byte_time``: the BoD carrier, the shaper, or the port's line rate). Words per
-    cycle are then at most (L + 15) / (8 T (L + ovh)), which is largest at L = min_len when
-    ovh < 15 and at L = max_len otherwise. A queue that can outgrow the chip
-    (``ChannelParams.spills``) costs each frame a word more, its departure time: (L + 23) / 8,
-    largest at min_len when ovh < 23.
-    """
-    t_num, t_den, ovh = byte_time(regs, f_clk, port_bps)
-    extra = 15 + 8 * params.spills(regs)
-    length = regs.min_len if ovh < extra else regs.max_len
-    return (length + extra) * 65536 * t_den, 8 * t_num * (length + ovh)
-
-
-# ---------------------------------------------------------------------------------------------
-# Physical units -> register values.
-
-def rate_registers(rate_bps: int | Fraction | None, f_clk: int) -> tuple[int, int, int]:
-    """(rate_q, rate_num, rate_den) for a shaped rate in bit/s; None or 0 means unshaped.
-    Serialisation time per byte is exactly 8 * f_clk / rate cycles, held as q + num/den, so no
-    rounding error exists to accumulate. Whether the registers hold the values, and the channel
-    can go that fast, is ``satemu.validate``'s to say (``ChannelRegs.check``)."""
-    if not rate_bps:
-        return 0, 0, 1
-    per_byte = Fraction(8 * f_clk) / Fraction(rate_bps)
-    q = per_byte.numerator // per_byte.denominator
-    return q, per_byte.numerator % per_byte.denominator, per_byte.denominator
-
-
-def probability_register(p: float | Fraction, name: str = "probability") -> int:
-    """A probability as the 32-bit threshold the gateware compares draws against."""
-    if not 0 <= p <= 1:
-        raise ConfigError(f"{name}={p} is not in [0, 1]")
-    return min(round(Fraction(p) * (1 << 32)), (1 << 32) - 1)
-
-
-def channel_registers(*, f_clk: int, rate_bps=None, overhead: int = 0, delay_s=0,
-                      queue_frames: int | None = None, queue_bytes: int | None = None,
-                      loss: float = 0.0, gilbert_elliott: tuple[float, float, float, float] | None = None,
-                      seed: int = 1, min_len: int = 60, max_len: int = 1518,
-                      mem_base: int = 0, mem_size: int = 0,
-                      params: ChannelParams = ChannelParams()) -> ChannelRegs:
-    """Register values for a channel profile in physical units at system clock ``f_clk`` Hz.
-
-    ``delay_s`` is rounded to the nearest cycle. ``gilbert_elliott`` is (p, r, loss in Good,
-    loss in Bad), per frame. A delay below the latency floor is delivered as the floor. Only the
-    conversion: ``ChannelRegs.check`` (or ``satemu.validate``) says whether a channel can run
-    the result.
-    """
-    q, num, den = rate_registers(rate_bps, f_clk)
-    delay = round(Fraction(delay_s) * f_clk)
-    regs = ChannelRegs(rate_q=q, rate_num=num, rate_den=den, overhead=overhead, delay=delay,
-                       queue_frames=params.queue_depth if queue_frames is None else queue_frames,
-                       queue_bytes=queue_bytes if queue_bytes is not None else 0xFFFF_FFFF,
-                       seed=seed, min_len=min_len, max_len=max_len,
-                       mem_base=mem_base, mem_size=mem_size)
-    if gilbert_elliott is not None:
-        gp, gr, kg, kb = gilbert_elliott
-        regs = replace(regs, loss_mode=LOSS_GILBERT_ELLIOTT,
-                       ge_p=probability_register(gp, "ge_p"), ge_r=probability_register(gr, "ge_r"),
-                       ge_loss_good=probability_register(kg, "ge_loss_good"),
-                       ge_loss_bad=probability_register(kb, "ge_loss_bad"))
-    elif loss:
-        regs = replace(regs, loss_mode=LOSS_BERNOULLI, loss_p=probability_register(loss, "loss"))
-    return regs

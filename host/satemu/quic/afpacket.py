@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..ether import MIN_FRAME
-from .packets import (CLIENT, ETHERTYPE_IPV4, HEADERS_BYTES, IPPROTO_UDP, SERVER,
-                      internet_checksum)
+from satemu.base.ether import MIN_FRAME
+from satemu.quic.packets import (CLIENT, ETHERTYPE_IPV4, HEADERS_BYTES, IPPROTO_UDP, SERVER,
+    internet_checksum)
 
 __all__ = ["capture", "CapturedFrame", "read_capture", "align_log"]
 
@@ -49,7 +49,7 @@ def _clock_offset_ns() -> int:
 def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
             snaplen: int = SNAPLEN, should_stop: Callable[[], bool] = lambda: False) -> dict:
     """Record every frame on ``ifname`` until ``should_stop()`` (checked at least every 0.2 s),
-    as pcapng in ``out`` (satemu.pcapng): one interface, ``ifname``, at nanosecond resolution;
+    as pcapng in ``out`` (satemu.base.pcapng): one interface, ``ifname``, at nanosecond resolution;
     each frame's first ``snaplen`` bytes and its length, its direction in ``epb_flags`` (2:
     this namespace sent it, PACKET_OUTGOING; 1: received); at the end an Interface Statistics
     Block with the kernel's packet and drop counts. The section's comment is a JSON object:
@@ -63,7 +63,7 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
     within 5 s before the moment it was read) the read time is used instead (on the same clock)
     and counted in the trailer as ``user_stamps``.
     """
-    from ..pcapng import INBOUND, OUTBOUND, PcapngWriter
+    from satemu.base.pcapng import INBOUND, OUTBOUND, PcapngWriter
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     with sock:
         try:
@@ -183,7 +183,7 @@ def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERV
     (all captured), ``other`` (not between the hosts), ``undecodable`` (between them but
     malformed; counted per direction too), ``truncated_at`` (where a sniffer killed mid-write
     cut the file short, else None). A file that is not such a capture raises ValueError."""
-    from ..pcapng import OUTBOUND, read_pcapng
+    from satemu.base.pcapng import OUTBOUND, read_pcapng
     cap = read_pcapng(path, allow_truncated=True)
     frames: list[CapturedFrame] = []
     meta: dict = {"header": None, "trailer": None, "frames": 0, "other": 0, "undecodable": 0,

@@ -28,47 +28,11 @@ this model exactly.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
-from .regmap import BOD_BG_REPEAT, BOD_FCA, BOD_RATE_ONE, BOD_RECORD
+from satemu.base.records import BodRecord, pack_record, unpack_record
+from satemu.base.regmap import BOD_BG_REPEAT, BOD_FCA, BOD_RATE_ONE
 
 __all__ = ["BodRecord", "Bod", "bg_levels", "pack_record", "unpack_record", "superframe_cycles"]
-
-
-@dataclass
-class BodRecord:
-    """One superframe, as the gateware's statistics ring holds it (regmap.BOD_RECORD)."""
-    sf: int
-    rbdc_req: int = 0
-    vbdc_req: int = 0
-    bg: int = 0
-    g_cra: int = 0
-    g_rbdc: int = 0
-    g_vbdc: int = 0
-    g_fca: int = 0
-    used: int = 0
-    reserved: int = 0
-    backlog: int = 0
-
-    @property
-    def granted(self) -> int:
-        return self.g_cra + self.g_rbdc + self.g_vbdc + self.g_fca
-
-
-def pack_record(rec: BodRecord) -> int:
-    value, shift = 0, 0
-    for name, width in BOD_RECORD:
-        value |= (getattr(rec, name) & ((1 << width) - 1)) << shift
-        shift += width
-    return value
-
-
-def unpack_record(value: int) -> BodRecord:
-    fields, shift = {}, 0
-    for name, width in BOD_RECORD:
-        fields[name] = (value >> shift) & ((1 << width) - 1)
-        shift += width
-    return BodRecord(**fields)
 
 
 def superframe_cycles(regs) -> int:
@@ -86,7 +50,7 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 class Bod:
-    """The BoD block of one channel, driven in event order by ``satemu.channel_model.simulate``:
+    """The BoD block of one channel, driven in event order by ``satemu.model.channel.simulate``:
     :meth:`advance` processes every slot that starts at or before a cycle, :meth:`push` queues a
     frame that arrived after all of them. ``commits`` holds (cycle, regs) of the later commits,
     in cycle order: each applies to the slots starting after its cycle."""
