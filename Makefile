@@ -10,7 +10,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 BOARD ?= versa-ecp5
-STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml requirements.lock scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.satemu-$(shell cat pyproject.toml sim/pyproject.toml hw/pyproject.toml requirements.lock scripts/bootstrap.sh 2>/dev/null | sha256sum | cut -c1-16)
 
 demo: bootstrap
 	$(PY) -m sim.demo
@@ -39,7 +39,7 @@ bitstream: bootstrap
 
 bootstrap: $(STAMP) quinn
 
-$(STAMP): pyproject.toml requirements.lock scripts/bootstrap.sh
+$(STAMP): pyproject.toml sim/pyproject.toml hw/pyproject.toml requirements.lock scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
 	touch $@
 

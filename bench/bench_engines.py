@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from satemu.quic.cosim import differences, run_model_transfer  # noqa: E402
+from satemu.quic.cosim import differences  # noqa: E402
+from satemu.quic.engine import run_model_transfer  # noqa: E402
 from satemu.report.metrics import summarize  # noqa: E402
 
 PROFILE, SIZE, POLICIES, SEED = "geo-testbed", 10_000_000, ("ratio:2", "ratio:10"), 0
@@ -48,7 +49,7 @@ def main() -> int:
     board_runs, source = {}, None
     if args.board:                     # after the model's runs, so that they had a core each
         from sim import board
-        from sim.cosim import run_transfer
+        from sim.engine import run_transfer
         source = "measured here on the simulated board"
         state = board.launch()
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from satemu.quic.cosim import run_model_transfer  # noqa: E402
+from satemu.quic.engine import run_model_transfer  # noqa: E402
 from satemu.quic.settings import EndpointSettings  # noqa: E402
 from satemu.report.metrics import summarize  # noqa: E402
 

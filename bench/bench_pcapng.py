@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""What a capture costs: satemu.pcapng's writer alone (packets a second, 1300-byte packets with a
+"""What a capture costs: satemu.base.pcapng's writer alone (packets a second, 1300-byte packets with a
 comment and flags each, as a co-simulation's capture has them), and a 10 MB geo-testbed download
 on the model engine with and without --pcap (best of three each). Where python-pcapng is
 installed it is timed on the same packets too (it is not a dependency: the figure that made
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 
-from satemu.pcapng import INBOUND, PcapngWriter  # noqa: E402
+from satemu.base.pcapng import INBOUND, PcapngWriter  # noqa: E402
 
 PACKETS = 20_000
 DATA = bytes(1300)
@@ -58,7 +58,7 @@ def python_pcapng() -> float | None:
 
 
 def transfer(pcap: bool) -> tuple[float, int]:
-    from satemu.quic.cosim import run_model_transfer
+    from satemu.quic.engine import run_model_transfer
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         t = run_model_transfer("geo-testbed", 10_000_000, ack="ratio:10",

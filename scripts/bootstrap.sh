@@ -39,6 +39,9 @@ fi
 .venv/bin/python -m pip install -q --upgrade "pip>=24"
 # The package and its development tools, every release exactly as requirements.lock pins it.
 .venv/bin/python -m pip install -q -c requirements.lock -e ".[dev]"
+# The checkout's simulated board (sim/, which registers the host tool's ``board`` engine) and
+# its SoC and build flows (hw/), each a distribution of its own, editable.
+.venv/bin/python -m pip install -q --no-deps -e sim -e hw
 # cocotb embeds Python in the simulator: it needs a shared libpython (Debian: libpython3-dev).
 if ! .venv/bin/cocotb-config --libpython >/dev/null 2>&1; then
     apt_install libpython3-dev

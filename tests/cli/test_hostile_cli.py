@@ -11,9 +11,10 @@ import stat
 import pytest
 from aioquic.buffer import Buffer
 
-from satemu import cli, flash
+from satemu import cli
+from satemu.box import flash
 from satemu.cli import UsageError, main
-from satemu.flash import CABLES, FlashError, cable_names, flash_command, plan_flash
+from satemu.box.flash import CABLES, FlashError, cable_names, flash_command, plan_flash
 from satemu.quic.ackpolicy import AckPolicy
 from satemu.quic.settings import ACK_N_MAX, VARINT_MAX, EndpointSettings
 
@@ -34,11 +35,11 @@ def one_line(capsys) -> str:
 def no_run(monkeypatch):
     """Transfers and sweeps that fail the test if they start: a refusal must come first."""
     from satemu import sweep
-    from satemu.quic import cosim
+    from satemu.quic import engine
 
     def ran(*args, **kwargs):
         raise AssertionError("a run started before the command line was refused")
-    monkeypatch.setattr(cosim, "run_transfer", ran)
+    monkeypatch.setattr(engine, "run_transfer", ran)
     monkeypatch.setattr(sweep, "run_sweep", ran)
 
 
@@ -126,15 +127,15 @@ def test_experiment_out_naming_a_file_is_refused_first(tmp_path, capsys, no_run)
 
 
 def test_quic_out_is_made_before_the_run_and_holds_its_results(tmp_path, monkeypatch, capsys):
-    from satemu.quic import cosim
+    from satemu.quic import engine
     out = tmp_path / "new" / "run"
-    real = cosim.run_transfer
+    real = engine.run_transfer
     seen = []
 
     def run_transfer(*args, **kwargs):
         seen.append(out.is_dir() and not any(out.iterdir()))     # made, and left clean
         return real(*args, **kwargs)
-    monkeypatch.setattr(cosim, "run_transfer", run_transfer)
+    monkeypatch.setattr(engine, "run_transfer", run_transfer)
     assert main(QUIC + ["--out", str(out)]) == 0
     assert seen == [True] and (out / "result.json").is_file()
 
@@ -142,7 +143,7 @@ def test_quic_out_is_made_before_the_run_and_holds_its_results(tmp_path, monkeyp
 @pytest.mark.parametrize("argv, option", [
     (["bod-trace"] + BOX + ["--out", "/proc/satemu.csv"], "--out"),
     (["bod-trace"] + BOX + ["--plot", "/proc/satemu.png"], "--plot"),
-    (["capture"] + BOX + ["--out", "/proc/satemu.pcapng"], "--out"),
+    (["capture"] + BOX + ["--out", "/proc/satemu.base.pcapng"], "--out"),
 ])
 def test_output_files_are_checked_before_the_box_is_asked(argv, option, capsys):
     # Were the box asked first, the refusal would be the connection's to port 1.
@@ -272,7 +273,7 @@ def test_flash_unknown_cable_never_reaches_the_tool(bitstream, tmp_path):
                     reason="openFPGALoader is not installed (Debian package openfpgaloader)")
 def test_built_in_cables_are_the_installed_tools():
     assert CABLES <= cable_names()
-    assert all(b.cable in CABLES for b in flash.BOARDS.values())
+    assert all(b.cable in CABLES for b in flash.PROGRAMMERS.values())
 
 
 # --- 5. usage errors ------------------------------------------------------------------------------

@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The board model (satemu.board_model) on its own: the wire's and MACs' timing, lock-step halts,
+"""The board model (satemu.model.board) on its own: the wire's and MACs' timing, lock-step halts,
 the channels it drives, and the model engine's transfers. That it equals the simulated board
 frame for frame is tests/system/test_engines.py's."""
 
 import pytest
 
-from satemu.board_model import (FORWARD, PORT_A, PORT_B, RETURN, TX_LATENCY, BoardModel,
-                                arrival_from_wire, wire_cycles)
-from satemu.boards import BOARDS
-from satemu.channel_model import simulate
-from satemu.ether import PREAMBLE, padded, to_wire
-from satemu.params import ChannelRegs, Fate
-from satemu.profile import load_profile
-from satemu.quic.cosim import differences, run_model_transfer
+from satemu.model.board import (FORWARD, PORT_A, PORT_B, RETURN, TX_LATENCY, BoardModel,
+    arrival_from_wire, wire_cycles)
+from satemu.base.boards import BOARDS
+from satemu.model.channel import simulate
+from satemu.base.ether import PREAMBLE, padded, to_wire
+from satemu.base.params import ChannelRegs, Fate
+from satemu.link.profile import load_profile
+from satemu.quic.cosim import differences
+from satemu.quic.engine import run_model_transfer
 
 SIM = BOARDS["sim"]
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Captures of the co-simulation (satemu.captures, satemu.quic.cosim.write_run_capture): every
-frame on its interface at its cycle with its fate, read back by satemu.pcapng and by tshark,
+"""Captures of the co-simulation (satemu.box.port_capture, satemu.quic.cosim.write_run_capture): every
+frame on its interface at its cycle with its fate, read back by satemu.base.pcapng and by tshark,
 which decrypts the QUIC packets with the embedded secrets; the counts equal the counters."""
 
 import random
@@ -9,16 +9,15 @@ import subprocess
 
 import pytest
 
-from satemu.board_model import (FORWARD, INGRESS_PORT, PORT_A, PORT_B, RETURN, BoardModel,
-                                arrival_from_wire, wire_cycles)
-from satemu.boards import BOARDS, DEFAULT_BOARD
-from satemu.captures import check_counts, fates_of, write_capture
-from satemu.ether import PREAMBLE, to_wire
-from satemu.params import ChannelRegs, Fate
-from satemu.regmap import LOSS_BERNOULLI
-from satemu.pcapng import (ERR_CRC, ERR_PREAMBLE, ERR_TOO_SHORT, INBOUND, OUTBOUND,
-                           read_pcapng)
-from satemu.quic.cosim import run_model_transfer
+from satemu.model.board import (FORWARD, INGRESS_PORT, PORT_A, PORT_B, RETURN, BoardModel,
+    arrival_from_wire, wire_cycles)
+from satemu.base.boards import BOARDS, DEFAULT_BOARD
+from satemu.box.port_capture import check_counts, fates_of, write_capture
+from satemu.base.ether import PREAMBLE, to_wire
+from satemu.base.params import ChannelRegs, Fate
+from satemu.base.regmap import LOSS_BERNOULLI
+from satemu.base.pcapng import ERR_CRC, ERR_PREAMBLE, ERR_TOO_SHORT, INBOUND, OUTBOUND, read_pcapng
+from satemu.quic.engine import run_model_transfer
 
 TSHARK = shutil.which("tshark") or "tshark"        # make's set-up installs it (Debian's)
 F_CLK = BOARDS[DEFAULT_BOARD].f_clk

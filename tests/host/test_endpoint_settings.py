@@ -9,7 +9,7 @@ import json
 import pytest
 
 from satemu.cli import main
-from satemu.quic.cosim import run_model_transfer
+from satemu.quic.engine import run_model_transfer
 from satemu.quic.packets import HEADERS_BYTES
 from satemu.quic.settings import EndpointSettings, parse_setting
 from satemu.report.files import write_transfer

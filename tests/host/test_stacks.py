@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from satemu.quic.cosim import run_model_transfer
+from satemu.quic.engine import run_model_transfer
 from satemu.quic.settings import EndpointSettings
 from satemu.report.metrics import summarize
 

@@ -11,11 +11,12 @@ saw no burst that could have caused one (``exactness``); docs/architecture.md, "
 
 import pytest
 
-from satemu.pcapng import read_pcapng
-from satemu.quic.cosim import differences, model_twin
+from satemu.base.pcapng import read_pcapng
+from satemu.quic.cosim import differences
+from satemu.quic.engine import model_twin
 from satemu.quic.settings import EndpointSettings
 from satemu.report.metrics import summarize
-from sim.cosim import run_transfer
+from sim.engine import run_transfer
 
 # Short paths, so that each board run takes seconds; losses on both channels, with a timeline
 # that changes the rate, the delay (up, then cut) and the loss while the transfer runs; BoD on

@@ -4,7 +4,7 @@ real Ethernet/IPv4/UDP frames through the full RTL, in lock-step with its clock.
 
 import pytest
 
-from sim.cosim import run_transfer
+from sim.engine import run_transfer
 
 SIZE = 60_000
 PROFILE = "short-asym"          # 8.5 / 1.5 Mbit/s, 10 ms one way: short in virtual time

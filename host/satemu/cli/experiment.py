@@ -9,13 +9,13 @@ import os
 import sys
 from pathlib import Path
 
-from ..checkout import use_checkout
-from ..device import DeviceError
-from ..quic.settings import SETTINGS
-from .args import U64_MAX, given, output_dir, whole
-from .errors import UsageError
-from .sim import simulated_board
-from .transfer import check_ack, endpoint_settings, read_size, transfer_args
+from satemu.box.device import DeviceError
+from satemu.quic.engine import engine_class
+from satemu.quic.settings import SETTINGS
+from satemu.cli.args import U64_MAX, given, output_dir, whole
+from satemu.cli.errors import UsageError
+from satemu.cli.sim import simulated_board
+from satemu.cli.transfer import check_ack, endpoint_settings, read_size, transfer_args
 
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
 # `satemu experiment`'s defaults for the options a preset (satemu.sweep.PRESETS) may set.
@@ -76,11 +76,11 @@ def cmd_experiment(args) -> int:
     x congestion controls x seeds, each point run once, in parallel (--jobs, --dask), resumed
     from what OUT holds; results.csv/json, the table, report.md and its plots."""
     import json
-    from ..boards import BOARDS
-    from ..report.plots import PLOT_NAMES
-    from ..report.sweep import sweep_markdown, write_results
-    from ..report.tables import experiment_markdown, format_table
-    from ..sweep import PRESETS, parse_sets, plan, record_of, run_sweep, split_values
+    from satemu.base.boards import BOARDS
+    from satemu.report.plots import PLOT_NAMES
+    from satemu.report.sweep import sweep_markdown, write_results
+    from satemu.report.tables import experiment_markdown, format_table
+    from satemu.sweep import PRESETS, parse_sets, plan, record_of, run_sweep, split_values
     preset = PRESETS[args.kind]
     for option, default in EXPERIMENT_DEFAULTS.items():     # what the command line left alone
         if getattr(args, option) is None:
@@ -109,8 +109,8 @@ def cmd_experiment(args) -> int:
     points = plan(args.engine, args.profile, sizes, policies, split_values(args.cc), seeds,
                   parse_sets(args.set), endpoint=endpoint, stacks=stacks,
                   max_time=args.max_time, hardware=BOARDS["sim"].hardware, pcap=args.pcap)
-    if args.engine == "board" and not args.dask:     # the workers' checkouts are theirs
-        use_checkout("satemu experiment on the simulated board")
+    if args.engine == "board" and not args.dask:     # the workers' engines are theirs
+        engine_class("board")
     out = output_dir(Path(args.out or f"satemu-experiment-{args.kind}"), "--out")
     where = (f"on the Dask scheduler {args.dask}" if args.dask else
              f"on {jobs} worker processes" if jobs > 1 else "one after another")
@@ -122,7 +122,7 @@ def cmd_experiment(args) -> int:
             outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
     else:
         if args.engine == "board" and not args.dask and pending:
-            from sim import board
+            board = engine_class("board")
             try:
                 board.build_board(verbose=True)     # once, before the workers launch theirs
             except board.BoardError as e:

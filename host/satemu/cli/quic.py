@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..device import DeviceError
-from ..profile import load_profile
-from .args import given, output_dir
-from .errors import UsageError
-from .sim import simulated_board
-from .transfer import (check_ack, check_receiver, endpoint_settings, read_size, transfer,
-                       transfer_args)
+from satemu.box.device import DeviceError
+from satemu.link.profile import load_profile
+from satemu.cli.args import given, output_dir
+from satemu.cli.errors import UsageError
+from satemu.cli.sim import simulated_board
+from satemu.cli.transfer import (check_ack, check_receiver, endpoint_settings, read_size, transfer,
+    transfer_args)
 
 
 def add_quic(sub) -> None:
@@ -65,9 +65,9 @@ def _print_outcome(head: str, t, s: dict) -> None:
 def cmd_quic_realtime(args, size: int, ack: str) -> int:
     """`satemu quic --realtime`: the endpoints in two network namespaces, in real time, across
     whatever links the two interfaces (a board, a TAP bridge, a veth pair)."""
-    from ..quic.netns import RealtimeError
-    from ..quic.realtime import run_realtime
-    from ..report.files import write_transfer
+    from satemu.quic.netns import RealtimeError
+    from satemu.quic.realtime import run_realtime
+    from satemu.report.files import write_transfer
     if not (args.client_if and args.server_if):
         raise UsageError("--realtime needs --client-if and --server-if")
     settings, stacks = endpoint_settings(args)
@@ -93,7 +93,7 @@ def cmd_quic_realtime(args, size: int, ack: str) -> int:
 
 
 def cmd_quic(args) -> int:
-    from ..report.files import write_transfer
+    from satemu.report.files import write_transfer
     size, ack = read_size(args.size), check_ack(args.ack)
     if args.realtime:
         return cmd_quic_realtime(args, size, ack)
@@ -149,7 +149,8 @@ def _compare_with_model(t, args, out: Path) -> bool:
     """``satemu quic --compare``: the board's transfer ``t`` again on the model engine, compared
     frame for frame (satemu.quic.cosim.differences); writes OUT/compare.json."""
     import json
-    from ..quic.cosim import differences, model_twin
+    from satemu.quic.cosim import differences
+    from satemu.quic.engine import model_twin
     m = model_twin(t, args.profile, max_seconds=args.max_time)
     diff = differences(t, m)
     (out / "compare.json").write_text(json.dumps(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..checkout import use_checkout
-from ..device import Device, DeviceError
-from .args import whole
-from .errors import UsageError
+from satemu.box.device import Device, DeviceError
+from satemu.cli.args import whole
+from satemu.cli.errors import UsageError
+from satemu.quic.engine import engine_class
 
 TAPS = ("satemu-a", "satemu-b")     # `satemu sim start --tap`: the TAPs of ports A and B
 
@@ -25,8 +25,7 @@ def add_sim(sub) -> None:
 
 
 def cmd_sim(args) -> int:
-    use_checkout("satemu sim")
-    from sim import board
+    board = engine_class("board")
     if args.action == "start":
         try:
             state = board.start(port=args.port, taps=TAPS if args.tap else None)
@@ -58,8 +57,7 @@ def simulated_board(args):
                              "--engine model")
         yield None
         return
-    use_checkout(f"satemu {args.command} on the simulated board")
-    from sim import board
+    board = engine_class("board")
     if args.port:
         if not args.eth_port:
             raise DeviceError("--port names a simulated board: give its --eth-port too")

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 import sys
 
-from ..quic.settings import SETTINGS
-from ..units import UnitError
-from .args import U64_MAX, given, seconds, whole
-from .errors import UsageError
+from satemu.quic.engine import ENGINES
+from satemu.quic.settings import SETTINGS
+from satemu.base.units import UnitError
+from satemu.cli.args import U64_MAX, given, seconds, whole
+from satemu.cli.errors import UsageError
 
 
 def transfer_args(p) -> None:
     """A transfer's options: the engine, the seed, every endpoint setting (``--NAME``, refused
     empty here and read when the settings are built: :func:`endpoint_settings`), and where and
     how it runs."""
-    p.add_argument("--engine", choices=["board", "model"], default="board",
+    p.add_argument("--engine", choices=ENGINES, default="board",
                    help="what carries the link: 'board', the simulated board in Verilator "
                    "(the hardware path), or 'model', the reference models of the same path, "
                    "which equal it frame for frame and run far faster (default %(default)s)")
@@ -49,9 +50,9 @@ def transfer(state, profile: str, size: int, ack: str, args, label: str = "", ql
               pcap=None):
     """One QUIC download on the engine ``args.engine`` (the simulated board ``state``, or the
     model when ``state`` is None), with a progress line."""
-    from ..boards import BOARDS, DEFAULT_BOARD
-    from ..quic.cosim import run_transfer
-    from ..report.progress import ProgressLine
+    from satemu.base.boards import BOARDS, DEFAULT_BOARD
+    from satemu.quic.engine import run_transfer
+    from satemu.report.progress import ProgressLine
     f_clk = state["hello"]["f_clk"] if state else BOARDS[DEFAULT_BOARD].f_clk
     line = ProgressLine(size, f_clk=f_clk, every=5.0)
     last = {}
@@ -81,7 +82,7 @@ def endpoint_settings(args, **fixed):
     """(EndpointSettings, (client stack, server stack)) from the command line's endpoint
     options (``fixed`` replaces some, as a sweep does), each stack checked against them;
     UsageError (one line) for anything a stack cannot take."""
-    from ..quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
+    from satemu.quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
     try:
         values = dict(parse_setting(name, getattr(args, name)) for name in SETTING_NAMES)
         values.update(fixed)
@@ -96,7 +97,7 @@ def endpoint_settings(args, **fixed):
 def check_receiver(stack: str, ack: str) -> None:
     """UsageError (one line) if a client of ``stack`` cannot apply the ACK policy ``ack``."""
     if stack == "quinn":
-        from ..quic.quinn import quinn_policy
+        from satemu.quic.quinn import quinn_policy
         try:
             quinn_policy(ack)
         except ValueError as e:
@@ -106,7 +107,7 @@ def check_receiver(stack: str, ack: str) -> None:
 def read_size(text: str) -> int:
     """``--size`` (or one of ``--sizes``) in bytes: a whole number, at least 1; UsageError (one
     line) if not."""
-    from ..units import parse_size
+    from satemu.base.units import parse_size
     bare = text.strip()
     try:
         value = (int(bare) if bare.isascii() and bare.isdigit() and len(bare) <= 30
@@ -121,7 +122,7 @@ def read_size(text: str) -> int:
 def check_ack(text: str) -> str:
     """The ACK policy ``text`` in its canonical form; UsageError (one line, with N's range: the
     one every stack takes, satemu.quic.settings.ACK_N_MAX) if it is none."""
-    from ..quic.ackpolicy import AckPolicy
+    from satemu.quic.ackpolicy import AckPolicy
     try:
         return str(AckPolicy.parse(text))
     except ValueError as e:

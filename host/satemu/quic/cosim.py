@@ -2,10 +2,10 @@
 """Virtual-time co-simulation: two sans-I/O QUIC endpoints exchange real Ethernet/IPv4/UDP frames
 across an engine of the board's frame path, in lock-step with its clock.
 
-Two engines have one surface (``send``, ``run``, ``now``, ``traffic``): ``board``, the simulated
-board in Verilator (``sim.frames.EthPorts``, from a checkout), and ``model``, the reference
-models of the same path (``satemu.board_model.BoardModel``), which the board equals frame for
-frame (docs/architecture.md, "Two engines").
+Every engine's wire has one surface (``satemu.quic.engine.Wire``: ``send``, ``run``, ``now``,
+``traffic``): the simulated board's in Verilator (``sim.engine``) and the reference models' of
+the same path (``satemu.model.board.BoardModel``), which the board equals frame for frame
+(docs/architecture.md, "Two engines"). ``satemu.quic.engine.run_transfer`` runs one download.
 
 The client (terminal) sits on port A, the server (gateway) on port B. The engine runs until the
 next instant at which an endpoint may act: a frame has finished leaving a port (it is delivered
@@ -21,20 +21,18 @@ its frame left the port.
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..ether import to_wire
-from ..transfer import Delivery, PacketRecord, Transfer
-from .packets import build_frame, parse_frame
+from satemu.base.ether import to_wire
+from satemu.quic.transfer import Delivery, PacketRecord, Transfer
+from satemu.quic.packets import build_frame, parse_frame
 
-__all__ = ["ENGINES", "CoSim", "run_model_transfer", "endpoints", "make_transfer"]
+__all__ = ["CoSim", "endpoints", "make_transfer", "bod_dict", "write_run_capture", "differences"]
 
-ENGINES = ("board", "model")
 IDLE_STEP = 1 << 22          # how far the engine may run when no endpoint has a timer (cycles)
 PORT_A, PORT_B = 0, 1
 
@@ -44,7 +42,7 @@ class CoSim:
     """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
     ``satemu.quic.bulk.BulkClient``/``BulkServer``: ``transmit(now)``, ``timer(now)``,
     ``handle_timer(now)``, ``receive(data, now)``, and ``local``/``remote`` addressing, across
-    ``eth``, an engine."""
+    ``eth``, an engine's wire (``satemu.quic.engine.Wire``)."""
 
     eth: object
     f_clk: int
@@ -147,11 +145,11 @@ class CoSim:
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
     def write_capture(self, path, keylog: bytes | None = None, comment: str = "") -> dict:
-        """The pcapng of the run (``satemu.captures``), once every frame has left the engine or
+        """The pcapng of the run (``satemu.box.port_capture``), once every frame has left the engine or
         been dropped (``record_rest``): the four interfaces of the two ports, each frame's fate,
         timestamps from the cycles counted from ``origin``, and ``keylog`` (TLS secrets) in a
         Decryption Secrets Block. The engine's traffic must be this run's alone."""
-        from ..captures import write_capture
+        from satemu.box.port_capture import write_capture
         if not self.capture:
             raise ValueError("this co-simulation kept no frames (capture=False)")
         traffic = self.eth.traffic
@@ -175,10 +173,10 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
     connection's TLS secrets as SSLKEYLOGFILE lines, from the client: aioquic's as it derives
     them, quinn's when the transfer ends. Settings or a policy a stack cannot take raise
     ValueError before anything runs."""
-    from .ackpolicy import AckPolicy
-    from .bulk import BulkClient, BulkServer, make_configs
-    from .determinism import deterministic
-    from .settings import EndpointSettings
+    from satemu.quic.ackpolicy import AckPolicy
+    from satemu.quic.bulk import BulkClient, BulkServer, make_configs
+    from satemu.quic.determinism import deterministic
+    from satemu.quic.settings import EndpointSettings
 
     settings = settings or EndpointSettings()
     pair = (stacks, stacks) if isinstance(stacks, str) else tuple(stacks)
@@ -189,7 +187,7 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
     policy = AckPolicy.parse(ack)
     server_policy = policy if policy.kind == "ack-frequency" else "default"
     if "quinn" in (client_stack, server_stack):
-        from .quinn import QuinnClient, QuinnServer
+        from satemu.quic.quinn import QuinnClient, QuinnServer
     configs = []
     with deterministic(seed):
         client_cfg, server_cfg = make_configs(settings, qlog=qlog_dir is not None,
@@ -241,85 +239,22 @@ def bod_dict(start: int, origin: int, regs, records, lost=(), commits=()) -> dic
     """The BoD section of a Transfer: superframe 0's start cycle, the transfer's phase within
     the superframes (``origin - start`` cycles), superframe 0's cycles and slot bytes, the
     records (as dicts), the superframe ranges the box's ring lost, and ``segments``: the
-    stretches of superframes of one shape (``satemu.bod_trace.superframe_segments``, from the
+    stretches of superframes of one shape (``satemu.box.bod_trace.superframe_segments``, from the
     profile ``regs`` and a timeline's ``commits`` on the return channel)."""
-    from ..bod_trace import superframe_segments
+    from satemu.box.bod_trace import superframe_segments
     segments = superframe_segments(regs, start, commits, records)
     return {"start": start, "phase": origin - start, "superframe_cycles": segments[0][2],
             "slot_bytes": segments[0][3], "records": [vars(r) for r in records],
             "lost": list(lost), "segments": [list(seg) for seg in segments]}
 
 
-def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
-                       max_seconds: float = 600.0, settings=None, stacks="aioquic",
-                       progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
-                       bod_phase: int = 0, bod_superframes: int = 0, pcap=None,
-                       timeline_offset: int = 0) -> Transfer:
-    """The ``model`` engine: download ``size`` bytes from the server (port B) to the client
-    (port A) across ``satemu.board_model.BoardModel`` loaded with ``profile`` as the simulated
-    board's firmware would load it. ``bod_phase`` is how many cycles before the transfer's
-    start a BoD channel's superframe 0 began (on the board: since the profile's commit);
-    ``bod_superframes`` how many superframe records it keeps at least (the board's ring goes on
-    recording after the transfer). ``pcap``: a path for the run's capture (pcapng, see
-    :meth:`CoSim.write_capture`). A profile's timeline starts ``timeline_offset`` cycles after
-    the transfer (before it, if negative)."""
-    from ..board_model import FORWARD, RETURN, BoardModel
-    from ..boards import BOARDS, DEFAULT_BOARD
-    from ..profile import load_profile
-
-    if bod_phase < 0:
-        raise ValueError("bod_phase is a number of cycles, at least 0")
-    link = load_profile(profile)
-    board = BOARDS[DEFAULT_BOARD]
-    regs = link.check(board.hardware)           # as the firmware checks and loads it
-    regs = {FORWARD: regs["forward"], RETURN: regs["return"]}
-    t0 = time.monotonic()
-    # A timeline starts with the transfer (the cycle the co-simulation starts at: the model's
-    # first), its steps committed as the firmware commits them, for as many laps as the
-    # transfer may last.
-    commits, timeline = {}, None
-    if link.timeline is not None:
-        from ..timeline import compile_timeline, timeline_dict
-        compiled = compile_timeline(link, board.hardware)
-        start = bod_phase + 1 + timeline_offset       # the transfer starts at bod_phase + 1
-        laps = compiled.laps_within(round(max_seconds * board.f_clk))
-        commits = {ch: compiled.commits(start, name, laps)
-                   for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
-        timeline = timeline_dict(link, compiled, start, board.f_clk)
-    model = BoardModel(regs, cycle=bod_phase, bod_start=1, board=board, commits=commits)
-    from .settings import EndpointSettings
-    settings = settings or EndpointSettings()
-    keylog = io.StringIO() if pcap is not None else None
-    with endpoints(size, ack, seed, settings, stacks, qlog_dir, keylog) as (client, server,
-                                                                           policy):
-        sim = CoSim(model, board.f_clk, client, server, capture=pcap is not None)
-        sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
-        wall = time.monotonic() - t0
-        model.finish(bod_superframes)
-        sim.record_rest()
-    stats = {"forward": model.stats(FORWARD), "return": model.stats(RETURN)}
-    capture = None
-    if pcap is not None:
-        capture = write_run_capture(sim, pcap, keylog.getvalue(), "model", link.name, stats)
-    bod = None
-    if regs[RETURN].bod:
-        bod = bod_dict(1, sim.origin, regs[RETURN], model.results[RETURN].bod,
-                       commits=commits.get(RETURN, ()))
-    t = make_transfer(sim, link, size, policy, settings, seed, board.f_clk, stats, bod, wall,
-                      "model")
-    t.exactness = model.exactness()
-    t.capture = capture
-    t.timeline = timeline
-    return t
-
-
 def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
                       stats: dict) -> dict:
     """The run's capture at ``pcap`` (pcapng, the TLS secrets embedded) and ``keys.log`` beside
     it (SSLKEYLOGFILE), checked against the channels' counters ``stats``; returns the capture's
-    summary for result.json (``satemu.captures.check_counts``'s findings in ``agrees``)."""
+    summary for result.json (``satemu.box.port_capture.check_counts``'s findings in ``agrees``)."""
     from pathlib import Path
-    from ..captures import check_counts
+    from satemu.box.port_capture import check_counts
     pcap = Path(pcap)
     pcap.parent.mkdir(parents=True, exist_ok=True)
     keys = pcap.with_name("keys.log")
@@ -331,25 +266,6 @@ def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
     summary["path"], summary["keylog"] = pcap.name, keys.name     # beside result.json
     summary["disagreements"] = check_counts(summary, stats)
     return summary
-
-
-def run_transfer(engine: str, profile, size: int, *, ack: str = "default", seed: int = 0,
-                 max_seconds: float = 600.0, settings=None, stacks="aioquic",
-                 progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
-                 board: dict | None = None, pcap=None) -> Transfer:
-    """One download on ``engine``: ``model`` (no board needed), or ``board``, the running
-    simulated board whose UART URL and Ethernet module's port ``board`` holds (``url``,
-    ``eth_port``; needs a checkout). ``pcap``: where to write the run's capture."""
-    common = dict(ack=ack, seed=seed, max_seconds=max_seconds, settings=settings,
-                  stacks=stacks, progress=progress, qlog_dir=qlog_dir, pcap=pcap)
-    if engine == "model":
-        return run_model_transfer(profile, size, **common)
-    if engine == "board":
-        if not board:
-            raise ValueError("the board engine needs a running simulated board")
-        from sim.cosim import run_transfer as on_board
-        return on_board(board["url"], board["eth_port"], profile, size, **common)
-    raise ValueError(f"engine {engine!r}: one of {', '.join(ENGINES)}")
 
 
 def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
@@ -386,18 +302,3 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
         bad = [sf for sf in both if ra[sf] != rb[sf]]
         out += [f"bod record {sf}: {ra[sf]} against {rb[sf]}" for sf in bad[:limit]]
     return out
-
-
-def model_twin(t: Transfer, profile, max_seconds: float = 600.0, pcap=None) -> Transfer:
-    """The model engine's run of board transfer ``t`` (the same profile, size, policy, seed,
-    endpoint settings and stacks, the board's BoD phase and where its timeline started), for
-    :func:`differences`; with its capture at ``pcap``."""
-    from .settings import EndpointSettings
-    phase = t.bod["phase"] if t.bod else 0
-    superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
-    offset = t.timeline["start_cycle"] - t.origin if t.timeline else 0
-    return run_model_transfer(profile, t.size, ack=t.ack, seed=t.seed, max_seconds=max_seconds,
-                              settings=EndpointSettings.from_dict(t.settings),
-                              stacks=(t.stacks["client"], t.stacks["server"]),
-                              bod_phase=phase, bod_superframes=superframes, pcap=pcap,
-                              timeline_offset=offset)

@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from .points import Point
-from .records import CAPTURE
+from satemu.sweep.points import Point
+from satemu.sweep.records import CAPTURE
 
 
 class WorkerBoard:
@@ -27,9 +27,8 @@ class WorkerBoard:
 
     def get(self) -> dict:
         """The board, launched if there is none or it has died."""
-        from ..checkout import use_checkout
-        use_checkout("satemu experiment --engine board")
-        from sim import board
+        from satemu.quic.engine import engine_class
+        board = engine_class("board")
         with self._lock:
             if self._state is not None and board.alive(self._state["pid"]):
                 return self._state
@@ -51,9 +50,9 @@ class WorkerBoard:
             state, self._state = self._state, None
         if state is None:
             return False
-        from sim import board
+        from satemu.quic.engine import engine_class
         with contextlib.suppress(Exception):
-            board.kill(state)
+            engine_class("board").kill(state)
         return True
 
     def on_sigterm(self, signum, frame):
@@ -85,8 +84,8 @@ def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
     ``board`` is the simulated board to use; without it, this process's own (launched on its
     first point, relaunched after a failure). ``progress(virtual_s, bytes)`` is called as the
     transfer runs."""
-    from ..quic.cosim import run_transfer
-    from ..report.files import write_transfer
+    from satemu.quic.engine import run_transfer
+    from satemu.report.files import write_transfer
     t0 = time.monotonic()
     own = point.engine == "board" and board is None
     state = board

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Real-time QUIC transfers between two network namespaces, across a real link, with captures."""
 
-# The virtual-time co-simulation (sim.cosim) drives sans-I/O endpoints in lock-step with the
+# The virtual-time co-simulation (satemu.quic.engine) drives sans-I/O endpoints in lock-step with the
 # simulated board. This package does the same transfer in real time, for a real board (or any
 # link between two interfaces of this host) and for external QUIC implementations:
 #
@@ -15,8 +15,8 @@
 # runner: the run (run_realtime); supervise: its children and its clean-up; captures: the
 # Transfer built from the captures; command (``python -m satemu.quic.realtime``): the children.
 
-from .captures import F_CLK, build_transfer
-from .command import build_parser, main
-from .runner import TEMPLATE_FIELDS, _template, run_realtime
+from satemu.quic.realtime.captures import F_CLK, build_transfer
+from satemu.quic.realtime.command import build_parser, main
+from satemu.quic.realtime.runner import TEMPLATE_FIELDS, _template, run_realtime
 
 __all__ = ["build_transfer", "run_realtime", "main", "F_CLK", "TEMPLATE_FIELDS"]

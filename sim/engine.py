@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The ``board`` engine: QUIC across the simulated board in Verilator, registered with the host
+tool under ``satemu.engines`` (sim/pyproject.toml; ``satemu.quic.engine`` has the seam).
+
+``satemu.quic.engine.run_transfer`` drives it: the profile is loaded through the firmware over
+the UART (as ``satemu load PROFILE --reseed`` does), the wire is the board's
+(``sim.frames.EthPorts``), and the counters and the BoD ring are the board's own, read over the
+UART after the transfer. The class also carries the simulated board's lifecycle
+(``sim.board``), for the verbs that start, stop and build it.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+from satemu.base import protocol as P
+from satemu.base.params import FATE_COUNTER
+from satemu.box.device import Device
+from satemu.quic.cosim import CoSim, bod_dict
+from satemu.quic.engine import Loaded, Outcome, run_transfer as run_on
+from satemu.quic.transfer import Transfer
+from sim import board as _board
+from sim.frames import EthPorts
+
+# A timeline starts 1/TIMELINE_LEAD s of box time after its entries are stored: time enough for
+# START's answer over the simulated UART.
+TIMELINE_LEAD = 20
+
+
+class BoardEngine:
+    """The simulated board at UART ``url`` whose Ethernet module listens on ``eth_port``."""
+    name = "board"
+    # The simulated board's lifecycle (sim.board), for `satemu sim`, quic and experiment.
+    BoardError = _board.BoardError
+    start = staticmethod(_board.start)
+    stop = staticmethod(_board.stop)
+    status = staticmethod(_board.status)
+    launch = staticmethod(_board.launch)
+    kill = staticmethod(_board.kill)
+    alive = staticmethod(_board.alive)
+    build_board = staticmethod(_board.build_board)
+
+    def __init__(self, url: str, eth_port: int):
+        self.url, self.eth_port = url, eth_port
+
+    @contextmanager
+    def load(self, link, max_seconds: float):
+        self.commits, timeline = (), None
+        with Device(self.url) as dev:
+            info = dev.hello()
+            hw = dev.hardware()
+            self.regs = regs = link.check(hw)
+            compiled = None
+            if link.timeline is not None:
+                from satemu.link.timeline import compile_timeline, timeline_dict
+                compiled = compile_timeline(link, hw, regs)
+            dev.load(link, reseed=True, stop_timeline=True, regs=regs)
+            if compiled is not None:
+                # Started a moment after it is stored, in box time: the transfer starts at
+                # about the same cycle, and the run records where it did.
+                start = dev.load_timeline(compiled.entries, compiled.period,
+                                          lead=info["f_clk"] // TIMELINE_LEAD)
+                timeline = timeline_dict(link, compiled, start, info["f_clk"])
+                self.commits = compiled.commits(
+                    start, "return", compiled.laps_within(round(max_seconds * info["f_clk"])))
+            dev.reset_stats()
+        with EthPorts(self.eth_port) as eth:
+            try:
+                yield Loaded(eth, info["f_clk"], timeline)
+            finally:
+                eth.release()
+
+    def settle(self, sim: CoSim) -> Outcome:
+        with Device(self.url) as dev:
+            drain(sim, dev)
+            stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
+                     "return": dev.get_stats(P.CHANNEL_RETURN)}
+            return Outcome(stats, _bod_trace(dev, self.regs["return"], sim.origin, self.commits))
+
+
+def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
+    """After the transfer: the endpoints stop; the board runs freely until every frame they
+    sent has left it or been dropped (by its own counters, read over the UART), and the
+    frames still in flight are recorded as delivered, though no endpoint reads them."""
+    sim.eth.release()
+    deadline = time.monotonic() + timeout
+    sent = {d: sum(p.direction == d for p in sim.sent) for d in ("forward", "return")}
+    while True:
+        stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
+                 "return": dev.get_stats(P.CHANNEL_RETURN)}
+        settled = all(
+            s["rx_frames"] + s["drop_overrun"] + s["drop_preamble"] == sent[d] and
+            s["rx_frames"] == s["tx_frames"] + sum(s[k] for k in FATE_COUNTER.values())
+            for d, s in stats.items())
+        if settled or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    want = {0: stats["forward"]["tx_frames"], 1: stats["return"]["tx_frames"]}
+    decided = {0: stats["forward"]["rx_frames"], 1: stats["return"]["rx_frames"]}
+    sim.eth.wait({}, want, timeout=max(1.0, deadline - time.monotonic()), fates=decided)
+    sim.record_rest()
+
+
+def _bod_trace(dev, regs, origin: int, commits=()) -> dict | None:
+    """The BoD ring of the return channel after a transfer (None when it is not BoD-served),
+    whose registers as loaded, before any step, are ``regs``; ``commits``: a timeline's steps on
+    the return channel, which may change its superframes."""
+    if not regs.bod:
+        return None
+    trace = dev.bod_trace()
+    return bod_dict(trace.start, origin, regs, trace.records, trace.lost, commits)
+
+
+def run_transfer(url: str, eth_port: int, profile, size: int, **kwargs) -> Transfer:
+    """``satemu.quic.engine.run_transfer`` on the board at ``url`` and ``eth_port``."""
+    return run_on(BoardEngine(url, eth_port), profile, size, **kwargs)
