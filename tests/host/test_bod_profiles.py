@@ -9,19 +9,22 @@ from fractions import Fraction
 
 import pytest
 
-from satemu import device as device_mod
-from satemu import protocol as P
-from satemu.bod_model import BodRecord, pack_record, superframe_cycles
-from satemu.boards import BOARDS
-from satemu.bod_trace import COLUMNS, records_to_rows, write_csv
-from satemu.channel_model import delay_line_traffic, simulate
-from satemu.params import ChannelRegs
+from satemu.box import device as device_mod
+from satemu.base import protocol as P
+from satemu.base.records import BodRecord, pack_record
+from satemu.model.bod import superframe_cycles
+from satemu.base.boards import BOARDS
+from satemu.box.bod_trace import COLUMNS, records_to_rows, write_csv
+from satemu.base.validate import delay_line_traffic
+from satemu.model.channel import simulate
+from satemu.base.params import ChannelRegs
 from satemu.cli import main
-from satemu.device import Device, DeviceError
-from satemu.profile import ProfileError, builtin_profiles, load_profile, parse_profile
-from satemu.regmap import (BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP)
+from satemu.box.device import Device, DeviceError
+from satemu.link.profile import ProfileError, builtin_profiles, load_profile, parse_profile
+from satemu.base.regmap import BOD_BG_REPEAT, BOD_ENABLE, BOD_FCA, BOD_RECORD_WORDS, REGMAP
 from satemu.report.plots import plot_demand_grant
-from satemu.validate import Hardware, profile_fields, validate
+from satemu.base.hardware import Hardware
+from satemu.base.validate import profile_fields, validate
 
 from fake_serial import FakeSerial
 
@@ -282,7 +285,7 @@ def test_validate_bod_only_on_a_bod_channel():
 # ---- a fake box: the firmware's Python references behind a serial port ------------------------
 
 class FakeBox(FakeSerial):
-    """A box on a fake serial port: HELLO, SET/GET_PROFILE (satemu.validate), COMMIT and
+    """A box on a fake serial port: HELLO, SET/GET_PROFILE (satemu.base.validate), COMMIT and
     BOD_TRACE (protocol.bod_trace_answer) over a ring of ``ring`` records (by default the
     gateware's depth) from ``history``, superframe 0 having begun at cycle ``start``; each
     BOD_TRACE request lets ``per_request`` more superframes be recorded."""
@@ -294,6 +297,7 @@ class FakeBox(FakeSerial):
         self.start = start
         self.restart_after: dict[int, tuple[int, int]] = {}   # request -> (count, start) after it
         self.requests = 0
+        self.ops: list = []                       # every request's opcode, in order
         super().__init__()
         self.regs = [ChannelRegs(), ChannelRegs()]
         self.staged = [0, 0]                      # each channel's staged generation
@@ -302,6 +306,9 @@ class FakeBox(FakeSerial):
 
     def answer(self, op: int, p: bytes) -> bytes:
         hw = replace(self.hw, bod_channels=("return",) if self.bod else ())
+        self.ops.append(P.Op(op) if op in iter(P.Op) else op)
+        if op in (P.Op.TIMELINE_WRITE, P.Op.TIMELINE_START):     # stored, and started
+            return bytes([P.Status.OK])
         if op == P.Op.HELLO:
             return P.hello_answer(p, hw.limits(), hw.bod_mask)
         if op == P.Op.SET_PROFILE:
@@ -366,6 +373,24 @@ def _model_records(profile: str = "geo-testbed-bod", superframes: int = 60):
     frame = regs.bod_slots * regs.bod_slot_cycles
     frames = [(1000 + i * 5000, 1000, False) for i in range(300)]
     return simulate(frames, regs, replace(SIM.params, bod=True), until=superframes * frame).bod
+
+
+@pytest.mark.parametrize("profile", ["geo-testbed-bod", "leo-starlink"])
+def test_a_load_says_hello_once_and_checks_the_profile_once(box, monkeypatch, profile):
+    """The profile path runs straight: one HELLO, one check of the profile against the box's
+    hardware (a timeline's compile takes that check's registers), then the load."""
+    from satemu.link.profile import Profile
+    fake, checks, real = box(), [], Profile.check
+
+    def check(self, hw):
+        checks.append(self.name)
+        return real(self, hw)
+    monkeypatch.setattr(Profile, "check", check)
+    assert main(["load", profile, "--port", "fake://box", "--start-cycle", "1000"]) == 0
+    assert fake.ops.count(P.Op.HELLO) == 1 and checks == [profile]
+    assert fake.commits == 1
+    timeline = [op for op in fake.ops if op in (P.Op.TIMELINE_WRITE, P.Op.TIMELINE_START)]
+    assert timeline[-1:] == ([P.Op.TIMELINE_START] if profile == "leo-starlink" else [])
 
 
 def test_load_accepts_a_bod_profile(box, capsys):
@@ -519,10 +544,10 @@ def test_superframe_segments_follow_the_steps_as_the_model_does():
     """Each superframe's start and shape, from the profile and a timeline's commits, are where
     the model's BoD block begins it and the shape it runs with (a commit's shape from the first
     superframe that begins after its cycle); the CSV rows carry them."""
-    from satemu.bod_model import Bod
-    from satemu.bod_trace import superframe_at, superframe_segments
-    from satemu.channel_model import Commit
-    from satemu.params import ChannelParams
+    from satemu.model.bod import Bod
+    from satemu.box.bod_trace import superframe_at, superframe_segments
+    from satemu.model.channel import Commit
+    from satemu.base.params import ChannelParams
     from dataclasses import replace
     r0 = ChannelRegs(bod_flags=BOD_ENABLE, bod_slot_cycles=100, bod_slots=10, bod_slot_bytes=50,
                      bod_cra=256, bod_req_period=1, bod_latency=2, bod_bg_count=1)
@@ -556,7 +581,7 @@ def test_bod_registers_are_in_the_map():
 def test_a_queue_of_departure_distances_bounds_frames_and_slots():
     """The Versa-5G's return channel holds its departure times as distances of 23 bits, so a
     frame's serialisation takes fewer than 2^23 - 1 cycles there (152 ms at 55 MHz) and a BoD
-    slot fewer than 2^22 (satemu.depdelta_model); the simulated board, whose queues spill to a
+    slot fewer than 2^22 (satemu.model.depdelta); the simulated board, whose queues spill to a
     ring of whole departure times, takes either. Each refusal is one line that says why."""
     versa = BOARDS["versa-ecp5"].hardware
     plain = ('[forward]\nrate = "10 Mbit/s"\n[return]\nrate = "RATE"\nqueue = "20 packets"\n'

@@ -9,14 +9,14 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from ..device import Device, DeviceError
-from ..profile import load_profile
-from ..protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status, TimelineFault,
-                        TimelineRun)
-from ..regmap import BOD_ENABLE
-from ..units import format_time
-from .args import DAY, U32_MAX, given, output_file, seconds, whole
-from .errors import UsageError
+from satemu.box.device import Device, DeviceError
+from satemu.link.profile import load_profile
+from satemu.base.protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status,
+    TimelineFault, TimelineRun)
+from satemu.base.regmap import BOD_ENABLE
+from satemu.base.units import format_time
+from satemu.cli.args import DAY, U32_MAX, given, output_file, seconds, whole
+from satemu.cli.errors import UsageError
 
 
 def port_args(p) -> None:
@@ -43,14 +43,16 @@ def add_load(sub) -> None:
 
 
 def cmd_load(args) -> int:
-    from ..timeline import compile_timeline
+    from satemu.link.timeline import compile_timeline
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
-        info = dev.hello()
+        info = dev.hello()                  # the one HELLO, and the one check of the profile
+        hw = dev.hardware()
+        regs = p.check(hw)
         compiled = None
         if p.timeline is not None:
-            compiled = compile_timeline(p, dev.hardware())   # every step checked first
-        dev.load(p, reseed=args.reseed, stop_timeline=True)  # a running timeline stops
+            compiled = compile_timeline(p, hw, regs)        # every step checked first
+        dev.load(p, reseed=args.reseed, stop_timeline=True, regs=regs)  # a timeline stops
         print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
         for name, ch in p.channels():
             print(f"  {name:<8} {ch.describe()}")
@@ -149,8 +151,8 @@ def add_bod_trace(sub) -> None:
 
 
 def cmd_bod_trace(args) -> int:
-    from ..bod_trace import records_to_rows, write_csv
-    from ..report.plots import plot_demand_grant
+    from satemu.box.bod_trace import records_to_rows, write_csv
+    from satemu.report.plots import plot_demand_grant
     output_file(Path(args.out), "--out")          # before the box's records are read
     if args.plot:
         output_file(Path(args.plot), "--plot")
@@ -194,15 +196,15 @@ def cmd_bod_trace(args) -> int:
 
 
 def _bod_segments(link, hw, trace, timeline):
-    """The superframes' shapes (satemu.bod_trace.superframe_segments) from profile ``link`` as
+    """The superframes' shapes (satemu.box.bod_trace.superframe_segments) from profile ``link`` as
     loaded, and its timeline's steps when one ran since the block started."""
-    from ..bod_trace import superframe_segments
+    from satemu.box.bod_trace import superframe_segments
     regs = link.check(hw)["return"]
     if not regs.bod:
         raise UsageError(f"--profile {link.name}: its return channel has no BoD")
     commits = ()
     if link.timeline is not None and timeline and timeline["start"] >= trace.start:
-        from ..timeline import compile_timeline
+        from satemu.link.timeline import compile_timeline
         commits = compile_timeline(link, hw).commits(timeline["start"], "return",
                                                      timeline["lap"] + 1)
     return superframe_segments(regs, trace.start, commits, trace.records)
@@ -226,7 +228,7 @@ def add_capture(sub) -> None:
 
 def _merge_spec(text: str) -> tuple[int, Path]:
     """``--merge PORT=FILE`` (PORT: A or B) as (port number, path)."""
-    from ..board_model import PORT_A, PORT_B
+    from satemu.model.board import PORT_A, PORT_B
     port, sep, path = text.partition("=")
     if not sep or port.strip().upper() not in ("A", "B") or not path:
         raise UsageError(f"--merge {text[:60]!r}: PORT=FILE, PORT A or B (the port the host's "
@@ -237,8 +239,8 @@ def _merge_spec(text: str) -> tuple[int, Path]:
 def cmd_capture(args) -> int:
     """`satemu capture`: the box's frame log read over the UART into a pcapng (or, with
     --clear, the log started afresh)."""
-    from ..logcapture import merge_log_capture, read_box_log, write_log_capture
-    from ..protocol import CHANNEL_NAMES
+    from satemu.box.log_capture import merge_log_capture, read_box_log, write_log_capture
+    from satemu.base.protocol import CHANNEL_NAMES
     merges = dict(_merge_spec(m) for m in args.merge or ())
     for port, path in merges.items():
         if not path.is_file():
