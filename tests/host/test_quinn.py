@@ -8,7 +8,7 @@ from ideal_link import IdealLink as _IdealLink
 
 from satemu.quic.bulk import BulkClient, BulkServer, make_configs, payload_bytes
 from satemu.quic.determinism import deterministic
-from satemu.quic.settings import EndpointSettings
+from satemu.quic.settings import INITIAL_RTT_RANGE_MS, EndpointSettings, quinn_limits
 
 from satemu.quic.quinn import QuinnClient, QuinnServer, _certificate_der
 
@@ -261,6 +261,7 @@ def test_large_body_in_one_write():
 
 def endpoint(role="client", **kwargs):
     cert, key = _certificate_der()
+    kwargs.setdefault("limits", quinn_limits())
     return satemu_quinn.Endpoint(role, 0, "10.0.0.1:4433", "10.0.0.2:4433", cert,
                                  key if role == "server" else None, **kwargs)
 
@@ -289,12 +290,41 @@ def test_the_extension_refuses_bad_settings():
     with pytest.raises(ValueError, match="stream window"):
         endpoint(stream_window=100)
     with pytest.raises(ValueError, match="address"):
-        satemu_quinn.Endpoint("client", 0, "10.0.0.1", "10.0.0.2:4433", b"")
+        satemu_quinn.Endpoint("client", 0, "10.0.0.1", "10.0.0.2:4433", b"",
+                              limits=quinn_limits())
     cert, _ = _certificate_der()
     with pytest.raises(ValueError, match="private key"):
-        satemu_quinn.Endpoint("server", 0, "10.0.0.2:4433", "10.0.0.1:4433", cert)
+        satemu_quinn.Endpoint("server", 0, "10.0.0.2:4433", "10.0.0.1:4433", cert,
+                              limits=quinn_limits())
     with pytest.raises(ValueError, match="PKCS#8"):
-        satemu_quinn.Endpoint("server", 0, "10.0.0.2:4433", "10.0.0.1:4433", cert, b"junk")
+        satemu_quinn.Endpoint("server", 0, "10.0.0.2:4433", "10.0.0.1:4433", cert, b"junk",
+                              limits=quinn_limits())
+
+
+def test_the_extension_takes_its_ranges_from_the_settings_table():
+    """The extension has no ranges of its own: it holds each setting to the range
+    satemu.quic.settings declares (quinn_limits), the one EndpointSettings.check holds, at both
+    ends, and refuses to run without them."""
+    limits = quinn_limits()
+    lo, hi = limits["initial_rtt_ns"]
+    assert (lo, hi) == (round(INITIAL_RTT_RANGE_MS[0] * 1e6), round(INITIAL_RTT_RANGE_MS[1] * 1e6))
+    endpoint(initial_rtt_ns=lo)
+    endpoint(initial_rtt_ns=hi)
+    for rtt in (lo - 1, hi + 1, 3_600_000_000_000):    # an hour: the extension's own old bound
+        with pytest.raises(ValueError, match=f"initial RTT {rtt} ns is outside {lo}..{hi} ns"):
+            endpoint(initial_rtt_ns=rtt)
+    lo, hi = limits["initial_window_bytes"]
+    endpoint(initial_window_bytes=lo)
+    endpoint(initial_window_bytes=hi)
+    with pytest.raises(ValueError, match=f"initial window {hi + 1} B is outside {lo}..{hi} B"):
+        endpoint(initial_window_bytes=hi + 1)
+    lo, hi = limits["window"]
+    with pytest.raises(ValueError, match=f"stream window {lo - 1} B is outside {lo}..{hi} B"):
+        endpoint(stream_window=lo - 1)
+    with pytest.raises(ValueError, match="limits: window is missing"):
+        endpoint(limits={k: v for k, v in limits.items() if k != "window"})
+    with pytest.raises(ValueError, match="is not a range"):
+        endpoint(limits=dict(limits, max_datagram=(1472, 1200)))
 
 
 def test_the_extension_refuses_calls_out_of_order():

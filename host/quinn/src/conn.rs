@@ -79,6 +79,39 @@ pub struct AckFrequencyRequest {
     pub reordering: u64,
 }
 
+/// The ranges the settings must lie in, each (lowest, highest) inclusive. They are not this
+/// crate's: the host tool declares them once (satemu.quic.settings.quinn_limits, the same
+/// table EndpointSettings.check holds) and hands them to every Endpoint it makes.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_datagram: (u64, u64),
+    pub initial_window_bytes: (u64, u64),
+    pub initial_rtt_ns: (u64, u64),
+    pub window: (u64, u64),
+}
+
+impl Limits {
+    /// The limits as the host tool names them; a name missing, or a range that is empty or
+    /// reaches past what QUIC carries, is refused.
+    pub fn from_pairs(get: impl Fn(&str) -> Option<(u64, u64)>) -> Result<Self> {
+        let range = |name: &str, top: u64| -> Result<(u64, u64)> {
+            match get(name) {
+                Some((lo, hi)) if lo <= hi && hi <= top => Ok((lo, hi)),
+                Some((lo, hi)) => value(format!("limits: {name} ({lo}, {hi}) is not a range \
+                                                 within 0..{top}")),
+                None => value(format!("limits: {name} is missing")),
+            }
+        };
+        let limits = Limits {
+            max_datagram: range("max_datagram", u64::from(u16::MAX))?,
+            initial_window_bytes: range("initial_window_bytes", VARINT_MAX)?,
+            initial_rtt_ns: range("initial_rtt_ns", u64::MAX)?,
+            window: range("window", VARINT_MAX)?,
+        };
+        Ok(limits)
+    }
+}
+
 /// The transport settings of one endpoint.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -91,28 +124,35 @@ pub struct Settings {
     pub max_ack_delay_ns: Option<u64>,
     pub ack_frequency: Option<AckFrequencyRequest>,
     pub idle_timeout_ns: u64,
+    pub limits: Limits,
 }
 
 const VARINT_MAX: u64 = (1 << 62) - 1;
 
 impl Settings {
     pub fn check(&self) -> Result<()> {
-        if !(MIN_DATAGRAM..=MAX_DATAGRAM).contains(&self.max_datagram) {
+        let l = &self.limits;
+        let within = |(lo, hi): (u64, u64), v: u64| lo <= v && v <= hi;
+        let (lo, hi) = l.max_datagram;
+        if !within(l.max_datagram, u64::from(self.max_datagram))
+            || self.max_datagram < MIN_DATAGRAM
+            || self.max_datagram > MAX_DATAGRAM
+        {
             return value(format!(
-                "max datagram {} B is outside {MIN_DATAGRAM}..{MAX_DATAGRAM} B",
+                "max datagram {} B is outside {lo}..{hi} B",
                 self.max_datagram
             ));
         }
         if let Some(w) = self.initial_window_bytes {
-            if w < 2 * u64::from(MIN_DATAGRAM) || w > VARINT_MAX {
-                return value(format!(
-                    "initial window {w} B is below 2 x 1200 B or too large"
-                ));
+            let (lo, hi) = l.initial_window_bytes;
+            if !within(l.initial_window_bytes, w) {
+                return value(format!("initial window {w} B is outside {lo}..{hi} B"));
             }
         }
-        if self.initial_rtt_ns == 0 || self.initial_rtt_ns > 3_600_000_000_000 {
+        let (lo, hi) = l.initial_rtt_ns;
+        if !within(l.initial_rtt_ns, self.initial_rtt_ns) || self.initial_rtt_ns == 0 {
             return value(format!(
-                "initial RTT {} ns is outside (0, 1 h]",
+                "initial RTT {} ns is outside {lo}..{hi} ns",
                 self.initial_rtt_ns
             ));
         }
@@ -120,8 +160,9 @@ impl Settings {
             ("stream window", self.stream_window),
             ("conn window", self.conn_window),
         ] {
-            if !(1200..=VARINT_MAX).contains(&v) {
-                return value(format!("{name} {v} B is outside 1200 B .. 2^62-1 B"));
+            let (lo, hi) = l.window;
+            if !within(l.window, v) {
+                return value(format!("{name} {v} B is outside {lo}..{hi} B"));
             }
         }
         if let Some(d) = self.max_ack_delay_ns {

@@ -26,7 +26,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use conn::{AckFrequencyRequest, AppEvent, Cc, Driver, Error, Params, Role, Settings};
+use conn::{AckFrequencyRequest, AppEvent, Cc, Driver, Error, Limits, Params, Role, Settings};
 
 fn to_py(e: Error) -> PyErr {
     match e {
@@ -87,7 +87,7 @@ impl PyEndpoint {
                         server_name=None, alpn=None, cc="reno", initial_window_bytes=None,
                         initial_rtt_ns=333_000_000, max_datagram=1472,
                         stream_window=64 << 20, conn_window=64 << 20, max_ack_delay_ns=None,
-                        ack_frequency=None, idle_timeout_ns=60_000_000_000))]
+                        ack_frequency=None, idle_timeout_ns=60_000_000_000, limits))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         role: &str,
@@ -107,6 +107,7 @@ impl PyEndpoint {
         max_ack_delay_ns: Option<u64>,
         ack_frequency: Option<(u64, u64, u64)>,
         idle_timeout_ns: u64,
+        limits: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
         let role = match role {
             "client" => Role::Client,
@@ -118,6 +119,14 @@ impl PyEndpoint {
             }
         };
         let max_datagram = u16::try_from(max_datagram).unwrap_or(u16::MAX);
+        let limits = Limits::from_pairs(|name| {
+            limits
+                .get_item(name)
+                .ok()
+                .flatten()
+                .and_then(|v| v.extract::<(u64, u64)>().ok())
+        })
+        .map_err(to_py)?;
         let settings = Settings {
             cc: Cc::parse(cc).map_err(to_py)?,
             initial_window_bytes,
@@ -134,6 +143,7 @@ impl PyEndpoint {
                 }
             }),
             idle_timeout_ns,
+            limits,
         };
         let params = Params {
             role,

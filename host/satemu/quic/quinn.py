@@ -30,11 +30,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .ackpolicy import TIMER_RESOLUTION, AckPolicy
-from .bulk import ALPN, BulkAnswers, TimedDownload
-from .determinism import SERVER_NAME, server_certificate
-from .packets import CLIENT, SERVER, Endpoint
-from .settings import EndpointSettings
+from satemu.quic.ackpolicy import TIMER_RESOLUTION, AckPolicy
+from satemu.quic.bulk import ALPN, BulkAnswers, TimedDownload
+from satemu.quic.determinism import SERVER_NAME, server_certificate
+from satemu.quic.packets import CLIENT, SERVER, Endpoint
+from satemu.quic.settings import EndpointSettings, quinn_limits
 
 __all__ = ["QuinnClient", "QuinnDatagramInfo", "QuinnServer", "quinn_policy"]
 
@@ -133,7 +133,7 @@ class _QuinnPeer:
             max_datagram=settings.max_datagram, stream_window=settings.stream_window,
             conn_window=settings.conn_window,
             max_ack_delay_ns=round(settings.max_ack_delay_ms * 1e6),
-            ack_frequency=ack_frequency)
+            ack_frequency=ack_frequency, limits=quinn_limits())
 
     # ---- the driver surface (see satemu.quic.bulk) ------------------------------------------
 

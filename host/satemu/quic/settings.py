@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Callable, Optional
 
-from .packets import MAX_UDP_PAYLOAD
+from satemu.quic.packets import MAX_UDP_PAYLOAD
 
 __all__ = ["STACKS", "CONTROLLERS", "MIN_DATAGRAM", "EndpointSettings", "STACK_CONTROLLERS",
            "DEFAULT_INITIAL_RTT_MS", "DEFAULT_STACKS", "SETTINGS", "SETTING_NAMES", "Setting",
@@ -36,6 +36,22 @@ MIN_DATAGRAM = 1200              # RFC 9000 section 14: QUIC's smallest maximum 
 # RFC 9002 section 6.2.2's recommendation; docs/architecture.md ("Endpoint settings") gives the
 # measurements behind choosing it over aioquic's 100 ms for GEO paths.
 DEFAULT_INITIAL_RTT_MS = 333.0
+# Each setting's range, inclusive: EndpointSettings.check holds every stack to it, and the quinn
+# extension takes it as given (quinn_limits), so neither side has a range of its own.
+DATAGRAM_RANGE = (MIN_DATAGRAM, MAX_UDP_PAYLOAD)      # bytes: QUIC's minimum .. a full frame's
+INITIAL_WINDOW_RANGE = (2, 1000)                      # packets (RFC 9002's minimum window: 2)
+INITIAL_RTT_RANGE_MS = (1.0, 10_000.0)
+WINDOW_RANGE = (1200, VARINT_MAX)                     # bytes of flow-control credit
+
+
+def quinn_limits() -> dict[str, tuple[int, int]]:
+    """The ranges above as the quinn extension takes them (``satemu_quinn.Endpoint(...,
+    limits=)``, host/quinn/src/conn.rs ``Limits``): its units, integers."""
+    return {"max_datagram": DATAGRAM_RANGE,
+            "initial_window_bytes": (INITIAL_WINDOW_RANGE[0] * MIN_DATAGRAM,
+                                     INITIAL_WINDOW_RANGE[1] * MAX_UDP_PAYLOAD),
+            "initial_rtt_ns": tuple(round(ms * 1e6) for ms in INITIAL_RTT_RANGE_MS),
+            "window": WINDOW_RANGE}
 
 
 @dataclass(frozen=True)
@@ -70,24 +86,29 @@ class EndpointSettings:
 
     def check(self) -> None:
         """Raise ValueError (one line, naming the setting) for a value no stack can take."""
+        lo, hi = DATAGRAM_RANGE
         if isinstance(self.max_datagram, bool) or not isinstance(self.max_datagram, int) or \
-                not MIN_DATAGRAM <= self.max_datagram <= MAX_UDP_PAYLOAD:
+                not lo <= self.max_datagram <= hi:
             raise ValueError(f"max datagram {self.max_datagram!r} B is outside "
-                             f"{MIN_DATAGRAM}..{MAX_UDP_PAYLOAD} B (QUIC's minimum .. the "
+                             f"{lo}..{hi} B (QUIC's minimum .. the "
                              f"largest UDP payload of a 1518-byte frame)")
+        lo, hi = INITIAL_WINDOW_RANGE
         if self.initial_window is not None and (
                 isinstance(self.initial_window, bool) or not isinstance(self.initial_window, int)
-                or not 2 <= self.initial_window <= 1000):
+                or not lo <= self.initial_window <= hi):
             raise ValueError(f"initial window {self.initial_window!r} packets is outside "
-                             f"2..1000 (RFC 9002's minimum window is 2 packets)")
-        if not _finite(self.initial_rtt_ms) or not 1.0 <= self.initial_rtt_ms <= 10_000.0:
-            raise ValueError(f"initial RTT {self.initial_rtt_ms!r} ms is outside 1..10000 ms")
+                             f"{lo}..{hi} (RFC 9002's minimum window is 2 packets)")
+        lo, hi = INITIAL_RTT_RANGE_MS
+        if not _finite(self.initial_rtt_ms) or not lo <= self.initial_rtt_ms <= hi:
+            raise ValueError(f"initial RTT {self.initial_rtt_ms!r} ms is outside "
+                             f"{lo:g}..{hi:g} ms")
         if self.cc not in CONTROLLERS:
             raise ValueError(f"congestion controller {self.cc!r}: one of "
                              f"{', '.join(CONTROLLERS)}")
         for name in ("stream_window", "conn_window"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1200 <= v <= VARINT_MAX:
+            lo, hi = WINDOW_RANGE
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name.replace('_', ' ')} {v!r} B is outside 1200 B .. 2^62-1 B")
         if not _finite(self.max_ack_delay_ms) or not 0 < self.max_ack_delay_ms < 1 << 14:
             raise ValueError(f"max_ack_delay {self.max_ack_delay_ms!r} ms is outside "
@@ -163,7 +184,7 @@ def _count(text: str, what: str, unit: str) -> int:
 
 
 def _bytes(text: str, what: str) -> int:
-    from ..units import UnitError, parse_size
+    from satemu.base.units import UnitError, parse_size
     t = str(text).strip()
     try:
         v = int(t) if t.isdigit() else parse_size(t)
