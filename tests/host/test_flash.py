@@ -10,10 +10,10 @@ import subprocess
 
 import pytest
 
-from satemu import flash
+from satemu.box import flash
 from satemu.cli import main
-from satemu.flash import (BOARDS, FlashError, flash_command, parse_hz, plan_flash,
-                          resolve_bitstream, run_flash)
+from satemu.box.flash import (PROGRAMMERS, FlashError, flash_command, parse_hz, plan_flash,
+    resolve_bitstream, run_flash)
 
 BIT = "build/bitstream/b/0123/soc/gateware/top.bit"
 
@@ -251,7 +251,7 @@ def test_options_boards_and_cables_exist_in_openfpgaloader():
     help_text = _loader_output("--help")
     commands = [flash_command(board, mode, "x.bit", ftdi_serial="S", freq=1_000_000,
                               verify=mode == "spi")
-                for board in BOARDS for mode in flash.MODES]
+                for board in PROGRAMMERS for mode in flash.MODES]
     options = {arg for argv in commands for arg in argv if arg.startswith("-")}
     assert {"-c", "-m", "-f", "--verify", "--ftdi-serial", "--freq", "-b"} <= options
     for option in sorted(options):
@@ -261,6 +261,6 @@ def test_options_boards_and_cables_exist_in_openfpgaloader():
               if line.strip()}
     cables = {line.split()[0] for line in _loader_output("--list-cables").splitlines()
               if line.strip()}
-    for b in BOARDS.values():
+    for b in PROGRAMMERS.values():
         assert b.loader_board is None or b.loader_board in boards
         assert b.cable in cables

@@ -11,12 +11,12 @@ import threading
 import pytest
 
 from satemu.cli import main
-from satemu.profile import ProfileError
+from satemu.sweep.errors import SweepError
 from satemu.quic.settings import SETTING_NAMES, EndpointSettings
 from satemu.report.metrics import MAX_BINS, bin_width, binned, handshake_losses, summarize
 from satemu.report.plots import transfer_figures
 from satemu.sweep import check_scheduler, plan, run_sweep
-from satemu.transfer import Delivery, PacketRecord, Transfer
+from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 
 ONE = [("10KB", 10_000)]
 
@@ -77,7 +77,7 @@ def test_endpoint_cc_with_the_default_cc_plans_one_point_per_value():
                   [("endpoint.cc", ["bbr", "cubic"])], stacks=("quinn", "quinn"))
     assert [(p.cc, p.settings.cc) for p in points] == [("bbr", "bbr"), ("cubic", "cubic")]
     assert points[0].run_rel.name == "default-bbr-quinn"
-    with pytest.raises(ProfileError, match="congestion controller 'bbr' is not in aioquic"):
+    with pytest.raises(SweepError, match="congestion controller 'bbr' is not in aioquic"):
         plan("model", ["short-asym"], ONE, ["default"], ["reno"], [0],
              [("endpoint.cc", ["bbr"])])
 
@@ -166,7 +166,7 @@ def closes(conn):
     (closes, "it closed the connection unasked"),
 ])
 def test_a_peer_that_is_no_scheduler_is_refused_in_time(behave, why):
-    with FakePeer(behave) as peer, pytest.raises(ProfileError) as e:
+    with FakePeer(behave) as peer, pytest.raises(SweepError) as e:
         check_scheduler(peer.address, timeout=0.5)
     message = str(e.value)
     assert message.startswith(f"--dask {peer.address}: not a Dask scheduler ({why}"), message
@@ -175,7 +175,7 @@ def test_a_peer_that_is_no_scheduler_is_refused_in_time(behave, why):
 
 def test_a_silent_peer_is_refused_by_the_sweep_before_anything_runs(tmp_path):
     points = plan("model", ["short-asym"], ONE, ["default"], ["reno"], [0])
-    with FakePeer(silent) as peer, pytest.raises(ProfileError, match="not a Dask scheduler "
+    with FakePeer(silent) as peer, pytest.raises(SweepError, match="not a Dask scheduler "
                                                  r"\(no greeting within 0.5 s\)"):
         run_sweep(points, tmp_path, dask=peer.address, dask_timeout=0.5)
     assert list(tmp_path.iterdir()) == []
@@ -199,7 +199,7 @@ def test_an_http_peer_is_one_line_on_the_command_line(tmp_path, capsys):
     ("tls://127.0.0.1:8786", "tls:// needs Dask's TLS settings"),
 ])
 def test_an_address_that_cannot_be_a_scheduler_s(address, message):
-    with pytest.raises(ProfileError, match=message):
+    with pytest.raises(SweepError, match=message):
         check_scheduler(address, timeout=0.5)
 
 

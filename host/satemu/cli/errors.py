@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import sys
 
-from ..checkout import CheckoutError
-from ..device import DeviceError
-from ..flash import FlashError
-from ..params import ConfigError
-from ..profile import ProfileError
-from ..units import UnitError
+from satemu.base.checkout import CheckoutError
+from satemu.quic.engine import EngineError
+from satemu.sweep.errors import SweepError
+from satemu.box.device import DeviceError
+from satemu.box.flash import FlashError
+from satemu.base.params import ConfigError
+from satemu.link.profile import ProfileError
+from satemu.base.units import UnitError
 
 
 class UsageError(Exception):
@@ -23,7 +25,7 @@ class UsageError(Exception):
 # The errors a verb raises for what it was given (a bad option, profile, file or box): each is
 # printed as one line, no traceback.
 EXPECTED = (UsageError, ProfileError, UnitError, ConfigError, DeviceError, FlashError,
-            CheckoutError)
+            CheckoutError, EngineError, SweepError)
 
 
 def run(func, args) -> int:

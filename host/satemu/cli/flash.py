@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import sys
 
-from ..flash import BOARDS as FLASH_BOARDS
-from .args import given
+from satemu.box.flash import PROGRAMMERS
+from satemu.cli.args import given
 
 
 def add_flash(sub) -> None:
     flash = sub.add_parser("flash", help="program a board's bitstream with openFPGALoader: into "
                                          "the FPGA's SRAM, or its SPI flash")
-    flash.add_argument("--board", required=True, choices=sorted(FLASH_BOARDS),
+    flash.add_argument("--board", required=True, choices=sorted(PROGRAMMERS),
                        help="the board; its programmer: " + "; ".join(
-                           f"{name}: {b.programmer}" for name, b in sorted(FLASH_BOARDS.items())))
+                           f"{name}: {b.programmer}" for name, b in sorted(PROGRAMMERS.items())))
     mode = flash.add_mutually_exclusive_group()
     mode.add_argument("--sram", dest="mode", action="store_const", const="sram",
                       help="load into the FPGA's configuration SRAM, lost at power-off (default)")
@@ -25,7 +25,7 @@ def add_flash(sub) -> None:
                        help="the .bit file (default: the one the "
                        "last `make bitstream BOARD=...` built, from bench/results/bitstream-"
                        "BOARD.json)")
-    cables = ", ".join(f"{b.cable} for {name}" for name, b in sorted(FLASH_BOARDS.items()))
+    cables = ", ".join(f"{b.cable} for {name}" for name, b in sorted(PROGRAMMERS.items()))
     flash.add_argument("--cable", metavar="NAME", type=given("a cable name"),
                        help="the programmer, by openFPGALoader's "
                        f"cable name (openFPGALoader --list-cables; default {cables})")
@@ -47,7 +47,7 @@ def add_flash(sub) -> None:
 
 def cmd_flash(args) -> int:
     import shlex
-    from ..flash import parse_hz, plan_flash, run_flash
+    from satemu.box.flash import parse_hz, plan_flash, run_flash
     options = dict(cable=args.cable, ftdi_serial=args.ftdi_serial,
                    freq=parse_hz(args.freq) if args.freq is not None else None,
                    verify=args.verify, force=args.force)

@@ -10,8 +10,8 @@ import sys
 import threading
 import time
 
-from ..profile import ProfileError
-from .worker import release_board, run_point
+from satemu.sweep.errors import SweepError
+from satemu.sweep.worker import release_board, run_point
 
 
 # A --dask scheduler: how long connecting to it and its greeting may take, in all (s), and
@@ -22,7 +22,7 @@ GREETING_MAX = 1 << 16
 
 def check_scheduler(address: str, timeout: float = DASK_TIMEOUT) -> None:
     """Return if a Dask scheduler answers at ``address`` (``tcp://HOST:PORT``, ``HOST:PORT``
-    or ``tls://HOST:PORT``), else raise ProfileError (one line). Dask's client trusts its
+    or ``tls://HOST:PORT``), else raise SweepError (one line). Dask's client trusts its
     peer's first message (it allocates the length that message's first 8 bytes claim, and
     reads the handshake without a time limit), so this connects itself, reads the greeting a
     scheduler sends first, within ``timeout`` seconds in all, connection included, and no more
@@ -42,20 +42,20 @@ def check_scheduler(address: str, timeout: float = DASK_TIMEOUT) -> None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
         probe.join(1.0)
-        raise ProfileError(f"--dask {address}: not a Dask scheduler (no greeting within "
+        raise SweepError(f"--dask {address}: not a Dask scheduler (no greeting within "
                            f"{timeout:g} s)")
     if "error" in box:
         raise box["error"]
 
 
 def _greeting(address: str, timeout: float, ours: bytes, socks: list, box: dict) -> None:
-    """check_scheduler's probe, in its thread: its ProfileError into ``box["error"]``."""
+    """check_scheduler's probe, in its thread: its SweepError into ``box["error"]``."""
     try:
         _read_greeting(address, timeout, ours, socks)
-    except ProfileError as e:
+    except SweepError as e:
         box["error"] = e
     except Exception as e:              # anything unforeseen is still a refusal, in one line
-        box["error"] = ProfileError(f"--dask {address}: not a Dask scheduler "
+        box["error"] = SweepError(f"--dask {address}: not a Dask scheduler "
                                     f"({type(e).__name__}: {e})")
 
 
@@ -67,20 +67,20 @@ def _read_greeting(address: str, timeout: float, ours: bytes, socks: list) -> No
     deadline = time.monotonic() + timeout
     scheme, loc = parse_address(address)
     if scheme not in ("tcp", "tls"):
-        raise ProfileError(f"--dask {address}: a tcp:// or tls:// scheduler address, or "
+        raise SweepError(f"--dask {address}: a tcp:// or tls:// scheduler address, or "
                            f"'local'")
     try:
         host, port = parse_host_port(loc)
     except ValueError as e:
-        raise ProfileError(f"--dask {address}: {e}") from None
+        raise SweepError(f"--dask {address}: {e}") from None
     if not 0 < port < 65536:
-        raise ProfileError(f"--dask {address}: port {port} is outside 1..65535")
+        raise SweepError(f"--dask {address}: port {port} is outside 1..65535")
     context = None
     if scheme == "tls":
         from distributed.security import Security
         context = Security().get_connection_args("client").get("ssl_context")
         if context is None:
-            raise ProfileError(f"--dask {address}: tls:// needs Dask's TLS settings "
+            raise SweepError(f"--dask {address}: tls:// needs Dask's TLS settings "
                                f"(distributed.comm.tls in its configuration)")
 
     def left() -> float:
@@ -89,16 +89,16 @@ def _read_greeting(address: str, timeout: float, ours: bytes, socks: list) -> No
             raise TimeoutError
         return remaining
 
-    def refuse(why: str) -> ProfileError:
-        return ProfileError(f"--dask {address}: not a Dask scheduler ({why})")
+    def refuse(why: str) -> SweepError:
+        return SweepError(f"--dask {address}: not a Dask scheduler ({why})")
 
     try:
         conn = socket.create_connection((host, port), timeout=left())
     except TimeoutError:
-        raise ProfileError(f"--dask {address}: no scheduler there (no connection within "
+        raise SweepError(f"--dask {address}: no scheduler there (no connection within "
                            f"{timeout:g} s)") from None
     except OSError as e:
-        raise ProfileError(f"--dask {address}: no scheduler there ({e})") from None
+        raise SweepError(f"--dask {address}: no scheduler there ({e})") from None
     socks.append(conn)
     try:
         if context is not None:
@@ -188,7 +188,7 @@ def _dask(points, address, jobs, timeout):
         try:
             client = Client(address, timeout=timeout)
         except Exception as e:          # a peer that greets as Dask does, then fails
-            raise ProfileError(f"--dask {address}: no scheduler there "
+            raise SweepError(f"--dask {address}: no scheduler there "
                                f"({type(e).__name__}: {e})") from None
     futures = {}
     try:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..profile import (ProfileError, load_profile, override_profile, override_value,
-                       parse_profile, read_profile_text)
-from ..quic.cosim import ENGINES
-from ..quic.settings import CONTROLLERS
+from satemu.link.profile import (ProfileError, load_profile, override_profile, override_value,
+    parse_profile, read_profile_text)
+from satemu.quic.engine import ENGINES
+from satemu.quic.settings import CONTROLLERS
+from satemu.sweep.errors import SweepError
 
 CCS = CONTROLLERS
 
@@ -66,13 +67,13 @@ def parse_sets(sets) -> list[tuple[str, list[str]]]:
         field, eq, values = text.partition("=")
         field = field.strip()
         if not eq or not field:
-            raise ProfileError(f"--set {text!r}: expected FIELD=V1,V2,... such as "
+            raise SweepError(f"--set {text!r}: expected FIELD=V1,V2,... such as "
                                f"return.rate=100kbit/s,1.5Mbit/s")
         vals = split_values(values)
         if not all(vals):
-            raise ProfileError(f"--set {text!r}: an empty value")
+            raise SweepError(f"--set {text!r}: an empty value")
         if field in (f for f, _ in out):
-            raise ProfileError(f"--set {field}: given twice; list its values in one --set")
+            raise SweepError(f"--set {field}: given twice; list its values in one --set")
         out.append((field, vals))
     return out
 
@@ -118,7 +119,7 @@ class Point:
 
     @property
     def settings(self):
-        from ..quic.settings import EndpointSettings
+        from satemu.quic.settings import EndpointSettings
         return EndpointSettings(cc=self.cc, **dict(self.endpoint))
 
     def key(self) -> dict:
@@ -139,7 +140,7 @@ class Point:
         """Its run directory under the sweep's: ``profile/size/policy``, the policy with
         ``-cc``, ``-STACK`` (or ``-CLIENT-SERVER``), ``-seedN`` and each endpoint setting
         (``-dg1280``, ``-irtt100``, ``-mad10``, ...) when those differ from the defaults."""
-        from ..quic.settings import EndpointSettings
+        from satemu.quic.settings import EndpointSettings
         leaf = self.ack.replace(":", "")
         if self.cc != "reno":
             leaf += f"-{self.cc}"
@@ -156,7 +157,7 @@ class Point:
         return Path(self.name) / self.size_text / leaf
 
     def label(self) -> str:
-        from ..quic.settings import EndpointSettings
+        from satemu.quic.settings import EndpointSettings
         stacks = "" if self.stacks == ("aioquic", "aioquic") else f", {'/'.join(self.stacks)}"
         default = EndpointSettings()
         extra = "".join(f", {attr} {value}" for attr, value in self.endpoint
@@ -176,17 +177,17 @@ def _builtin_text(name: str) -> str | None:
 
 def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
     """Every (endpoint items but cc, stacks, cc) of the ``endpoint.*`` --set axes x ccs over
-    ``base`` (EndpointSettings) and ``stacks``, each checked against its stacks; ProfileError
+    ``base`` (EndpointSettings) and ``stacks``, each checked against its stacks; SweepError
     if one fails. An ``endpoint.NAME`` axis replaces what ``base``, ``stacks`` or ``ccs`` say
     of NAME: ``endpoint.cc`` the ccs, ``endpoint.stack`` the stacks."""
-    from ..quic.settings import parse_setting
+    from satemu.quic.settings import parse_setting
     axes = []
     for field, values in sets:
         name = field[len("endpoint."):]
         try:
             axes.append([parse_setting(name, v) for v in values])
         except ValueError as e:
-            raise ProfileError(f"--set {field}: {e}") from None
+            raise SweepError(f"--set {field}: {e}") from None
     out = []
     for combo in itertools.product(*axes):
         changes = dict(combo)
@@ -196,7 +197,7 @@ def _endpoint_axes(base, stacks, ccs, sets) -> list[tuple[tuple, tuple, str]]:
                 settings = base.but(**changes, cc=cc)
                 settings.check_stacks(pair)
             except ValueError as e:
-                raise ProfileError(str(e)) from None
+                raise SweepError(str(e)) from None
             items = tuple(sorted((k, v) for k, v in settings.to_dict().items() if k != "cc"))
             out.append((items, pair, cc))
     return out
@@ -254,15 +255,15 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
     wins over the option of the same setting (--max-datagram, --stack, --cc, ...).
     Each profile is parsed and checked against ``hardware`` (the simulated board's) first and
     each endpoint combination against its stacks: a bad engine, field or value raises
-    ProfileError before anything runs. ``sizes`` are (text, bytes) pairs, ``sets`` (field,
+    SweepError before anything runs. ``sizes`` are (text, bytes) pairs, ``sets`` (field,
     [values]) pairs."""
-    from ..boards import BOARDS, DEFAULT_BOARD
-    from ..quic.settings import EndpointSettings
+    from satemu.base.boards import BOARDS, DEFAULT_BOARD
+    from satemu.quic.settings import EndpointSettings
     if engine not in ENGINES:
-        raise ProfileError(f"--engine {engine!r}: one of {', '.join(ENGINES)}")
+        raise SweepError(f"--engine {engine!r}: one of {', '.join(ENGINES)}")
     for cc in ccs:
         if cc not in CCS:
-            raise ProfileError(f"--cc {cc!r}: one of {', '.join(CCS)}")
+            raise SweepError(f"--cc {cc!r}: one of {', '.join(CCS)}")
     endpoints = _endpoint_axes(endpoint or EndpointSettings(), tuple(stacks), ccs,
                                [(f, v) for f, v in sets if f.startswith("endpoint.")])
     sets = [(f, v) for f, v in sets if not f.startswith("endpoint.")]
@@ -283,27 +284,27 @@ def plan(engine: str, profiles, sizes, policies, ccs, seeds, sets=(), *, endpoin
                 try:
                     toml = override_profile(text, placed + _placed_sets(overrides), name)
                 except ProfileError as e:
-                    raise ProfileError(f"--set on {base.name}: {e}") from None
+                    raise SweepError(f"--set on {base.name}: {e}") from None
                 link = parse_profile(toml, name)
             else:
                 name, toml, link = base.name, "" if builtin else text, base
             try:
                 link.check(hw)
             except ProfileError as e:
-                raise ProfileError(f"{name}: {e}") from None
+                raise SweepError(f"{name}: {e}") from None
             sha = hashlib.sha256((toml or text).encode() + _trace_bytes(toml)).hexdigest()[:16]
             links.append((base.name, overrides, name, "" if overrides else builtin, toml, sha))
     for ack in policies:                # a quinn client applies only some receiver policies
         if any(pair[0] == "quinn" for _, pair, _ in endpoints):
-            from ..quic.quinn import quinn_policy
+            from satemu.quic.quinn import quinn_policy
             try:
                 quinn_policy(ack)
             except ValueError as e:
-                raise ProfileError(f"--policies with a quinn client: {e}") from None
+                raise SweepError(f"--policies with a quinn client: {e}") from None
     names = [link[2] for link in links]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
-        raise ProfileError(f"{dup}: two profiles of the sweep would have that name; give "
+        raise SweepError(f"{dup}: two profiles of the sweep would have that name; give "
                            f"profiles and --set values that differ in name")
     return [Point(engine=engine, base=base, overrides=overrides, name=name, size=size,
                   size_text=size_text, ack=ack, cc=cc, seed=seed, endpoint=items, stacks=pair,
