@@ -131,7 +131,9 @@ def test_show_prints_bod_settings(capsys):
     ('cra = "10 Mbit/s"', "", r"return.bod.cra: 10 Mbit/s is outside the allowed range 0 bit/s \.\. "
                               r"7.9459 Mbit/s \(the carrier: 140 slots of 188 B per 26.4992 ms\)"),
     ('cra = "fast"', "", r"return.bod.cra: expected a rate"),
-    ('rbdc_max = "9 Mbit/s"', "", r"return.bod.rbdc_max: 9 Mbit/s is outside the allowed range 0 bit/s"),
+    ('rbdc_max = "9 Mbit/s"\nfca = true', "", r"return.bod.rbdc_max: 9 Mbit/s is outside the allowed range 0 bit/s"),
+    ('rbdc_max = "1 Mbit/s"', "", r"return.bod: RBDC alone can leave frames queued for good: .* give "
+                                  r"vbdc_max, cra or fca = true too"),
     ('cra = "1 kbit/s"\nrbdc_timeout = 70000', "", r"return.bod.rbdc_timeout: 70000 is outside the allowed range 0 \.\. 65535"),
     ('cra = "1 kbit/s"\nrbdc_timeout = 1.5', "", r"return.bod.rbdc_timeout: expected a whole number"),
     ('vbdc_max = "100 MB"', "", r"return.bod.vbdc_max: 100 MB is outside the allowed range 0 B \.\. 12.3206 MB \(65535 slots\)"),
@@ -154,6 +156,15 @@ def test_show_prints_bod_settings(capsys):
 def test_bod_errors_name_the_field_and_range(bod, ret, message):
     with pytest.raises(ProfileError, match=message):
         bod_profile(bod, ret).check(HW75)
+
+
+def test_a_timeline_step_that_leaves_rbdc_alone_is_refused():
+    """A step may not take a BoD block to RBDC alone either: the backlog could stay for good."""
+    from satemu.link.timeline import compile_timeline
+    text = BASE.format(bod='cra = "100 kbit/s"\nrbdc_max = "1 Mbit/s"', ret="") + \
+        '[[timeline]]\nat = "1 s"\nreturn.bod.cra = "0 bit/s"\n'
+    with pytest.raises(ProfileError, match=r"timeline\[0\] \(at 1 s\): return.bod: RBDC alone"):
+        compile_timeline(parse_profile(text, "t"), SIM)
 
 
 @pytest.mark.parametrize("replace_line, message", [

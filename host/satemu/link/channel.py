@@ -244,6 +244,14 @@ def check_meaning(name: str, ch: ChannelProfile):
     if not (b.cra or b.rbdc_max or b.vbdc_max or b.fca):
         raise ProfileError(f"{name}.bod: no capacity could ever be granted; give cra, rbdc_max, "
                            f"vbdc_max or fca = true")
+    if not (b.cra or b.vbdc_max or b.fca):
+        # RBDC alone: each request asks for the rate that arrived since the last one, so the
+        # bytes still queued when arrivals stop are never asked for, and stay (the model and
+        # the RTL agree on that; docs/bod.md, "A backlog").
+        raise ProfileError(f"{name}.bod: RBDC alone can leave frames queued for good: a request "
+                           f"asks for the rate that arrived, never for the backlog left when "
+                           f"traffic stops (DVB-RCS2 asks for it as VBDC); give vbdc_max, cra "
+                           f"or fca = true too")
 
 
 def _packets(n: int) -> str:
