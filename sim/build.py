@@ -32,19 +32,19 @@ def verilator_env() -> dict[str, str]:
 
 
 def channel_model_key(params) -> str:
-    """The content key of the Verilator model of ``sim.channel_top.ChannelTop(params)``."""
+    """The content key of the Verilator model of ``sim.channel.top.ChannelTop(params)``."""
     from hw.pipeline import content_key
-    return content_key(["sim.channel_top", "sim.build", "hw.pipeline"],
+    return content_key(["sim.channel.top", "sim.build", "hw.pipeline"],
                        packages=("amaranth", "amaranth-yosys", "cocotb", "verilator"),
                        extra=repr(dataclasses.asdict(params)))
 
 
 def channel_model_build(params) -> tuple[Path, str]:
-    """Build (or reuse) the Verilator model of ``sim.channel_top.ChannelTop``; returns its
+    """Build (or reuse) the Verilator model of ``sim.channel.top.ChannelTop``; returns its
     build directory and top-level name."""
     from amaranth.back import verilog
     from hw.pipeline import AMARANTH_YOSYS
-    from sim.channel_top import ChannelTop
+    from sim.channel.top import ChannelTop
 
     top = "channel_top"
     key = channel_model_key(params)

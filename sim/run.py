@@ -36,7 +36,7 @@ def run_scenario(sc: dict, workdir: Path) -> dict:
     })
     runner = get_runner("verilator")
     t0 = time.monotonic()
-    xml = runner.test(test_module="sim.channel_tb", hdl_toplevel=top, build_dir=build_dir, hdl_toplevel_lang="verilog",
+    xml = runner.test(test_module="sim.channel.bench", hdl_toplevel=top, build_dir=build_dir, hdl_toplevel_lang="verilog",
                       test_dir=workdir, extra_env=env, results_xml=str(workdir / "results.xml"),
                       log_file=str(workdir / "sim.log"))
     wall = time.monotonic() - t0

@@ -135,7 +135,7 @@ def run_soak(n: int, seed: int = 21, params: ChannelParams = ChannelParams()) ->
 
 
 def soak_scenario(n: int, params: ChannelParams) -> dict:
-    """The first ``n`` frames of the soak as a channel-bench scenario (``sim.channel_tb``): each
+    """The first ``n`` frames of the soak as a channel-bench scenario (``sim.channel.bench``): each
     frame's first beat offered in cycle ``params.now_init + arrival - beats + 1`` (the bench's
     timebase starts at ``now_init``), a memory a little hostile."""
     from dataclasses import asdict

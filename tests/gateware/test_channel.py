@@ -9,7 +9,7 @@ from satemu.base.params import frame_words
 from satemu.base.params import ChannelParams, Fate
 from sim.run import run_scenario
 from sim.soak import run_soak, soak_scenario, soak_traffic
-from scenarios import all_scenarios, paced_frames
+from sim.channel.scenarios import all_scenarios, paced_frames
 
 SCENARIOS = all_scenarios()
 

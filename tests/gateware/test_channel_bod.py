@@ -3,8 +3,8 @@
 
 import pytest
 
-from bod_scenarios import bod_scenarios
-from scenarios import paced_frames
+from sim.channel.bod_scenarios import bod_scenarios
+from sim.channel.scenarios import paced_frames
 
 SCENARIOS = bod_scenarios()
 

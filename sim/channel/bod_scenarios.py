@@ -10,7 +10,7 @@ from satemu.link.registers import channel_registers
 from satemu.base.params import ChannelParams
 from satemu.base.regmap import BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_RATE_ONE
 from sim.traffic import scenario, traffic
-from scenarios import HOSTILE_MEM
+from sim.channel.scenarios import HOSTILE_MEM
 
 MEM_WORDS = 1 << 20
 # A return channel as the boards build it: a MAC behind its egress (sim.board), 1024 departure
