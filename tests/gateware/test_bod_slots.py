@@ -241,7 +241,7 @@ def test_slots_match_model(name, seed):
 
 @pytest.mark.xfail(strict=True, raises=Mismatch, reason=(
     "a commit lowering bod_vbdc_max below the VBDC still pending: the model requests "
-    "bod_vbdc_max - pending < 0 slots (bod_model.py, Bod._superframe), the allocator's 17-bit "
+    "bod_vbdc_max - pending < 0 slots (satemu/model/bod.py, Bod._superframe), the allocator's 17-bit "
     "room wraps (bod_alloc.py, COVER) and it requests all it wants; neither clamps at 0"))
 def test_a_commit_lowering_the_vbdc_maximum_below_the_pending_volume():
     """The block and the model should agree, and request no VBDC, while the VBDC pending

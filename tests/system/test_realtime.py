@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from satemu.quic import aio, capture, netns
+from satemu.quic import afpacket, aio, netns
 from satemu.quic import realtime as rt
 from satemu.quic.packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, build_frame
 from satemu.quic.settings import EndpointSettings
@@ -172,15 +172,15 @@ def test_capture_header_parsing_matches_the_frames():
     for payload in (b"\x40" * 10, b"\x40" * MAX_UDP_PAYLOAD):
         frame = build_frame(SERVER, CLIENT, payload, 7)
         raw = len(frame.rstrip(b"\0")) if len(payload) < 20 else len(frame)
-        assert capture._parse_head(frame[:capture.SNAPLEN_HEAD], len(frame), hosts) == (
+        assert afpacket._parse_head(frame[:afpacket.SNAPLEN_HEAD], len(frame), hosts) == (
             SERVER.ipv4, CLIENT.ipv4, SERVER.port, CLIENT.port, len(payload))
-        assert capture._parse_head(frame[:capture.SNAPLEN_HEAD], raw, hosts)[4] == len(payload)
+        assert afpacket._parse_head(frame[:afpacket.SNAPLEN_HEAD], raw, hosts)[4] == len(payload)
     bad = bytearray(build_frame(CLIENT, SERVER, b"x" * 100, 1))
     bad[24] ^= 1                                              # IPv4 header checksum
     with pytest.raises(ValueError):
-        capture._parse_head(bytes(bad[:64]), len(bad), hosts)
+        afpacket._parse_head(bytes(bad[:64]), len(bad), hosts)
     other = build_frame(CLIENT, SERVER.__class__(SERVER.mac, "10.0.0.9", 1), b"x", 1)
-    assert capture._parse_head(other[:64], len(other), hosts) is None
+    assert afpacket._parse_head(other[:64], len(other), hosts) is None
 
 
 def test_clear_errors_without_root_or_ip(monkeypatch):
@@ -231,8 +231,8 @@ def test_endpoint_logs_agree_with_the_captures(runs, ack):
     capture once, incoming (a veth loses nothing), in the same order and size; the capture
     stamps it after the endpoint handed it to the kernel."""
     t, out = runs(ack)
-    at_client, meta_c = capture.read_capture(out / "client.pcapng")
-    at_server, meta_s = capture.read_capture(out / "server.pcapng")
+    at_client, meta_c = afpacket.read_capture(out / "client.pcapng")
+    at_server, meta_s = afpacket.read_capture(out / "server.pcapng")
     for meta in (meta_c, meta_s):
         assert meta["trailer"]["kernel_drops"] == 0 and meta["undecodable"] == 0
     for log_name, sender, receiver, src in (("server.json", at_server, at_client, SERVER.ipv4),

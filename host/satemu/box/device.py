@@ -393,9 +393,9 @@ class Device:
         if that is later, up to the ``log_count`` of the first answer: (log_count, log_lost, the
         first record's number, the records as (word 0, word 1)), record ``first + i`` the i-th.
         Not each is that record: one the ring overwrote before it was asked for is (0, 0) and
-        one the box saw overwritten while it read it has word 1 = 0 (no record: ``satemu.
-        framelog_model.unpack`` gives None), and one overwritten between the box's count and
-        its read shows a later lap; the caller checks each one's lap, as ``framelog_model.
+        one the box saw overwritten while it read it has word 1 = 0 (no record:
+        ``satemu.model.framelog.unpack`` gives None), and one overwritten between the box's count and
+        its read shows a later lap; the caller checks each one's lap, as ``satemu.model.framelog.
         read_ring`` does. A log cleared meanwhile (its count falls) is read anew."""
         while True:
             records: list[tuple[int, int]] = []

@@ -51,7 +51,7 @@ class FrameFate:
     """What became of one frame put on a port's wire."""
     fate: object                     # a Fate, "overrun" or "preamble"
     arrival: int | None = None       # the channel's arrival cycle (None: never reached it)
-    egress: object | None = None     # a board_model.Egress, when delivered
+    egress: object | None = None     # a satemu.model.board.Egress, when delivered
 
 
 def fates_of(traffic: Traffic, port: int, wires: list[bytes]) -> list[FrameFate]:
