@@ -1,6 +1,7 @@
 # satemu: `make demo` runs the main job on the simulated board; `make test` runs the whole suite;
 # `make check` runs the tests that build nothing heavy (no Verilator model, simulated board or
-# bitstream), for between edits; `make bitstream BOARD=versa-ecp5` builds a board's bitstream.
+# bitstream) on every core, for between edits; `make bitstream BOARD=versa-ecp5` builds a
+# board's bitstream and its report, which `make test` holds to the sources' key.
 # All bootstrap first (Debian packages only if missing, the locked Python packages in .venv/,
 # then satemu_quinn, the quinn-proto extension, built and installed once per content).
 # SPDX-License-Identifier: BSD-2-Clause
@@ -19,7 +20,7 @@ test: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider
 
 check: bootstrap
-	SATEMU_BITSTREAM=0 $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
+	SATEMU_BITSTREAM=0 $(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile
 
 bench: bootstrap
 	$(PY) bench/bench_channel.py
