@@ -20,7 +20,7 @@ test: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider
 
 check: bootstrap
-	SATEMU_BITSTREAM=0 $(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile
 
 bench: bootstrap
 	$(PY) bench/bench_channel.py
