@@ -17,7 +17,7 @@ demo: bootstrap
 	$(PY) -m sim.demo
 
 test: bootstrap
-	$(PY) -m pytest -q -p no:cacheprovider
+	bash scripts/test.sh
 
 check: bootstrap
 	$(PY) -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile

@@ -7,8 +7,9 @@ sources' keys (tests/hardware/test_versa_bitstream.py).
 
 Tests that build a Verilator model, the simulated board or a bitstream, or that run for minutes,
 are marked ``slow`` here (``SLOW``); ``make check`` runs the rest (``-m "not slow"``). The data-path variants of the simulated board
-(tests/datapath) build the same way, one after the other, and their tests run just before the
-bitstream's (``satemu_datapath``; tests/datapath/conftest.py waits for it).
+(tests/datapath), and the system tests' board before them, build the same way, one after the
+other, and the data-path tests run just before the bitstream's (``satemu_datapath``;
+tests/system/conftest.py and tests/datapath/conftest.py wait for it).
 
 The session also fails if it changed the checkout: a tracked file's content, or a file that git
 would list as new (``tree_state`` before and after; builds belong under ``build/``)."""
@@ -51,13 +52,17 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.slow)
 
 
-def _start_datapath_builds(config, items):
-    """Move the data-path tests to the end and build their boards in the background."""
+def _start_board_builds(config, items):
+    """Move the data-path tests to the end and build, in the background, the simulated board
+    the system tests share (first: they run before the data-path tests) and the data-path
+    boards; the tests that use a board wait for the builds (tests/system/conftest.py,
+    tests/datapath/conftest.py), so that the build uses the core the host tests leave idle."""
     datapath = [i for i in items if i.path.name in DATAPATH_BOARDS]
-    if not datapath or config.option.collectonly:
+    system = any("board_state" in i.fixturenames for i in items)
+    if not (datapath or system) or config.option.collectonly:
         return
     items[:] = [i for i in items if i not in datapath] + datapath
-    boards = sorted({DATAPATH_BOARDS[i.path.name] for i in datapath})
+    boards = ["sim"] * system + sorted({DATAPATH_BOARDS[i.path.name] for i in datapath})
     BUILD_LOG.parent.mkdir(parents=True, exist_ok=True)
     script = ("import sys; from sim.board import build_board\n"
               "for name in sys.argv[1:]: build_board(board=name)")
@@ -70,7 +75,7 @@ def _start_datapath_builds(config, items):
 
 @pytest.hookimpl(trylast=True)          # after -k / -m have deselected what they deselect
 def pytest_collection_modifyitems(session, config, items):
-    _start_datapath_builds(config, items)
+    _start_board_builds(config, items)
     full = [i for i in items if i.path.name == BITSTREAM_TESTS and "versa" in i.fixturenames]
     if not full or os.environ.get("SATEMU_BITSTREAM") != "1" or config.option.collectonly:
         return

@@ -113,6 +113,16 @@ def _taps():
 _running: dict = {}          # the board while it runs: "state"
 
 
+def _boards_built(config) -> None:
+    """Wait until the session's background builds (tests/conftest.py), which build this board
+    first, have built it or ended."""
+    import time
+    proc = getattr(config, "satemu_datapath", None)
+    built = board.build_dir() / ".built"
+    while proc is not None and proc.poll() is None and not built.exists():
+        time.sleep(1)
+
+
 def _stop_board() -> None:
     state = _running.pop("state", None)
     if state is not None:
@@ -120,10 +130,12 @@ def _stop_board() -> None:
 
 
 @pytest.fixture(scope="session")
-def board_state():
+def board_state(request):
     """The running board: its UART ``url``, the Ethernet module's ``eth_port`` and ``taps``.
     It stops after the last test that uses it (``pytest_runtest_teardown``) or at the
-    session's end, whichever comes first."""
+    session's end, whichever comes first. The session's background build of it
+    (tests/conftest.py) ends first, so that the two never build one board at once."""
+    _boards_built(request.config)
     _running["state"] = state = board.launch(taps=_taps())
     yield state
     _stop_board()
