@@ -394,9 +394,10 @@ class Device:
         first record's number, the records as (word 0, word 1)), record ``first + i`` the i-th.
         Not each is that record: one the ring overwrote before it was asked for is (0, 0) and
         one the box saw overwritten while it read it has word 1 = 0 (no record:
-        ``satemu.model.framelog.unpack`` gives None), and one overwritten between the box's count and
-        its read shows a later lap; the caller checks each one's lap, as ``satemu.model.framelog.
-        read_ring`` does. A log cleared meanwhile (its count falls) is read anew."""
+        ``satemu.model.framelog.unpack`` gives None), and one overwritten between the box's
+        count and its read shows a later lap; the caller checks each one's lap, as
+        ``satemu.model.framelog.read_ring`` does. A log cleared meanwhile (its count falls) is
+        read anew."""
         while True:
             records: list[tuple[int, int]] = []
             want, start, count, lost, last = first, None, 0, 0, 0
