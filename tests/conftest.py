@@ -8,7 +8,7 @@ sources' keys (tests/hardware/test_versa_bitstream.py).
 Tests that build a Verilator model, the simulated board or a bitstream, or that run for minutes,
 are marked ``slow`` here (``SLOW``); ``make check`` runs the rest (``-m "not slow"``). The data-path variants of the simulated board
 (tests/datapath), and the system tests' board before them, build the same way, one after the
-other, and the data-path tests run just before the bitstream's (``satemu_datapath``;
+other, and the data-path tests run just before the bitstream's (``satemu_boards``;
 tests/system/conftest.py and tests/datapath/conftest.py wait for it).
 
 The session also fails if it changed the checkout: a tracked file's content, or a file that git
@@ -67,7 +67,7 @@ def _start_board_builds(config, items):
     script = ("import sys; from sim.board import build_board\n"
               "for name in sys.argv[1:]: build_board(board=name)")
     with open(BUILD_LOG, "w") as log:
-        config.satemu_datapath = subprocess.Popen(
+        config.satemu_boards = subprocess.Popen(
             [sys.executable, "-c", script, *boards], cwd=ROOT, stdout=log,
             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             preexec_fn=lambda: os.nice(19))
@@ -85,7 +85,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_unconfigure(config):
-    for name in ("satemu_bitstream", "satemu_datapath"):
+    for name in ("satemu_bitstream", "satemu_boards"):
         proc = getattr(config, name, None)
         if proc is not None and proc.poll() is None:  # the session ended before its tests ran
             import signal

@@ -27,6 +27,6 @@ def assert_delivered_exactly():
 def _boards_built(request):
     """The background build of the data-path boards (tests/conftest.py) has ended, so a board's
     fixture finds it built (or, if it failed, builds it itself, saying why in its error)."""
-    proc = getattr(request.config, "satemu_datapath", None)
+    proc = getattr(request.config, "satemu_boards", None)
     if proc is not None:
         proc.wait()

@@ -117,7 +117,7 @@ def _boards_built(config) -> None:
     """Wait until the session's background builds (tests/conftest.py), which build this board
     first, have built it or ended."""
     import time
-    proc = getattr(config, "satemu_datapath", None)
+    proc = getattr(config, "satemu_boards", None)
     built = board.build_dir() / ".built"
     while proc is not None and proc.poll() is None and not built.exists():
         time.sleep(1)
