@@ -106,6 +106,26 @@ def test_clients_that_leave_mid_answer_or_flood_cost_the_board_nothing(url, boar
         assert dev.hello()["version"] == P.PROTOCOL_VERSION
 
 
+def test_a_client_that_leaves_takes_its_unread_bytes_with_it(url, board_state):
+    """A client that sends 128 KB of garbage (1,310 bad frames) and leaves: the UART module
+    drops what the board had not read yet, in its buffer and in the socket, instead of feeding
+    it all to the firmware at the UART's pace, so the next client is served at once and the
+    firmware counts only the few frames it had taken."""
+    host, port = url[len("socket://"):].split(":")
+    errors = ("cobs", "short", "length", "crc", "overlong")
+    with Device(url) as dev:
+        before = sum(dev.link_stats()[k] for k in errors)
+    chunk = bytes(range(1, 100)) + b"\0"                   # a bad frame, then its delimiter
+    with socket.create_connection((host, int(port))) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        s.sendall(chunk * 1310)
+    with Device(url, timeout=30.0) as dev:
+        assert dev.hello()["version"] == P.PROTOCOL_VERSION
+        taken = sum(dev.link_stats()[k] for k in errors) - before
+    assert 0 <= taken < 200, f"the board digested {taken} of the 1,310 bad frames"
+    assert board._children[board_state["pid"]].poll() is None, "the board exited"
+
+
 def test_cli_without_a_box_says_so(capsys):
     assert main(["stats", "--port", "socket://127.0.0.1:1", "--timeout", "0.5"]) == 2
     err = capsys.readouterr().err

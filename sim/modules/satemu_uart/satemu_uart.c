@@ -13,6 +13,12 @@
  *   client is attached;
  * - a client that leaves, or whose socket fails, is detached; the board runs on, and bytes it
  *   sends with no client attached are dropped, as on a UART with nothing plugged in;
+ * - so are the bytes a client sent and the board has not taken when it leaves, buffered here
+ *   or still in the socket: when a client knocks while the attached one is held back, the
+ *   module reads ahead what that one sent (up to RX_RING_BYTES, kept in order for the UART)
+ *   to see whether its end follows; one that has left (EOF, or TCP_INFO's CLOSE_WAIT) is
+ *   detached at once with all it sent, and the new client attached, rather than the board
+ *   reading the burst at its UART's pace, which kept clients out for a minute after 64 KB;
  * - bytes from the client wait in a buffer until the board's UART takes them; when it holds
  *   RX_HELD bytes the socket is not read, so TCP holds the client back and no byte is lost;
  * - bytes to the client leave through a buffer, sent without blocking the simulation; a client
@@ -27,21 +33,30 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
 #include "../simmod.h"
 
-#define RX_TX_BYTES 65536         /* each way's ring */
+#define RX_TX_BYTES 65536         /* the ring to the client */
+#define RX_RING_BYTES (1u << 20)  /* the ring from it: RX_HELD, and what a read-ahead keeps */
+#define READ_AHEAD_MS 20          /* a read-ahead ends when the client sends nothing this long */
 /* Client bytes held for the board's UART: several requests' worth (a host sends one and waits
  * for its answer); beyond it TCP holds the client back. */
 #define RX_HELD 4096
 #define FLUSH_BYTES 1024          /* send the buffer when it holds this much ... */
 #define FLUSH_CYCLES 64           /* ... or its oldest byte has waited this many cycles */
+#define GONE_CYCLES 4096          /* how often a client held back is asked whether it left */
 
 struct ring {
     uint8_t data[RX_TX_BYTES];
+    size_t head, len;
+};
+
+struct rx_ring {
+    uint8_t data[RX_RING_BYTES];
     size_t head, len;
 };
 
@@ -53,15 +68,23 @@ struct session {
     int fd;                       /* the attached client's socket, or -1 */
     struct event *ev;             /* its read event, NULL when none */
     int reading;                  /* the read event is armed */
-    struct ring rx, tx;
+    struct rx_ring rx;
+    struct ring tx;
     unsigned tx_age;              /* cycles the tx buffer's oldest byte has waited */
+    unsigned gone_age;            /* cycles since the held-back client was last asked */
     unsigned long long dropped;   /* bytes to the attached client that could not be kept */
 };
 
 static struct event_base *base;
 
 static size_t ring_space(const struct ring *r) { return RX_TX_BYTES - r->len; }
-static size_t rx_space(const struct ring *r) { return RX_HELD - r->len; }
+static size_t rx_space(const struct rx_ring *r) { return r->len < RX_HELD ? RX_HELD - r->len : 0; }
+
+static void rx_append(struct rx_ring *r, const uint8_t *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r->data[(r->head + r->len++) % RX_RING_BYTES] = bytes[i];
+}
 
 static void detach(struct session *s)
 {
@@ -78,6 +101,18 @@ static void detach(struct session *s)
     s->fd = -1;
     s->tx.len = 0;
     s->tx_age = 0;
+    s->rx.len = 0;                /* what it sent and the board has not taken goes with it */
+    s->gone_age = 0;
+}
+
+/* Whether the attached client has closed its end (the socket may still hold bytes it sent). */
+static int closed_by_client(const struct session *s)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof(info);
+    if (s->fd < 0 || getsockopt(s->fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0)
+        return 0;
+    return info.tcpi_state == TCP_CLOSE_WAIT;
 }
 
 /* Read what fits into the rx buffer; stop reading the socket while the buffer is full. */
@@ -86,8 +121,12 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
     struct session *s = arg;
     uint8_t buf[4096];
     (void)what;
-    if (fd != s->fd)
+    if (fd < 0 || fd != s->fd)
         return;
+    if (closed_by_client(s)) {    /* gone: its bytes, here and in the socket, are dropped */
+        detach(s);
+        return;
+    }
     size_t want = rx_space(&s->rx);
     if (want > sizeof(buf))
         want = sizeof(buf);
@@ -103,8 +142,29 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         detach(s);
         return;
     }
-    for (ssize_t i = 0; i < n; i++)
-        s->rx.data[(s->rx.head + s->rx.len++) % RX_TX_BYTES] = buf[i];
+    rx_append(&s->rx, buf, (size_t)n);
+}
+
+/* The attached client, held back by a full buffer, while another knocks: reads ahead what it
+ * sent, into the ring past RX_HELD, to see whether its end follows. Returns 1 when it has left
+ * (EOF or a failed socket); the bytes of one still there stay in the ring, in order. */
+static int left_behind_bytes(struct session *s)
+{
+    uint8_t buf[4096];
+    for (;;) {
+        struct pollfd p = { .fd = s->fd, .events = POLLIN };
+        if (poll(&p, 1, READ_AHEAD_MS) <= 0)
+            return 0;             /* quiet: still there */
+        size_t room = RX_RING_BYTES - s->rx.len;
+        if (!room)
+            return 0;             /* more than the ring holds: still sending */
+        ssize_t n = recv(s->fd, buf, room < sizeof(buf) ? room : sizeof(buf), MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (n <= 0)
+            return 1;
+        rx_append(&s->rx, buf, (size_t)n);
+    }
 }
 
 /* Whether the attached client is still there: its socket may hold an EOF that the loop has
@@ -116,9 +176,13 @@ static int attached(struct session *s)
         ssize_t n = recv(s->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 1;             /* connected and quiet */
-        if (n > 0 && !rx_space(&s->rx))
+        if (n > 0 && closed_by_client(s))
+            detach(s);            /* gone, with bytes the board has not read */
+        else if (n > 0 && !rx_space(&s->rx) && left_behind_bytes(s))
+            detach(s);            /* gone behind the bytes it sent */
+        else if (n > 0 && !rx_space(&s->rx))
             return 1;             /* connected, and held back by a full buffer */
-        if (n > 0)
+        else if (n > 0)
             on_read(s->fd, EV_READ, s);   /* take its bytes, then look again */
         else if (!(n < 0 && errno == EINTR))
             detach(s);            /* EOF or a failed socket */
@@ -238,9 +302,14 @@ static int satemu_uart_tick(void *sess, uint64_t time_ps)
         *s->sink_data = s->rx.data[s->rx.head];
         *s->sink_valid = 1;
         if (*s->sink_ready) {
-            s->rx.head = (s->rx.head + 1) % RX_TX_BYTES;
+            s->rx.head = (s->rx.head + 1) % RX_RING_BYTES;
             s->rx.len--;
         }
+    }
+    if (!s->reading && s->ev && ++s->gone_age >= GONE_CYCLES) {
+        s->gone_age = 0;          /* held back by a full buffer: has it left meanwhile? */
+        if (closed_by_client(s))
+            detach(s);
     }
     if (!s->reading && s->ev && rx_space(&s->rx)) {
         event_add(s->ev, NULL);   /* room again: read the socket again */
