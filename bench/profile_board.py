@@ -146,7 +146,7 @@ def main() -> int:
     else:
         state = board.launch()
         try:
-            record(state["pid"], data, args.seconds)
+            record(state["sim_pid"], data, args.seconds)
         finally:
             board.kill(state)
     print(json.dumps(attribute(data, exe), indent=2))

@@ -21,6 +21,7 @@ bench/bench_datapath.py can measure what the memory itself sustains.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -37,6 +38,7 @@ from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = ROOT / "build" / "board"
 STATE = BOARD / "running.json"
+LIFELINE = Path(__file__).resolve().with_name("lifeline.py")     # run as a script: stdlib only
 # What the build reads besides the modules it imports: the firmware and the simulation's
 # modules (C, built by LiteX's Verilator flow).
 SIM_DATA = ("sim/modules/*/*.[ch]", "sim/modules/*/Makefile", "sim/modules/*.h")
@@ -83,14 +85,24 @@ def build_dir(board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
 def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool = True) -> Path:
     """Build (or reuse) the simulated board, or a real board's variant of it (``paced``: with
     its memory pace); returns the directory holding ``obj_dir/Vsim``."""
-    from hw.pipeline import StepError, build_soc
-
     if board not in BOARDS:
         raise BoardError(f"no board {board!r}: one of {', '.join(BOARDS)}")
     out = build_dir(board, paced)
     gateware = out / "soc" / "gateware"
     if (out / ".built").exists():
         return gateware
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # One build of a key at a time: a second process waits for the first, then finds it built.
+    with open(out.parent / f"{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / ".built").exists():
+            _build(out, board, paced, verbose)
+    return gateware
+
+
+def _build(out: Path, board: str, paced: bool, verbose: bool) -> None:
+    from hw.pipeline import StepError, build_soc
+
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "build.log", "w") as log:
         if verbose:
@@ -105,7 +117,6 @@ def build_board(verbose: bool = False, board: str = DEFAULT_BOARD, paced: bool =
         except StepError as e:
             raise BoardError(f"board build step failed: {e}") from None
     (out / ".built").write_text("ok\n")
-    return gateware
 
 
 _children: dict[int, subprocess.Popen] = {}   # boards this process started, reaped by kill()
@@ -139,24 +150,29 @@ def status() -> dict | None:
 
 def start(port: int | None = None, timeout: float = 180.0,
           taps: tuple[str, str] | None = None) -> dict:
-    """Start the board (building it first if needed) as the one ``satemu sim`` manages; returns
-    its state with ``url``. A board already running is reused. ``taps`` names TAP interfaces to
-    bridge ports A and B to (root only)."""
+    """Start the board (building it first if needed) as the one ``satemu sim`` manages, which
+    outlives the process that starts it until ``stop``; returns its state with ``url``. A board
+    already running is reused. ``taps`` names TAP interfaces to bridge ports A and B to (root
+    only)."""
     running = status()
     if running:
         return running
-    state = launch(port, timeout, taps=taps)
+    state = launch(port, timeout, taps=taps, lifeline=False)
     STATE.write_text(json.dumps(state))
     return state
 
 
 def launch(port: int | None = None, timeout: float = 180.0,
            taps: tuple[str, str] | None = None, board: str = DEFAULT_BOARD,
-           paced: bool = True) -> dict:
-    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``.
-    ``taps`` names TAP interfaces to bridge ports A and B to (see sim/modules/satemu_eth);
-    ``board`` a real board starts its variant (``build_board``, ``paced`` as there; the
-    state's ``paced`` says which, ``variant`` gives its record)."""
+           paced: bool = True, lifeline: bool = True) -> dict:
+    """Start a board of one's own (tests use this); the caller stops it with ``kill(state)``,
+    and with ``lifeline`` it also ends when the calling process does, however that ends
+    (``sim.lifeline``: the board's ``Vsim`` runs under a watcher that holds a pipe from this
+    process). ``taps`` names TAP interfaces to bridge ports A and B to (see
+    sim/modules/satemu_eth); ``board`` a real board starts its variant (``build_board``,
+    ``paced`` as there; the state's ``paced`` says which, ``variant`` gives its record). The
+    state's ``pid`` is the process group's leader (the watcher, or ``Vsim``), ``sim_pid``
+    ``Vsim``'s own."""
     from satemu.box.device import Device, DeviceError
 
     gateware = build_board(verbose=True, board=board, paced=paced)
@@ -181,12 +197,15 @@ def launch(port: int | None = None, timeout: float = 180.0,
             if taps:
                 entry["args"]["tap_a"], entry["args"]["tap_b"] = taps
     (run / "sim_config.js").write_text(json.dumps(config, indent=1))
+    vsim = [str(run / "obj_dir" / "Vsim")]
     with open(run / "sim.log", "w") as log:
-        proc = subprocess.Popen([str(run / "obj_dir" / "Vsim")], cwd=run, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([sys.executable, str(LIFELINE), *vsim] if lifeline else vsim,
+                                cwd=run, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE if lifeline else subprocess.DEVNULL,
                                 start_new_session=True)
     _children[proc.pid] = proc
-    state = {"pid": proc.pid, "port": port, "url": f"socket://127.0.0.1:{port}",
+    state = {"pid": proc.pid, "sim_pid": _vsim_pid(proc.pid) if lifeline else proc.pid,
+             "port": port, "url": f"socket://127.0.0.1:{port}",
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
              "paced": paced,
              "run_dir": str(run), "started": time.time()}
@@ -207,11 +226,25 @@ def launch(port: int | None = None, timeout: float = 180.0,
             if time.monotonic() - tried >= wait:
                 wait = min(2 * wait, 32.0)
             if time.monotonic() > deadline:
-                proc.terminate()
+                os.killpg(proc.pid, signal.SIGTERM)
                 raise BoardError(f"the simulated board did not answer within {timeout:.0f} s; "
                                  f"see {run / 'sim.log'}") from None
             time.sleep(0.5)
     return state
+
+
+def _vsim_pid(watcher: int, timeout: float = 10.0) -> int | None:
+    """The pid of the watcher's child (``Vsim``), once it has started (None if it has not)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            children = Path(f"/proc/{watcher}/task/{watcher}/children").read_text().split()
+        except OSError:
+            return None
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    return None
 
 
 def kill(state: dict) -> None:
@@ -226,6 +259,8 @@ def kill(state: dict) -> None:
             except subprocess.TimeoutExpired:
                 os.killpg(pid, signal.SIGKILL)
                 proc.wait()
+        if proc.stdin is not None:              # the lifeline's end, once the board is gone
+            proc.stdin.close()
         return
     if not alive(pid):
         return
