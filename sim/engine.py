@@ -23,9 +23,13 @@ from satemu.quic.transfer import Transfer
 from sim import board as _board
 from sim.frames import EthPorts
 
-# A timeline starts 1/TIMELINE_LEAD s of box time after its entries are stored: time enough for
-# START's answer over the simulated UART.
+# A timeline starts 1/TIMELINE_LEAD s of box time after it is armed: time enough for the
+# answers to START and COMMIT over the simulated UART.
 TIMELINE_LEAD = 20
+# How long a run waits for the frames an earlier one left in the board to leave it.
+CLEAN_WAIT_S = 120.0
+# A profile without BoD, which any board takes: loaded between a BoD run and the next.
+PLAIN = 'name = "plain"\n[forward]\nrate = "1 Mbit/s"\n[return]\nrate = "1 Mbit/s"\n'
 
 
 class BoardEngine:
@@ -55,12 +59,13 @@ class BoardEngine:
             if link.timeline is not None:
                 from satemu.link.timeline import compile_timeline, timeline_dict
                 compiled = compile_timeline(link, hw, regs)
-            dev.load(link, reseed=True, stop_timeline=True, regs=regs)
+            make_clean(dev)
+            # A timeline starts a moment after it is armed with the load, in box time: the
+            # transfer starts at about the same cycle, and the run records where it did.
+            dev.load(link, reseed=True, stop_timeline=True, regs=regs, timeline=compiled,
+                     lead=info["f_clk"] // TIMELINE_LEAD)
             if compiled is not None:
-                # Started a moment after it is stored, in box time: the transfer starts at
-                # about the same cycle, and the run records where it did.
-                start = dev.load_timeline(compiled.entries, compiled.period,
-                                          lead=info["f_clk"] // TIMELINE_LEAD)
+                start = dev.timeline_start
                 timeline = timeline_dict(link, compiled, start, info["f_clk"])
                 self.commits = compiled.commits(
                     start, "return", compiled.laps_within(round(max_seconds * info["f_clk"])))
@@ -77,6 +82,28 @@ class BoardEngine:
             stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
                      "return": dev.get_stats(P.CHANNEL_RETURN)}
             return Outcome(stats, _bod_trace(dev, self.regs["return"], sim.origin, self.commits))
+
+
+def make_clean(dev, timeout: float = CLEAN_WAIT_S) -> None:
+    """Before a run: the board as a fresh one would be, whatever became of the run before (a
+    process killed mid-transfer leaves its frames in the channels and its requests in the BoD
+    block). No timeline runs; with no client on its ports the board runs freely until both
+    channels hold no frame; and a return channel that BoD serves is loaded once without BoD,
+    so that the run's own load restarts the block (a layout commit) with no backlog."""
+    from satemu.base.regmap import BOD_ENABLE
+    from satemu.link.profile import parse_profile
+    dev.stop_timeline()
+    deadline = time.monotonic() + timeout
+    while True:
+        stats = [dev.get_stats(ch) for ch in (P.CHANNEL_FORWARD, P.CHANNEL_RETURN)]
+        if all(s["queue_frames_now"] == 0 and s["mem_words_now"] == 0 for s in stats):
+            break
+        if time.monotonic() > deadline:
+            raise _board.BoardError(f"the simulated board still holds frames of an earlier "
+                                    f"run after {timeout:.0f} s; restart it (satemu sim stop)")
+        time.sleep(0.2)
+    if dev.get_profile(P.CHANNEL_RETURN)["bod_flags"] & BOD_ENABLE:
+        dev.load(parse_profile(PLAIN, "plain"), settle=timeout)
 
 
 def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:

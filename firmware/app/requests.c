@@ -3,7 +3,9 @@
  * the commit rules, the statistics (stats.c) or the registers; message sizes come from the
  * generated header. */
 #include "requests.h"
+#include "commit.h"
 #include "stats.h"
+#include "timeline.h"
 #include "validate.h"
 
 /* The layouts below against satemu.base.protocol's: a profile is a u64 a field (SET_PROFILE's after
@@ -70,24 +72,10 @@ static struct {
     uint64_t profile[SATEMU_CHANNELS][SATEMU_PROFILE_FIELDS];   /* the profile in force */
 } st;
 
-/* The most entries one step may have: every field of both channels once. */
-#define STEP_ENTRIES_MAX (SATEMU_CHANNELS * SATEMU_PROFILE_FIELDS)
-
 /* The generation a timeline's steps commit under: never one a host load picks. */
 #define TIMELINE_GEN 0xFFFFFFFFu
 
-/* The timeline being run (docs/architecture.md, "Timelines"): its entries sit in the DRAM,
- * two words each; the firmware commits each step, named for its cycle, as soon as the step
- * before it has taken effect. */
-static struct {
-    uint8_t state;                      /* enum satemu_timeline_run */
-    uint8_t fault, verdict;             /* why it stopped (enum satemu_timeline_fault, status) */
-    uint8_t staging;                    /* a step committed, not taken yet */
-    uint32_t entries, next, lap, applied, late, fault_entry;
-    uint64_t start, period, in_force_cycle, staged_cycle;
-} tl;
-
-static uint64_t get_le(const uint8_t *p, int n)
+uint64_t satemu_get_le(const uint8_t *p, int n)
 {
     uint64_t v = 0;
     for (int i = n - 1; i >= 0; i--)
@@ -95,7 +83,7 @@ static uint64_t get_le(const uint8_t *p, int n)
     return v;
 }
 
-static uint8_t *put_le(uint8_t *p, uint64_t v, int n)
+uint8_t *satemu_put_le(uint8_t *p, uint64_t v, int n)
 {
     for (int i = 0; i < n; i++, v >>= 8)
         *p++ = (uint8_t)v;
@@ -136,14 +124,6 @@ static int has_log(const struct satemu_hw *hw, int ch)
     return log_records(hw) && hw->log[ch].words;
 }
 
-/* The entries the timeline store holds: 0 when the box has none. */
-static uint32_t timeline_entries(const struct satemu_hw *hw)
-{
-    if (!hw->mem_write || !hw->mem_load || hw->timeline.words < 2)
-        return 0;
-    return hw->timeline.words / 2;
-}
-
 void satemu_requests_init(const struct satemu_hw *hw)
 {
     for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
@@ -157,8 +137,7 @@ void satemu_requests_init(const struct satemu_hw *hw)
         }
     }
     st.in_force = st.applying = st.changes = st.waiting = st.layout_set = st.requests = 0;
-    tl.state = SATEMU_TIMELINE_RUN_IDLE;
-    tl.staging = 0;
+    satemu_timeline_init();
 }
 
 /* The channels whose staged layout differs from the one in force (a region never committed
@@ -207,16 +186,16 @@ static void start_commit(const struct satemu_hw *hw, uint32_t gen, uint32_t chan
     st.waiting = 0;
 }
 
-static int timeline_poll(const struct satemu_hw *hw);
-
 void satemu_requests_poll(const struct satemu_hw *hw)
 {
     if (st.applying) {
         if (pending(hw))
             return;
         settle(hw);
+        if (!st.waiting)                          /* a load answered PENDING, now whole */
+            satemu_timeline_loaded(hw, st.in_force);
     }
-    if (timeline_poll(hw))
+    if (satemu_timeline_poll(hw))
         return;
     /* A waiting layout is committed again once its delay lines are empty, unless a new load
      * has been staged since (its own commit then decides). */
@@ -238,8 +217,8 @@ static size_t with_mask(uint8_t *out, uint8_t status, uint32_t mask)
 /* COMMIT: flags u8, generation u32. */
 static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
-    uint32_t gen = (uint32_t)get_le(p + 1, 4);
-    if (tl.state == SATEMU_TIMELINE_RUN_RUNNING)
+    uint32_t gen = (uint32_t)satemu_get_le(p + 1, 4);
+    if (satemu_timeline_running())
         return status_only(out, SATEMU_STATUS_RUNNING);
     if (st.applying && !pending(hw))
         settle(hw);
@@ -254,8 +233,8 @@ static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     }
     if (!gen || st.staged[0] != gen || st.staged[1] != gen) {
         out[0] = SATEMU_STATUS_INCOMPLETE;
-        uint8_t *o = put_le(out + 1, st.staged[0], 4);
-        o = put_le(o, st.staged[1], 4);
+        uint8_t *o = satemu_put_le(out + 1, st.staged[0], 4);
+        o = satemu_put_le(o, st.staged[1], 4);
         return (size_t)(o - out);
     }
     if (st.applying || pending(hw))
@@ -275,6 +254,7 @@ static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     settle(hw);
     if (st.waiting)
         return with_mask(out, SATEMU_STATUS_PENDING, st.waiting);
+    satemu_timeline_loaded(hw, st.in_force);      /* a timeline armed for this load starts */
     out[0] = SATEMU_STATUS_OK;
     out[1] = SATEMU_COMMIT_APPLIED;
     return 2;
@@ -284,9 +264,9 @@ static size_t link_stats(const struct satemu_hw *hw, uint8_t *out)
 {
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
-    o = put_le(o, st.requests, 4);
+    o = satemu_put_le(o, st.requests, 4);
     for (int i = 0; i < SATEMU_ERR_COUNT; i++)
-        o = put_le(o, hw->link_errors ? hw->link_errors[i] : 0, 4);
+        o = satemu_put_le(o, hw->link_errors ? hw->link_errors[i] : 0, 4);
     return (size_t)(o - out);
 }
 
@@ -295,14 +275,14 @@ static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
     struct satemu_limits limits = hw->limits;
     limits.log_records = log_records(hw);
-    limits.timeline_entries = timeline_entries(hw);
-    out[0] = get_le(p, SATEMU_HELLO_REQUEST_BYTES) == SATEMU_PROTOCOL_VERSION
+    limits.timeline_entries = satemu_timeline_entries(hw);
+    out[0] = satemu_get_le(p, SATEMU_HELLO_REQUEST_BYTES) == SATEMU_PROTOCOL_VERSION
            ? SATEMU_STATUS_OK : SATEMU_STATUS_BAD_VERSION;
-    uint8_t *o = put_le(out + 1, SATEMU_PROTOCOL_VERSION, 2);
-    o = put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0)
+    uint8_t *o = satemu_put_le(out + 1, SATEMU_PROTOCOL_VERSION, 2);
+    o = satemu_put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0)
                   | (limits.log_records ? SATEMU_CAP_FRAME_LOG : 0)
                   | (limits.timeline_entries ? SATEMU_CAP_TIMELINE : 0), 4);
-#define PUT_LIMIT(name, bytes) o = put_le(o, limits.name, bytes);
+#define PUT_LIMIT(name, bytes) o = satemu_put_le(o, limits.name, bytes);
     SATEMU_LIMIT_LIST(PUT_LIMIT)
 #undef PUT_LIMIT
     return (size_t)(o - out);
@@ -316,18 +296,78 @@ static void write_field(const struct satemu_hw *hw, int ch, int i, uint64_t v)
         hw->write(hw->ctx, ch, profile_regs[i] + 1, (uint32_t)(v >> 32));
 }
 
+/* ---- What the timeline runner uses (commit.h) ---- */
+
+const uint64_t *satemu_in_force(int channel)
+{
+    return st.profile[channel];
+}
+
+uint32_t satemu_staged_load(void)
+{
+    return st.staged[0] && st.staged[0] == st.staged[1] ? st.staged[0] : 0;
+}
+
+uint64_t satemu_shadow_field(const struct satemu_hw *hw, int channel, int field)
+{
+    return shadow(hw, channel, field);
+}
+
+int satemu_is_layout(int field)
+{
+    return profile_layout[field];
+}
+
+int satemu_applying(const struct satemu_hw *hw)
+{
+    if (st.applying && !pending(hw))
+        settle(hw);
+    return st.applying != 0;
+}
+
+int satemu_commit_busy(const struct satemu_hw *hw)
+{
+    return satemu_applying(hw) || st.waiting || pending(hw);
+}
+
+void satemu_write_field(const struct satemu_hw *hw, int channel, int field, uint64_t value)
+{
+    write_field(hw, channel, field, value);
+}
+
+void satemu_unstage(const struct satemu_hw *hw)
+{
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        st.staged[ch] = 0;
+        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+            if (!profile_layout[i])
+                write_field(hw, ch, i, st.profile[ch][i]);
+    }
+}
+
+int satemu_commit_at(const struct satemu_hw *hw, uint64_t cycle)
+{
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        hw->write(hw->ctx, ch, SATEMU_REG_COMMIT_CYCLE, (uint32_t)cycle);
+        hw->write(hw->ctx, ch, SATEMU_REG_COMMIT_CYCLE + 1, (uint32_t)(cycle >> 32));
+    }
+    start_commit(hw, TIMELINE_GEN, 0, SATEMU_COMMIT_AT);
+    return (status_reg(hw, 0) & STATUS_LATE) != 0;
+}
+
 /* SET_PROFILE: channel u8, generation u32, the fields. A refused profile unstages the channel. */
 static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
 {
     int ch = p[0];
-    if (tl.state == SATEMU_TIMELINE_RUN_RUNNING)
+    if (satemu_timeline_running())
         return status_only(out, SATEMU_STATUS_RUNNING);
     if (st.applying)               /* the shadow must stay as committed until the channel takes it */
         return status_only(out, SATEMU_STATUS_BUSY);
-    uint32_t gen = (uint32_t)get_le(p + 1, 4);
+    satemu_timeline_disarm();      /* the load an armed timeline waits for changes */
+    uint32_t gen = (uint32_t)satemu_get_le(p + 1, 4);
     uint64_t f[SATEMU_PROFILE_FIELDS];
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-        f[i] = get_le(p + 5 + 8 * i, 8);
+        f[i] = satemu_get_le(p + 5 + 8 * i, 8);
     struct satemu_verdict v;
     satemu_validate(hw, ch, f, &v);
     st.staged[ch] = v.status == SATEMU_STATUS_OK ? gen : 0;
@@ -335,14 +375,14 @@ static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t 
     if (v.status == SATEMU_STATUS_BAD_FIELD) {
         uint8_t *o = out + 1;
         *o++ = v.field;
-        o = put_le(o, v.value, 8);
-        o = put_le(o, v.lo, 8);
-        o = put_le(o, v.hi, 8);
+        o = satemu_put_le(o, v.value, 8);
+        o = satemu_put_le(o, v.lo, 8);
+        o = satemu_put_le(o, v.hi, 8);
         return (size_t)(o - out);
     }
     if (v.status == SATEMU_STATUS_BUDGET || v.status == SATEMU_STATUS_THROUGHPUT) {
-        uint8_t *o = put_le(out + 1, v.value, 8);
-        o = put_le(o, v.hi, 8);
+        uint8_t *o = satemu_put_le(out + 1, v.value, 8);
+        o = satemu_put_le(o, v.hi, 8);
         return (size_t)(o - out);
     }
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
@@ -361,7 +401,7 @@ static size_t get_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t 
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
     for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-        o = put_le(o, p[1] == SATEMU_PROFILE_IN_FORCE ? st.profile[ch][i] : shadow(hw, ch, i), 8);
+        o = satemu_put_le(o, p[1] == SATEMU_PROFILE_IN_FORCE ? st.profile[ch][i] : shadow(hw, ch, i), 8);
     return (size_t)(o - out);
 }
 
@@ -372,7 +412,7 @@ static size_t get_stats(const struct satemu_hw *hw, int ch, uint8_t *out)
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
     for (int i = 0; i < SATEMU_STATS_FIELDS; i++)
-        o = put_le(o, values[i], 8);
+        o = satemu_put_le(o, values[i], 8);
     return (size_t)(o - out);
 }
 
@@ -409,20 +449,20 @@ static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *o
             break;
         start = again;
     }
-    uint64_t from = get_le(p + 1, 4);
+    uint64_t from = satemu_get_le(p + 1, 4);
     uint32_t n = (uint32_t)ring_window(count, hw->bod_ring, &from, p[5], SATEMU_BOD_TRACE_MAX);
     uint32_t first = (uint32_t)from;
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
-    o = put_le(o, count, 4);
-    o = put_le(o, start, 8);
-    o = put_le(o, first, 4);
+    o = satemu_put_le(o, count, 4);
+    o = satemu_put_le(o, start, 8);
+    o = satemu_put_le(o, first, 4);
     *o++ = (uint8_t)n;
     for (uint32_t i = 0; i < n; i++) {
         /* The ring's read port answers a cycle after the select: any bus read is later. */
         hw->write(hw->ctx, ch, SATEMU_REG_BOD_SEL, first + i);
         for (unsigned w = 0; w < SATEMU_BOD_RECORD_WORDS; w++)
-            o = put_le(o, hw->read(hw->ctx, ch, SATEMU_REG_BOD_REC + w), 4);
+            o = satemu_put_le(o, hw->read(hw->ctx, ch, SATEMU_REG_BOD_REC + w), 4);
     }
     return (size_t)(o - out);
 }
@@ -449,13 +489,13 @@ static size_t read_log(const struct satemu_hw *hw, const uint8_t *p, uint8_t *ou
     uint64_t ring = log_records(hw);
     uint64_t count = log_count(hw, ch);
     uint32_t lost = hw->read(hw->ctx, ch, SATEMU_REG_LOG_LOST);
-    uint64_t first = get_le(p + 1, 8);
+    uint64_t first = satemu_get_le(p + 1, 8);
     uint64_t n = ring_window(count, ring, &first, p[9], SATEMU_READ_LOG_MAX);
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
-    o = put_le(o, count, 8);
-    o = put_le(o, lost, 4);
-    o = put_le(o, first, 8);
+    o = satemu_put_le(o, count, 8);
+    o = satemu_put_le(o, lost, 4);
+    o = satemu_put_le(o, first, 8);
     *o++ = (uint8_t)n;
     for (uint64_t i = 0; i < n; i++) {
         uint32_t at = hw->log[ch].base + 2u * (uint32_t)((first + i) & (ring - 1));
@@ -465,241 +505,12 @@ static size_t read_log(const struct satemu_hw *hw, const uint8_t *p, uint8_t *ou
         uint64_t w0 = hw->mem_read(hw->ctx, at);
         if (hw->mem_read(hw->ctx, at + 1) != w1)
             w1 = 0;
-        o = put_le(o, w0, 8);
-        o = put_le(o, w1, 8);
+        o = satemu_put_le(o, w0, 8);
+        o = satemu_put_le(o, w1, 8);
     }
     return (size_t)(o - out);
 }
 
-
-/* ---- Timelines ------------------------------------------------------------------------ */
-
-static uint64_t entry_offset(const struct satemu_hw *hw, uint32_t n)
-{
-    return hw->mem_load(hw->ctx, hw->timeline.base + 2u * n);
-}
-
-static uint64_t entry_word1(const struct satemu_hw *hw, uint32_t n)
-{
-    return hw->mem_load(hw->ctx, hw->timeline.base + 2u * n + 1u);
-}
-
-/* Why an entry cannot be part of a timeline (SATEMU_TIMELINE_FAULT_NONE: it can): a channel
- * that does not exist, a field a step may not set (the seed, the layout) or a value wider than
- * its field. */
-static uint8_t entry_fault(uint64_t w1)
-{
-    unsigned ch = (unsigned)(w1 >> 56), field = (unsigned)(w1 >> 48) & 0xFFu;
-    uint64_t value = w1 & ((1ull << SATEMU_TIMELINE_VALUE_BITS) - 1);
-    if (ch >= SATEMU_CHANNELS || field >= SATEMU_PROFILE_FIELDS || profile_layout[field]
-        || field == SATEMU_F_SEED)
-        return SATEMU_TIMELINE_FAULT_FIELD;
-    if (satemu_profile_widths[field] < 64 && value >> satemu_profile_widths[field])
-        return SATEMU_TIMELINE_FAULT_VALUE;
-    return SATEMU_TIMELINE_FAULT_NONE;
-}
-
-/* entry_fault, and a field the profile in force does not let a step set: the overhead of a
- * channel that BoD serves (its slots carry the bytes the overhead adds, and a superframe keeps
- * the shape it started with). Checked at the start and as each step is staged, not as written:
- * the profile may be loaded after its timeline's entries. */
-static uint8_t entry_fault_in_force(uint64_t w1)
-{
-    uint8_t fault = entry_fault(w1);
-    unsigned ch = (unsigned)(w1 >> 56), field = (unsigned)(w1 >> 48) & 0xFFu;
-    if (!fault && field == SATEMU_F_OVERHEAD
-        && (st.profile[ch][SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE))
-        return SATEMU_TIMELINE_FAULT_FIELD;
-    return fault;
-}
-
-static size_t timeline_bad(uint8_t *out, uint32_t entry, uint8_t fault)
-{
-    out[0] = SATEMU_STATUS_TIMELINE_BAD;
-    uint8_t *o = put_le(out + 1, entry, 4);
-    *o++ = fault;
-    return (size_t)(o - out);
-}
-
-/* TIMELINE_WRITE: first entry u32, n u8, TIMELINE_WRITE_MAX entries (the first n count). */
-static size_t timeline_write(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
-{
-    uint32_t first = (uint32_t)get_le(p, 4), n = p[4];
-    if (tl.state == SATEMU_TIMELINE_RUN_RUNNING)
-        return status_only(out, SATEMU_STATUS_RUNNING);
-    if (!n || n > SATEMU_TIMELINE_WRITE_MAX)
-        return timeline_bad(out, first, SATEMU_TIMELINE_FAULT_EMPTY);
-    if (first > timeline_entries(hw) || n > timeline_entries(hw) - first)
-        return timeline_bad(out, first, SATEMU_TIMELINE_FAULT_BEYOND);
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t fault = entry_fault(get_le(p + 5 + 16 * i + 8, 8));
-        if (fault)
-            return timeline_bad(out, first + i, fault);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        hw->mem_write(hw->ctx, hw->timeline.base + 2u * (first + i), get_le(p + 5 + 16 * i, 8));
-        hw->mem_write(hw->ctx, hw->timeline.base + 2u * (first + i) + 1u,
-                      get_le(p + 5 + 16 * i + 8, 8));
-    }
-    return status_only(out, SATEMU_STATUS_OK);
-}
-
-/* TIMELINE_START: entries u32, start cycle u64, period u64 (0: once). The entries are checked
- * again as stored (sorted, allowed, the period above the last offset); then every shadow field
- * is put back to the profile in force, so a load staged and not committed is dropped rather
- * than carried by the first step. */
-static size_t timeline_start(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
-{
-    uint32_t n = (uint32_t)get_le(p, 4);
-    uint64_t start = get_le(p + 4, 8), period = get_le(p + 12, 8);
-    if (tl.state == SATEMU_TIMELINE_RUN_RUNNING)
-        return status_only(out, SATEMU_STATUS_RUNNING);
-    if (st.applying || st.waiting || pending(hw))
-        return status_only(out, SATEMU_STATUS_BUSY);
-    if (!n)
-        return timeline_bad(out, 0, SATEMU_TIMELINE_FAULT_EMPTY);
-    if (n > timeline_entries(hw))
-        return timeline_bad(out, n - 1, SATEMU_TIMELINE_FAULT_BEYOND);
-    uint64_t last = 0;
-    uint32_t same = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t off = entry_offset(hw, i);
-        uint8_t fault = entry_fault_in_force(entry_word1(hw, i));
-        if (fault)
-            return timeline_bad(out, i, fault);
-        if (off < last)
-            return timeline_bad(out, i, SATEMU_TIMELINE_FAULT_UNSORTED);
-        same = i && off == last ? same + 1 : 1;
-        if (same > STEP_ENTRIES_MAX)
-            return timeline_bad(out, i, SATEMU_TIMELINE_FAULT_STEP);
-        last = off;
-    }
-    if (period && period <= last)
-        return timeline_bad(out, n - 1, SATEMU_TIMELINE_FAULT_PERIOD);
-    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
-        st.staged[ch] = 0;
-        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-            if (!profile_layout[i])
-                write_field(hw, ch, i, st.profile[ch][i]);
-    }
-    tl.entries = n;
-    tl.start = start;
-    tl.period = period;
-    tl.next = tl.lap = tl.applied = tl.late = tl.fault_entry = 0;
-    tl.fault = SATEMU_TIMELINE_FAULT_NONE;
-    tl.verdict = SATEMU_STATUS_OK;
-    tl.in_force_cycle = 0;
-    tl.staging = 0;
-    tl.state = SATEMU_TIMELINE_RUN_RUNNING;
-    timeline_poll(hw);                  /* the first step, committed before the answer */
-    return status_only(out, SATEMU_STATUS_OK);
-}
-
-/* Between requests, with no commit applying: counts the step the channels have taken, then
- * stages and commits the next one, named for its cycle. Returns 1 while a timeline runs. */
-static int timeline_poll(const struct satemu_hw *hw)
-{
-    if (tl.state != SATEMU_TIMELINE_RUN_RUNNING)
-        return 0;
-    if (st.applying)
-        return 1;
-    if (tl.staging) {
-        tl.staging = 0;
-        tl.applied++;
-        tl.in_force_cycle = tl.staged_cycle;
-    }
-    if (tl.next == tl.entries) {
-        if (!tl.period) {
-            tl.state = SATEMU_TIMELINE_RUN_DONE;
-            return 0;
-        }
-        tl.next = 0;
-        tl.lap++;
-    }
-    uint64_t off = entry_offset(hw, tl.next);
-    uint64_t f[SATEMU_CHANNELS][SATEMU_PROFILE_FIELDS];
-    uint32_t touched = 0, end = tl.next;
-    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
-        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-            f[ch][i] = st.profile[ch][i];
-    for (; end < tl.entries && entry_offset(hw, end) == off; end++) {
-        uint64_t w1 = entry_word1(hw, end);
-        /* The store, checked at the start, has changed. */
-        uint8_t fault = end - tl.next >= STEP_ENTRIES_MAX ? SATEMU_TIMELINE_FAULT_STEP
-                                                          : entry_fault_in_force(w1);
-        if (fault) {
-            tl.state = SATEMU_TIMELINE_RUN_FAILED;
-            tl.fault = fault;
-            tl.fault_entry = end;
-            return 0;
-        }
-        unsigned ch = (unsigned)(w1 >> 56), field = (unsigned)(w1 >> 48) & 0xFFu;
-        f[ch][field] = w1 & ((1ull << SATEMU_TIMELINE_VALUE_BITS) - 1);
-        touched |= 1u << ch;
-    }
-    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
-        if (!((touched >> ch) & 1))
-            continue;
-        struct satemu_verdict v;
-        satemu_validate(hw, ch, f[ch], &v);
-        if (v.status != SATEMU_STATUS_OK) {
-            tl.state = SATEMU_TIMELINE_RUN_FAILED;
-            tl.fault = SATEMU_TIMELINE_FAULT_PROFILE;
-            tl.verdict = v.status;
-            tl.fault_entry = tl.next;
-            return 0;
-        }
-    }
-    for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
-        for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
-            if (f[ch][i] != st.profile[ch][i])
-                write_field(hw, ch, i, f[ch][i]);
-    uint64_t cycle = tl.start + tl.lap * tl.period + off;
-    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
-        hw->write(hw->ctx, ch, SATEMU_REG_COMMIT_CYCLE, (uint32_t)cycle);
-        hw->write(hw->ctx, ch, SATEMU_REG_COMMIT_CYCLE + 1, (uint32_t)(cycle >> 32));
-    }
-    start_commit(hw, TIMELINE_GEN, 0, SATEMU_COMMIT_AT);
-    if (status_reg(hw, 0) & STATUS_LATE)
-        tl.late++;
-    tl.staging = 1;
-    tl.staged_cycle = cycle;
-    tl.next = end;
-    return 1;
-}
-
-/* TIMELINE_STOP: no further step; one committed and not yet taken still takes effect. */
-static size_t timeline_stop(uint8_t *out)
-{
-    if (tl.state == SATEMU_TIMELINE_RUN_RUNNING)
-        tl.state = SATEMU_TIMELINE_RUN_IDLE;
-    return status_only(out, SATEMU_STATUS_OK);
-}
-
-static size_t timeline_status(const struct satemu_hw *hw, uint8_t *out)
-{
-    if (!st.applying && tl.staging && tl.state != SATEMU_TIMELINE_RUN_RUNNING) {
-        tl.staging = 0;                 /* the step committed before a stop, now taken */
-        tl.applied++;
-        tl.in_force_cycle = tl.staged_cycle;
-    }
-    (void)hw;
-    uint8_t *o = out;
-    *o++ = SATEMU_STATUS_OK;
-    *o++ = tl.state;
-    o = put_le(o, tl.entries, 4);
-    o = put_le(o, tl.start, 8);
-    o = put_le(o, tl.period, 8);
-    o = put_le(o, tl.next, 4);
-    o = put_le(o, tl.lap, 4);
-    o = put_le(o, tl.applied, 4);
-    o = put_le(o, tl.late, 4);
-    o = put_le(o, tl.in_force_cycle, 8);
-    o = put_le(o, tl.fault_entry, 4);
-    *o++ = tl.fault;
-    *o++ = tl.verdict;
-    return (size_t)(o - out);
-}
 
 /* Each request's payload: its length, and whether it starts with a channel (u8). */
 static const struct {
@@ -745,17 +556,11 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
     case SATEMU_OP_TIMELINE_START:
     case SATEMU_OP_TIMELINE_STOP:
     case SATEMU_OP_TIMELINE_STATUS:
-        if (!timeline_entries(hw))
+        if (!satemu_timeline_entries(hw))
             return status_only(out, SATEMU_STATUS_NO_TIMELINE);
         if (st.applying && !pending(hw))
             settle(hw);
-        if (req->op == SATEMU_OP_TIMELINE_WRITE)
-            return timeline_write(hw, p, out);
-        if (req->op == SATEMU_OP_TIMELINE_START)
-            return timeline_start(hw, p, out);
-        if (req->op == SATEMU_OP_TIMELINE_STOP)
-            return timeline_stop(out);
-        return timeline_status(hw, out);
+        return satemu_timeline_request(hw, req->op, p, out);
     case SATEMU_OP_CLEAR_LOG:
         if (!log_records(hw))
             return status_only(out, SATEMU_STATUS_NO_LOG);

@@ -12,7 +12,7 @@
  * - every register read and write is of a channel and a word of the register map; a write made
  *   for a request that names a channel is to that channel;
  * - a refused request (FUZZ_REFUSALS: a bit per status that refuses before acting, which the
- *   build passes) writes no register and strobes nothing;
+ *   build passes) writes no register and strobes nothing but a statistics snapshot;
  * - every DRAM read is of a word of the ring of the channel a READ_LOG names; LOG_CTL is
  *   written to both channels only with LOG_CLEAR and the ring's bits;
  * - HELLO's answer is whole and reports the limits it was given (the frame log's records those
@@ -150,6 +150,17 @@ static void strobe(void *ctx, unsigned flags)
     box.strobes++;
 }
 
+/* A statistics snapshot alone changes nothing but the snapshot registers, which only the
+ * firmware reads (GET_STATS takes its own): a read of the counters and the cycle, which a
+ * refusal may make (TIMELINE_START checks its start against the box's cycle). */
+static void stats_strobe(void *ctx, unsigned flags)
+{
+    if (flags != SATEMU_STATS_SNAPSHOT)
+        strobe(ctx, flags);
+    else if (ctx != &box)
+        fail("a strobe without the hardware's context", -1, flags);
+}
+
 /* A DRAM word: what two reads give (stored 0). Only a READ_LOG reads, and only its channel's
  * ring: 2 << log_bits words from the ring's base. */
 static uint64_t mem_read(void *ctx, uint32_t word)
@@ -219,7 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     b->back = size;
 
     struct satemu_hw hw = { .ctx = b, .read = rd, .write = wr, .commit = strobe,
-                            .stats = strobe, .port_count = port_count, .mem_read = mem_read,
+                            .stats = stats_strobe, .port_count = port_count, .mem_read = mem_read,
                             .log_ctl = log_ctl, .mem_write = mem_write, .mem_load = mem_load };
     b->hw = &hw;
     uint8_t limits[SATEMU_LIMITS_BYTES];

@@ -560,6 +560,15 @@ static uint64_t reg64(const struct bank *b, int ch, unsigned word)
     return (uint64_t)b->regs[ch][word + 1] << 32 | b->regs[ch][word];
 }
 
+/* The box's cycle, as the next statistics snapshot takes it. */
+static void set_now(struct bank *b, uint64_t cycle)
+{
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        b->regs[ch][SATEMU_REG_SNAPSHOT_CYCLE] = (uint32_t)cycle;
+        b->regs[ch][SATEMU_REG_SNAPSHOT_CYCLE + 1] = (uint32_t)(cycle >> 32);
+    }
+}
+
 /* Timelines: entries checked as written and at the start, each step staged on the profile in
  * force and committed named for its cycle once the one before it took effect, repeats, late
  * steps, a step whose profile fails, and what a running timeline refuses. */
@@ -752,6 +761,137 @@ static void test_timeline(const uint64_t *fields)
            "the forward channel's overhead taken", 0);
     hw.limits = limits;
     hw.bod_mask = 0;
+
+    /* Held until near: a step due more than the lead (f_clk / SATEMU_TIMELINE_LEAD_DIVISOR
+     * cycles) after the box's cycle is staged in the shadow but not committed; the poll commits
+     * it once the cycle is within the lead. A stop drops the step held (the shadow back to the
+     * profile in force), and a load is taken at once, with nothing left to wait for. */
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_DONE, "the last run done", 0);
+    const uint64_t lead = limits.f_clk / SATEMU_TIMELINE_LEAD_DIVISOR, t0 = 1000000;
+    get_profile(&hw, 0, SATEMU_PROFILE_IN_FORCE, resp);
+    const uint64_t d1 = get_u64(resp + 1 + 8 * SATEMU_F_DELAY);
+    set_now(&bank, t0);
+    const uint64_t far[2][4] = { { 0, 0, SATEMU_F_DELAY, d1 + 7 },
+                                 { 5 * lead, 0, SATEMU_F_DELAY, d1 + 9 } };
+    expect(tl_request(&hw, 0, 2, far, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "far timeline written", 0);
+    commits = bank.commits;
+    const uint64_t far_start = t0 + 3 * lead;
+    expect(tl_start(&hw, 2, far_start, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && bank.commits == commits, "a step far ahead is held, not committed", 0);
+    expect(reg64(&bank, 0, SATEMU_REG_DELAY) == d1 + 7, "the held step is in the shadow", 0);
+    set_now(&bank, far_start - lead - 1);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    expect(bank.commits == commits, "held until the cycle is within the lead", 0);
+    set_now(&bank, far_start - lead);
+    satemu_requests_poll(&hw);
+    expect(bank.commits == commits + 1
+           && bank.last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_AT)
+           && reg64(&bank, 0, SATEMU_REG_COMMIT_CYCLE) == far_start,
+           "committed AT its cycle once within the lead", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(bank.commits == commits + 1 && TL_APPLIED(resp) == 1 && TL_NEXT(resp) == 2
+           && reg64(&bank, 0, SATEMU_REG_DELAY) == d1 + 9, "the next step held", 0);
+    expect(request(&hw, SATEMU_OP_TIMELINE_STOP, NULL, 0, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "stopped with a step held", 0);
+    expect(reg64(&bank, 0, SATEMU_REG_DELAY) == d1 + 7, "the stop drops the held step", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    tl_status(&hw, resp);
+    expect(bank.commits == commits + 1 && TL_STATE(resp) == SATEMU_TIMELINE_RUN_IDLE
+           && TL_APPLIED(resp) == 1 && TL_IN_FORCE(resp) == far_start,
+           "nothing committed after the stop", 0);
+    profile_request(req, 0, fields);
+    expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp) == 1
+           && resp[0] == SATEMU_STATUS_OK, "a load after the stop is taken at once", 0);
+
+    /* The start: at most SATEMU_TIMELINE_AHEAD_MAX_S of box time ahead; nothing is staged for
+     * a start refused. */
+    const uint64_t day = (uint64_t)SATEMU_TIMELINE_AHEAD_MAX_S * limits.f_clk;
+    set_now(&bank, t0);
+    commits = bank.commits;
+    expect(tl_start(&hw, 2, t0 + day + 1, 0, resp) == 6 && resp[0] == SATEMU_STATUS_TIMELINE_BAD
+           && get_u32(resp + 1) == 0 && resp[5] == SATEMU_TIMELINE_FAULT_AHEAD
+           && bank.commits == commits, "a start more than a day ahead", 0);
+    expect(request(&hw, SATEMU_OP_COMMIT, c, 5, resp) >= 1 && resp[0] != SATEMU_STATUS_RUNNING,
+           "nothing runs after the refusal", 0);
+    expect(tl_start(&hw, 2, UINT64_MAX - 4 * lead, 0, resp) == 6
+           && resp[5] == SATEMU_TIMELINE_FAULT_AHEAD, "a last step past 2^64 cycles", 0);
+    expect(tl_start(&hw, 2, t0 + day, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && bank.commits == commits, "a start a day ahead, held", 0);
+    expect(request(&hw, SATEMU_OP_TIMELINE_STOP, NULL, 0, resp) == 1, "and stopped", 0);
+
+    /* Armed: started with a load staged whole, a timeline waits for that load's COMMIT, which
+     * applies the load and starts the run in the same request; nothing is committed before.
+     * A SET_PROFILE disarms it, and so does a stop (the load stays staged). */
+    uint64_t armed_fields[SATEMU_PROFILE_FIELDS];
+    memcpy(armed_fields, fields, sizeof(armed_fields));
+    armed_fields[SATEMU_F_DELAY] = d1 + 3;
+    const uint32_t gen_a = 0x0A0B0C0Du;
+    uint8_t ca[5] = { 0 };
+    put_u32(ca + 1, gen_a);
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        profile_request_gen(req, ch, gen_a, armed_fields);
+        expect(request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp)
+               == 1 && resp[0] == SATEMU_STATUS_OK, "a load staged whole", ch);
+    }
+    commits = bank.commits;
+    expect(tl_start(&hw, 2, t0 + lead / 2, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && bank.commits == commits, "a timeline armed for the load", 0);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_ARMED, "armed", 0);
+    expect(reg64(&bank, 0, SATEMU_REG_DELAY) == d1 + 3, "the load stays staged", 0);
+    expect(tl_request(&hw, 0, 1, far, resp) == 1 && resp[0] == SATEMU_STATUS_RUNNING
+           && tl_start(&hw, 2, t0, 0, resp) == 1 && resp[0] == SATEMU_STATUS_RUNNING,
+           "the entries kept while armed", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    expect(bank.commits == commits, "nothing runs before the load's commit", 0);
+    expect(request(&hw, SATEMU_OP_COMMIT, ca, 5, resp) == 2 && resp[0] == SATEMU_STATUS_OK
+           && resp[1] == SATEMU_COMMIT_APPLIED, "the load committed", 0);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_RUNNING, "... and its timeline runs", 0);
+    expect(bank.commits == commits + 2
+           && bank.last_commit == (SATEMU_COMMIT_APPLY | SATEMU_COMMIT_AT)
+           && reg64(&bank, 0, SATEMU_REG_COMMIT_CYCLE) == t0 + lead / 2
+           && reg64(&bank, 0, SATEMU_REG_DELAY) == d1 + 7,
+           "its first step committed AT on the load", 0);
+    expect(request(&hw, SATEMU_OP_TIMELINE_STOP, NULL, 0, resp) == 1, "stopped", 0);
+    for (unsigned poll = 0; poll < 10; poll++)
+        satemu_requests_poll(&hw);
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        profile_request_gen(req, ch, gen_a + 1, armed_fields);
+        request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
+    }
+    expect(tl_start(&hw, 2, t0 + lead / 2, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "armed again", 0);
+    profile_request_gen(req, 1, gen_a + 2, armed_fields);
+    request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_IDLE, "a SET_PROFILE disarms", 0);
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        profile_request_gen(req, ch, gen_a + 3, armed_fields);
+        request(&hw, SATEMU_OP_SET_PROFILE, req, SATEMU_SET_PROFILE_REQUEST_BYTES, resp);
+    }
+    expect(tl_start(&hw, 2, t0 + lead / 2, 0, resp) == 1 && resp[0] == SATEMU_STATUS_OK,
+           "armed once more", 0);
+    expect(request(&hw, SATEMU_OP_TIMELINE_STOP, NULL, 0, resp) == 1, "a stop ...", 0);
+    tl_status(&hw, resp);
+    commits = bank.commits;
+    put_u32(ca + 1, gen_a + 3);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_IDLE
+           && request(&hw, SATEMU_OP_COMMIT, ca, 5, resp) == 2 && resp[0] == SATEMU_STATUS_OK,
+           "... disarms, and the load is still committed", 0);
+    tl_status(&hw, resp);
+    expect(TL_STATE(resp) == SATEMU_TIMELINE_RUN_IDLE && bank.commits == commits + 1,
+           "with no timeline", 0);
+    set_now(&bank, 0);
 
     /* A box without the store answers NO_TIMELINE. */
     hw.mem_write = NULL;

@@ -25,8 +25,9 @@ C_TESTS = ROOT / "firmware" / "tests"
 BUILD = ROOT / "build" / "firmware-host"
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
 PROFILE_CASES = json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text())
-# The command layer: request handling, profile checks, statistics, and the codec under them.
-SOURCES = [APP / "requests.c", APP / "validate.c", APP / "stats.c", PROTO / "proto.c"]
+# The command layer: request handling, the timeline runner, profile checks, statistics, and the
+# codec under them.
+SOURCES = [APP / "requests.c", APP / "timeline.c", APP / "validate.c", APP / "stats.c", PROTO / "proto.c"]
 SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 # The box test_fw.c checks SET_PROFILE's writes on (its struct satemu_limits) and the region it
 # gives the channel.

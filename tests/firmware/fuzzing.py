@@ -60,7 +60,7 @@ def build(target: str, out: Path) -> Path:
 
 def _requests() -> list[tuple[int, bytes]]:
     """Well-formed requests of every opcode, (op, payload): HELLO, a valid profile set on each
-    channel then committed, then the others. Built from the request forms' sizes, so that a
+    channel then committed, a timeline, one armed for a load, then the others. Built from the request forms' sizes, so that a
     field added to a form leaves them well-formed: any bytes between SET_PROFILE's channel and
     its profile, and after COMMIT's flags (a generation), are 1s."""
     regs = ChannelRegs(rate_q=400, delay=1000, queue_frames=50, queue_bytes=100000)
@@ -81,6 +81,15 @@ def _requests() -> list[tuple[int, bytes]]:
                         - len(entries) * P.TIMELINE_ENTRY.size)))
     out.append((P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(2, 10_000, 20_000)))
     out.append((P.Op.TIMELINE_STATUS, b""))
+    # A timeline armed for a load staged whole, which its COMMIT starts; then a start far
+    # beyond the day a box takes (AHEAD).
+    out.append((P.Op.TIMELINE_STOP, b""))
+    out += [r for r in out if r[0] == P.Op.SET_PROFILE][:2]
+    out.append((P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(2, 10_000, 0)))
+    out.append((P.Op.COMMIT, b"\0" + b"\1" * (P.REQUESTS[P.Op.COMMIT].size - 1)))
+    out.append((P.Op.TIMELINE_STATUS, b""))
+    out.append((P.Op.TIMELINE_STOP, b""))
+    out.append((P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(2, 1 << 63, 0)))
     for op, form in P.REQUESTS.items():
         if op not in dict(out):
             payload = bytearray(form.size)

@@ -336,6 +336,8 @@ class FakeBox(FakeSerial):
         if op == P.Op.TIMELINE_STATUS:           # no timeline ever started
             return bytes([P.Status.OK]) + P.TIMELINE_STATE.pack(
                 *[0] * len(P.TIMELINE_STATE_FIELDS))
+        if op == P.Op.GET_STATS:                 # nothing counted, at cycle 0
+            return bytes([P.Status.OK]) + P.STATS.pack(*[0] * len(P.STATS_FIELDS))
         if op == P.Op.GET_PROFILE:
             regs = profile_fields(self.regs[p[0]])
             return bytes([P.Status.OK]) + P.PROFILE.pack(*regs.values())
@@ -402,6 +404,10 @@ def test_a_load_says_hello_once_and_checks_the_profile_once(box, monkeypatch, pr
     assert fake.commits == 1
     timeline = [op for op in fake.ops if op in (P.Op.TIMELINE_WRITE, P.Op.TIMELINE_START)]
     assert timeline[-1:] == ([P.Op.TIMELINE_START] if profile == "leo-starlink" else [])
+    if timeline:        # armed with the load staged, so that its one COMMIT starts it
+        load = [op for op in fake.ops if op in (P.Op.SET_PROFILE, P.Op.TIMELINE_START,
+                                                P.Op.COMMIT)]
+        assert load == [P.Op.SET_PROFILE, P.Op.SET_PROFILE, P.Op.TIMELINE_START, P.Op.COMMIT]
 
 
 def test_load_accepts_a_bod_profile(box, capsys):

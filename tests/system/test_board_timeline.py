@@ -13,7 +13,7 @@ from satemu.cli import main
 from satemu.box.device import Device
 from satemu.base.params import ChannelRegs, Fate
 from satemu.link.profile import load_profile
-from satemu.base.protocol import CHANNEL_NAMES, TimelineRun
+from satemu.base.protocol import CHANNEL_NAMES, TIMELINE_AHEAD_MAX_S, TimelineRun
 from satemu.link.timeline import compile_timeline
 from sim.frames import (EthPorts, FORWARD, INGRESS_PORT, RETURN, expected_egress,
                         observed_egress, to_wire, wire_cycles)
@@ -158,6 +158,63 @@ def test_a_load_stops_a_running_timeline(url, tmp_path, capsys):
         assert state["state"] == TimelineRun.IDLE and state["applied"] < 4, state
         want = load_profile("short-asym").check(dev.hardware())["forward"]
         assert dev.get_profile(FORWARD)["delay"] == want.delay
+
+
+def test_a_timeline_an_hour_ahead_leaves_the_box_free(url, tmp_path, capsys):
+    """A timeline started an hour of box time ahead holds its steps in the firmware, none in
+    the gateware: the next load stops it and is taken at once, with none of its steps taken. A
+    start more than a day ahead is refused in one line, and nothing runs."""
+    path = tmp_path / "steps.toml"
+    path.write_text(PROFILE)
+    assert main(["load", str(path), "--port", url, "--start-in", "3600"]) == 0
+    with Device(url) as dev:
+        state = dev.timeline_status()
+        assert state["state"] == TimelineRun.RUNNING and state["applied"] == 0, state
+        assert dev.get_stats(FORWARD)["snapshot_cycle"] < state["start"]
+    assert main(["load", "short-asym", "--port", url]) == 0
+    with Device(url) as dev:
+        state = dev.timeline_status()
+        assert state["state"] == TimelineRun.IDLE and state["applied"] == 0, state
+        want = load_profile("short-asym").check(dev.hardware())
+        for ch, name in enumerate(CHANNEL_NAMES):
+            assert dev.get_profile(ch)["delay"] == want[name].delay
+        day = TIMELINE_AHEAD_MAX_S * dev.hello()["f_clk"]
+        start = dev.get_stats(FORWARD)["snapshot_cycle"] + day + 10**9
+    capsys.readouterr()
+    assert main(["load", str(path), "--port", url, "--start-cycle", str(start)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "more than the box takes (86400 s); nothing was loaded" in err[0], err
+    with Device(url) as dev:
+        assert dev.timeline_status()["state"] == TimelineRun.IDLE
+        assert dev.get_profile(FORWARD)["delay"] == want["forward"].delay
+
+
+def test_a_load_cut_short_leaves_the_old_profile(url, tmp_path):
+    """A host that dies after arming a timeline with its load and before the COMMIT (what
+    `satemu load` sends last) leaves the profile that was in force, with no timeline run;
+    the next load disarms what it left."""
+    from satemu.base.protocol import Op, TIMELINE_START_REQUEST
+    assert main(["load", "short-asym", "--port", url]) == 0
+    path = tmp_path / "steps.toml"
+    path.write_text(PROFILE)
+    with Device(url) as dev:
+        dev.hello()
+        before = dev.get_profile(FORWARD)
+        p = load_profile(str(path))
+        regs = p.check(dev.hardware())
+        compiled = compile_timeline(p, dev.hardware(), regs)
+        dev.store_timeline(compiled.entries)
+        dev.set_profile(FORWARD, regs["forward"], 0x1234)
+        dev.set_profile(RETURN, regs["return"], 0x1234)
+        dev.call(Op.TIMELINE_START, TIMELINE_START_REQUEST.pack(
+            len(compiled.entries), dev.now() + 10**6, compiled.period))
+    with Device(url) as dev:            # the host that armed it is gone
+        assert dev.get_profile(FORWARD) == before
+        assert dev.timeline_status()["state"] == TimelineRun.ARMED
+    assert main(["load", "short-asym", "--port", url]) == 0
+    with Device(url) as dev:
+        assert dev.timeline_status()["state"] == TimelineRun.IDLE
+        assert dev.get_profile(FORWARD) == before
 
 
 # A BoD return link whose steps change its grants and background, then the superframe's shape

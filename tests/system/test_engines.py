@@ -170,3 +170,50 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
         assert len(records) == len(board.bod["records"]) > 10 and not board.bod["lost"]
         assert sum(r["g_rbdc"] + r["g_vbdc"] for r in records) > 0
         assert sum(r["used"] for r in records) > 0
+
+
+def test_a_run_killed_mid_transfer_leaves_nothing_for_the_next(board_state, tmp_path):
+    """`satemu quic` on the board, killed with SIGKILL while its frames cross the BoD return
+    link: the next run finds the board as a fresh one (sim.engine.make_clean: the frames drain,
+    the BoD block restarts) and equals the model's run exactly."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from satemu.box.device import Device
+    from satemu.base.protocol import CHANNEL_RETURN
+
+    profile = _profile(tmp_path, "bod", BOD)
+    url, eth = board_state["url"], board_state["eth_port"]
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "satemu", "quic", "--profile", profile, "--size", "2MB",
+         "--port", url, "--eth-port", str(eth), "--out", str(tmp_path / "killed")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while True:                     # until the return link carries the download's ACKs
+            assert killed.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "the run carried no traffic"
+            try:
+                with Device(url, timeout=10.0) as dev:
+                    if dev.get_stats(CHANNEL_RETURN)["rx_frames"] > 20:
+                        break
+            except Exception:           # the run holds the UART while it loads
+                pass
+            time.sleep(0.5)
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+    finally:
+        if killed.poll() is None:
+            killed.kill()
+            killed.wait()
+    with Device(url) as dev:            # what it left: frames in the channels
+        left = [dev.get_stats(ch) for ch in (0, 1)]
+    text, size, ack, seed = CASES["bod"]
+    board = run_transfer(url, eth, profile, size, ack=ack, seed=seed, max_seconds=30)
+    assert board.completed and board.error is None
+    model = model_twin(board, profile, max_seconds=30)
+    assert model.exactness["exact"]
+    assert differences(board, model) == [], left

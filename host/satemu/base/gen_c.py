@@ -102,7 +102,9 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
               "COMMIT_APPLIED": P.COMMIT_APPLIED, "COMMIT_ALREADY": P.COMMIT_ALREADY,
               "LINK_STATS_FIELDS": len(P.LINK_STATS_FIELDS),
               "TIMELINE_WRITE_MAX": P.TIMELINE_WRITE_MAX,
-              "TIMELINE_VALUE_BITS": P.TIMELINE_VALUE_BITS}
+              "TIMELINE_VALUE_BITS": P.TIMELINE_VALUE_BITS,
+              "TIMELINE_AHEAD_MAX_S": P.TIMELINE_AHEAD_MAX_S,
+              "TIMELINE_LEAD_DIVISOR": P.TIMELINE_LEAD_DIVISOR}
     lines += [f"#define SATEMU_{k} {v}" for k, v in consts.items()]
     lines += ["/* The channels, by number (satemu.base.protocol.CHANNEL_NAMES). */"]
     lines += [f"#define SATEMU_CHANNEL_{name.upper()} {i}"

@@ -105,7 +105,7 @@ class ChannelParams:
     # so that a short run crosses their wrap (tests/gateware/test_channel.py,
     # test_soak_prefix_crosses_the_wraps). The model starts its counters at ``counter_init``
     # too; STATS.CLEAR still zeroes them. ``now_init`` is where the simulation top's timebase
-    # starts (sim/channel_top.py; a board's timebase is its SoC's, from 0); the model needs no
+    # starts (sim/channel/top.py; a board's timebase is its SoC's, from 0); the model needs no
     # preset for it, since it takes the arrival cycles as they come.
     word_init: int = 0
     counter_init: int = 0

@@ -29,7 +29,7 @@ from satemu.base.records import RECORD_WORDS as LOG_RECORD_WORDS
 from satemu.base.records import BodRecord, unpack_record
 from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
 
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -315,7 +315,11 @@ LOG_RECORD_BYTES = LOG_RECORD.size
 # the BoD settings). TIMELINE_WRITE stores n entries from entry ``first``; TIMELINE_START runs
 # the first ``entries`` of them with offset 0 at cycle ``start``, again every ``period`` cycles
 # (0: once); while one runs, SET_PROFILE, COMMIT, TIMELINE_WRITE and TIMELINE_START answer
-# RUNNING.
+# RUNNING. Started while a load is staged whole (SET_PROFILE on both channels under one
+# generation), it is ARMED for that load instead: the COMMIT that applies the load starts it,
+# so that a host that dies between the two leaves the old profile, or the new one with its
+# timeline (``Device.load(timeline=...)``); a SET_PROFILE or TIMELINE_STOP disarms it, and
+# TIMELINE_WRITE and TIMELINE_START answer RUNNING meanwhile.
 TIMELINE_ENTRY = struct.Struct("<QQ")           # offset (cycles), channel << 56 | field << 48 | value
 TIMELINE_VALUE_BITS = 48
 TIMELINE_WRITE_HEAD = struct.Struct("<IB")      # first entry, n entries (1..TIMELINE_WRITE_MAX)
@@ -325,6 +329,14 @@ TIMELINE_WRITE_MAX = (MAX_PAYLOAD - TIMELINE_WRITE_HEAD.size) // TIMELINE_ENTRY.
 TIMELINE_WRITE_REQUEST = struct.Struct(TIMELINE_WRITE_HEAD.format
                                        + "QQ" * TIMELINE_WRITE_MAX)
 TIMELINE_START_REQUEST = struct.Struct("<IQQ")  # entries, start cycle, period (0: once)
+# The farthest start TIMELINE_START takes: a day of box time ahead of its cycle.
+TIMELINE_AHEAD_MAX_S = 86_400
+# The firmware holds each step, staged, until its cycle is f_clk / TIMELINE_LEAD_DIVISOR cycles
+# (a tenth of a second) ahead, and only then commits it (COMMIT_AT): TIMELINE_STOP drops a step
+# held, so after a stop the box takes at most that long to take the step committed, and a later
+# load waits no longer. The lead is above what any request a running timeline answers takes on
+# the slowest CPU, so that no step goes late for it.
+TIMELINE_LEAD_DIVISOR = 10
 
 
 class TimelineFault(enum.IntEnum):
@@ -339,6 +351,7 @@ class TimelineFault(enum.IntEnum):
     EMPTY = 6             # no entries
     PROFILE = 7           # a step's profile failed the checks (TIMELINE_STATE's ``verdict``)
     STEP = 8              # a step of more entries than both channels have fields
+    AHEAD = 9             # a start over TIMELINE_AHEAD_MAX_S ahead, or a last step past 2^64
 
 
 TIMELINE_FAULT_DETAIL = struct.Struct("<IB")    # the entry, the reason (TimelineFault)
@@ -350,6 +363,7 @@ class TimelineRun(enum.IntEnum):
     RUNNING = 1
     DONE = 2              # its last step took effect, and it does not repeat
     FAILED = 3            # stopped on a step whose profile failed the checks
+    ARMED = 4             # started with a load staged whole: runs once that load's COMMIT took
 
 
 # TIMELINE_STATUS's answer after the status byte: the run's state, its entries, start and

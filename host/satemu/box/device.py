@@ -82,6 +82,7 @@ class Device:
         self.url = url
         self.timeout = timeout
         self.retries = retries
+        self.timeline_start: int | None = None    # the last load's timeline's start cycle
         try:
             # exclusive: a local serial port is locked (flock) for as long as it is open, so a
             # second satemu on it fails here instead of stealing half the answers.
@@ -193,6 +194,10 @@ class Device:
             entry, fault = P.TIMELINE_FAULT_DETAIL.unpack(rest[:P.TIMELINE_FAULT_DETAIL.size])
             name = P.TimelineFault(fault).name if fault in P.TimelineFault._value2member_map_ \
                 else str(fault)
+            if fault == P.TimelineFault.AHEAD:
+                raise DeviceError(f"the box refused the timeline: it would start more than "
+                                  f"{P.TIMELINE_AHEAD_MAX_S} s of box time ahead, or end past "
+                                  f"its 64-bit cycle count (AHEAD)")
             raise DeviceError(f"the box refused the timeline at entry {entry}: {name}")
         if status == P.Status.BUSY:
             raise Busy("the box is still applying the previous commit; try again")
@@ -260,41 +265,79 @@ class Device:
                 time.sleep(0.1)
 
     def load(self, profile, reseed: bool = False, settle: float = 2.0,
-             stop_timeline: bool = False,
-             regs: dict[str, ChannelRegs] | None = None) -> dict[str, ChannelRegs]:
+             stop_timeline: bool = False, regs: dict[str, ChannelRegs] | None = None,
+             timeline=None, start: int | None = None,
+             lead: int = 0) -> dict[str, ChannelRegs]:
         """Check ``profile`` (a ``satemu.link.profile.Profile``) against this box's hardware (as
         HELLO reported it on this connection; ``regs``: the registers of a check the caller
         made against it already), stage it on both channels under a fresh generation and commit
         it; returns the register values per direction. It returns only once the whole profile
         is in force: a part that is not raises DeviceError (CommitPending) saying which. A box
         running a timeline refuses the load (TimelineRunning), unless ``stop_timeline``: then
-        the timeline is stopped first."""
+        the timeline is stopped first.
+
+        With ``timeline`` (the profile's ``satemu.link.timeline.CompiledTimeline``) its entries
+        are stored and it is armed for the load before the commit (TIMELINE_START with the load
+        staged), from cycle ``start`` (None: ``lead`` cycles after the box's cycle then), again
+        every ``timeline.period`` cycles: the one COMMIT applies the profile and starts its
+        timeline, so a host that dies before it leaves the old profile in force, and one that
+        dies after it the new one with its timeline. ``self.timeline_start`` is its start."""
         regs = regs or profile.check(self.hardware())
         try:
-            return self._load(regs, reseed, settle)
+            return self._load(regs, reseed, settle, timeline, start, lead)
         except TimelineRunning:
             if not stop_timeline:
                 raise
         self.stop_timeline()
-        # A step committed before the stop still takes effect at its cycle; until then the box
-        # is BUSY.
+        # A step committed before the stop (at most a tenth of a second of box time ahead,
+        # protocol.TIMELINE_LEAD_DIVISOR) still takes effect at its cycle; until then the box is
+        # BUSY.
         deadline = time.monotonic() + STOP_WAIT_S
         while True:
             try:
-                return self._load(regs, reseed, settle)
+                return self._load(regs, reseed, settle, timeline, start, lead)
             except Busy:
                 if time.monotonic() >= deadline:
                     raise DeviceError(f"the timeline stopped, but its last step had not taken "
                                       f"effect after {STOP_WAIT_S} s; load again later") from None
                 time.sleep(0.2)
 
-    def _load(self, regs: dict[str, ChannelRegs], reseed: bool,
-              settle: float) -> dict[str, ChannelRegs]:
+    def load_registers(self, regs: dict[str, ChannelRegs], reseed: bool = False,
+                       settle: float = 2.0) -> dict[str, ChannelRegs]:
+        """Stages registers per direction (the box checks them) on both channels under a fresh
+        generation and commits them, as ``load`` does once it has checked a profile."""
+        return self._load(regs, reseed, settle)
+
+    def _load(self, regs, reseed: bool, settle: float, timeline=None, start: int | None = None,
+              lead: int = 0) -> dict[str, ChannelRegs]:
+        if timeline is not None:
+            self.store_timeline(timeline.entries)
         generation = _RNG.randrange(1, (1 << 32) - 1)     # 2^32 - 1: the timeline's
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"], generation)
         self.set_profile(P.CHANNEL_RETURN, regs["return"], generation)
+        if timeline is not None:                          # armed for this load
+            begin = self.now() + lead if start is None else start
+            try:
+                self.call(P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(
+                    len(timeline.entries), begin, timeline.period))
+            except (TimelineRunning, Busy):
+                raise
+            except DeviceError as e:
+                raise DeviceError(f"{e}; nothing was loaded (the profile in force is the one "
+                                  f"before)") from None
         self.commit(generation, reseed=reseed, settle=settle)
+        if timeline is not None:
+            self.timeline_start = begin
         return regs
+
+    def store_timeline(self, entries) -> None:
+        """TIMELINE_WRITE of ``entries`` ((offset, channel, field index, value) each, sorted by
+        offset: ``CompiledTimeline.entries``) from entry 0."""
+        for first in range(0, len(entries), P.TIMELINE_WRITE_MAX):
+            chunk = entries[first:first + P.TIMELINE_WRITE_MAX]
+            body = b"".join(P.timeline_entry(*e) for e in chunk)
+            body += bytes(P.TIMELINE_ENTRY.size * (P.TIMELINE_WRITE_MAX - len(chunk)))
+            self.call(P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(first, len(chunk)) + body)
 
     def now(self) -> int:
         """The box's cycle, as a statistics snapshot takes it (GET_STATS)."""
@@ -308,23 +351,6 @@ class Device:
     def stop_timeline(self) -> None:
         """No further step; the profile in force stays."""
         self.call(P.Op.TIMELINE_STOP)
-
-    def load_timeline(self, entries, period: int = 0, start: int | None = None,
-                      lead: int = 0) -> int:
-        """Stores ``entries`` ((offset, channel, field index, value) each, sorted by offset:
-        satemu.link.timeline.CompiledTimeline.entries) and runs them from cycle ``start`` (None:
-        ``lead`` cycles after the box's cycle once they are stored), again every ``period``
-        cycles (0: once); returns the start. The profile in force is the one each step
-        changes."""
-        for first in range(0, len(entries), P.TIMELINE_WRITE_MAX):
-            chunk = entries[first:first + P.TIMELINE_WRITE_MAX]
-            body = b"".join(P.timeline_entry(*e) for e in chunk)
-            body += bytes(P.TIMELINE_ENTRY.size * (P.TIMELINE_WRITE_MAX - len(chunk)))
-            self.call(P.Op.TIMELINE_WRITE, P.TIMELINE_WRITE_HEAD.pack(first, len(chunk)) + body)
-        if start is None:
-            start = self.now() + lead
-        self.call(P.Op.TIMELINE_START, P.TIMELINE_START_REQUEST.pack(len(entries), start, period))
-        return start
 
     def link_stats(self) -> dict[str, int]:
         """The control link as the box counts it (LINK_STATS): requests answered, and what its

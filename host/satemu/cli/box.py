@@ -12,7 +12,7 @@ from pathlib import Path
 from satemu.box.device import Device, DeviceError
 from satemu.link.profile import load_profile
 from satemu.base.protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status,
-    TimelineFault, TimelineRun)
+    TIMELINE_AHEAD_MAX_S, TimelineFault, TimelineRun)
 from satemu.base.regmap import BOD_ENABLE
 from satemu.base.units import format_time
 from satemu.cli.args import DAY, U32_MAX, given, output_file, seconds, whole
@@ -52,15 +52,25 @@ def cmd_load(args) -> int:
         compiled = None
         if p.timeline is not None:
             compiled = compile_timeline(p, hw, regs)        # every step checked first
-        dev.load(p, reseed=args.reseed, stop_timeline=True, regs=regs)  # a timeline stops
-        print(f"loaded {p.name} into {args.port}: the whole profile is in force on both channels")
+            if args.start_cycle is not None:                # ... and the start, as the box will
+                ahead = args.start_cycle - dev.now()
+                if ahead > TIMELINE_AHEAD_MAX_S * info["f_clk"]:
+                    raise DeviceError(f"--start-cycle {args.start_cycle}: "
+                                      f"{format_time(Fraction(ahead, info['f_clk']))} of box "
+                                      f"time ahead, more than the box takes "
+                                      f"({TIMELINE_AHEAD_MAX_S} s); nothing was loaded")
+        f_clk = info["f_clk"]
+        # A timeline running stops; this one is armed for the load, so the one commit applies
+        # the profile and starts its timeline: a load cut short leaves the old profile.
+        dev.load(p, reseed=args.reseed, stop_timeline=True, regs=regs, timeline=compiled,
+                 start=args.start_cycle, lead=round(Fraction(args.start_in) * f_clk))
+        print(f"loaded {p.name} into {args.port}: the whole profile is in force on both "
+              f"channels{' with its timeline' if compiled else ''}")
         for name, ch in p.channels():
             print(f"  {name:<8} {ch.describe()}")
         if compiled is None:
             return 0
-        f_clk = info["f_clk"]
-        start = dev.load_timeline(compiled.entries, compiled.period, args.start_cycle,
-                                  lead=round(Fraction(args.start_in) * f_clk))
+        start = dev.timeline_start
     repeat = (f", repeating every {format_time(Fraction(compiled.period, f_clk))}"
               if compiled.period else ", once")
     print(f"timeline: {len(compiled.steps)} steps ({len(compiled.entries)} entries of the box's "
