@@ -48,11 +48,12 @@ NAMES = {FORWARD: "forward", RETURN: "return"}
 # 0.1 s on the board), 11 s of this simulation at its 0.38 M cycles a wall second, more than
 # the host's default 5 s.
 FW_TIMEOUT = 60.0
-# A cut's timeline starts this many seconds of board time after its load (``--start-in``):
+# A cut's timeline starts this many seconds of board time after it is armed (``--start-in``):
 # more than the board runs freely before the traffic's lock-step begins, which on the real
-# boards' CPU (SERV) is the four requests after the load: on the Versa-5G's variant up to 8.3 M
-# cycles, 0.15 s (0.03 s sufficed with VexRiscv's minimal variant).
-CUT_START_IN = "0.2"
+# boards' CPU (SERV) is the load's COMMIT and the four requests after it: on the Versa-5G's
+# variant the four took up to 8.3 M cycles, 0.15 s (0.03 s sufficed with VexRiscv's minimal
+# variant).
+CUT_START_IN = "0.25"
 
 
 def wire_bytes(length: int) -> int:
@@ -158,9 +159,9 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     ``cut`` = (lead, delay): a timeline step, run by the firmware, sets both channels' delay to
     ``delay`` ``lead`` cycles after the first frame; the model applies it at the same cycle.
     ``fill`` = (lead, share): the channels of ``fill_sides`` (the forward one by default) start
-    shaped at ``share`` of the offered rate, so that their queues fill, and a timeline step
-    ``lead`` cycles after the first frame shapes them at the offered rate (the other channel is
-    shaped at it throughout). The frames
+    shaped at ``share`` of the offered rate (a fraction, or one per side: {"forward": ...}), so
+    that their queues fill, and a timeline step ``lead`` cycles after the first frame shapes
+    them at the offered rate (the other channel is shaped at it throughout). The frames
     admitted before the step keep their slower departures, so the queue grows until
     ``lead / share`` cycles and then holds ``lead x (1 / share - 1)`` cycles of frames.
     ``queue``: each channel's queue in frames, at most its cap (default: the departure times
@@ -195,7 +196,9 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     path = work_dir / "datapath-profile.toml"
     rates = {FORWARD: rate_bps, RETURN: return_rate_bps or rate_bps}
     offered = {NAMES[ch]: rate for ch, rate in rates.items()}
-    slow = fill and {side: int(bps * fill[1]) if side in fill_sides else bps
+    shares = fill and (fill[1] if isinstance(fill[1], dict)
+                       else {side: fill[1] for side in fill_sides})
+    slow = fill and {side: int(bps * shares[side]) if side in shares else bps
                      for side, bps in offered.items()}
     load_profile_via_cli(url, profile_toml(delay_s, slow or (offered if shaped else None),
                                            queues, cut and cut[1], fill and offered), path,
@@ -243,7 +246,7 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
         if cut:
             end += len(sched) * max(p.mem_pace for p in params.values()) * frame_words(length)
         if fill:            # and the backlog, at the offered rate
-            end += math.ceil(step[0] * (1 / fill[1] - 1)) + 20_000
+            end += math.ceil(step[0] * (1 / min(shares.values()) - 1)) + 20_000
         while t < end:
             t = eth.run(min(end, t + 4 * CHUNK), halt_on_egress=False)
         eth.release()

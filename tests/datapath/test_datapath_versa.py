@@ -3,8 +3,9 @@
 system clock, DDR3 memory system and channel parameters, its memory pace included) carries
 GbE-paced full-size frames on both channels at once, at a rate below the measured maximum,
 exactly as the model says; a large delay cut on both channels, whose frames fall due
-together and leave at the memory's pace, each at the model's cycle; and a forward queue of
-about 2,000 frames, past the 1024 departure times its chip holds, the rest in the ring in DDR3.
+together and leave at the memory's pace, each at the model's cycle; and, at once, a forward
+queue of about 2,000 frames, past the 1024 departure times its chip holds, the rest in the ring
+in DDR3, and a return queue of about 1,400 frames, its departure times on chip as distances.
 
 It sits outside tests/system so that it runs before the system tests' session board starts:
 two Verilator boards at once overload two cores, and the second one then failed to start."""
@@ -46,32 +47,27 @@ def test_a_delay_cut_leaves_at_the_memory_s_pace(versa_board, assert_delivered_e
     assert r["per_channel"]["return"]["paced"] >= 20
 
 
-def test_the_forward_queue_spills_to_the_ring(versa_board, assert_delivered_exactly):
-    """geo-large's forward queue needs the ring on the Versa-5G. 60-byte frames, the costliest
-    per byte, at 350 Mbit/s forward (105.6 cycles a frame, each frame's 9 words and its departure
-    time's: 6206 words per 65536 cycles of the 7281 guaranteed) and 150 return: the forward
-    channel is shaped at half its rate for 4 ms, then at its rate, so that from 8 ms on about
-    2,080 frames stay queued, past the 1024 departure times the chip holds. Every frame leaves
-    at the model's cycle with its bytes, as the model, which knows nothing of the ring, says."""
+def test_the_queues_spill_to_the_ring_and_hold_their_depth_on_chip(versa_board,
+                                                                    assert_delivered_exactly):
+    """Both deep queues at once, 60-byte frames (the costliest per byte), each channel shaped at
+    a share of its rate for 10 ms, then at it.
+
+    - geo-large's forward queue needs the ring on the Versa-5G: 350 Mbit/s (105.6 cycles a
+      frame, each frame's 9 words and its departure time's: 6206 words per 65536 cycles of the
+      7281 guaranteed), at two thirds of it first, so that at 12 ms about 2,080 frames are
+      queued, past the 1024 departure times the chip holds.
+    - The return channel holds its queue's departure times on chip as distances, 16,384 of
+      them: 140 Mbit/s (the return guarantee is 3449 words per 65536 cycles, about 148 Mbit/s
+      of them), at half of it first: the queue grows by about 139 frames a millisecond, to
+      about 1,390 at 10 ms, past the 1024 entries a chip of whole departure times held.
+
+    Every frame leaves at the model's cycle with its bytes, as the model, which knows nothing
+    of the ring, says."""
     r = run_point(versa_board, 60, 350_000_000, (FORWARD, RETURN),
-                  traffic_cycles=10 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
-                  fill=(4 * F_CLK // 1000, Fraction(1, 2)), queue=4096,
-                  return_rate_bps=150_000_000)
+                  traffic_cycles=12 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
+                  fill=(10 * F_CLK // 1000, {"forward": Fraction(2, 3), "return": Fraction(1, 2)}),
+                  queue=4096, return_rate_bps=140_000_000)
     assert_delivered_exactly(r)
     assert r["queues"] == {"forward": 4096, "return": 4096}
     assert r["per_channel"]["forward"]["counters"]["queue_frames_hwm"] > 1800
-    assert r["per_channel"]["return"]["counters"]["queue_frames_hwm"] < 1024
-
-
-def test_the_return_queue_holds_its_depth_on_chip(versa_board, assert_delivered_exactly):
-    """The return channel holds its queue's departure times on chip as distances, 16,384 of
-    them. 60-byte frames at 140 Mbit/s (the return guarantee is 3449 words per 65536 cycles,
-    about 148 Mbit/s of them), shaped at half that rate for 10 ms, then at it: the queue grows
-    by about 139 frames a millisecond (835 after 6 ms), to about 1,390, past the 1024 entries a
-    chip of whole departure times held. Every frame leaves at the model's cycle with its bytes."""
-    r = run_point(versa_board, 60, 140_000_000, (RETURN,),
-                  traffic_cycles=12 * F_CLK // 1000, delay_s=Fraction(3, 1000), shaped=True,
-                  fill=(10 * F_CLK // 1000, Fraction(1, 2)), queue=4096, fill_sides=("return",))
-    assert_delivered_exactly(r)
-    assert r["queues"]["return"] == 4096
     assert r["per_channel"]["return"]["counters"]["queue_frames_hwm"] > 1100
