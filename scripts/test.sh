@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite, in two pytest sessions so that both cores work all along. First
-# every test not marked slow (tests/conftest.py), spread over every core (pytest-xdist); then
-# the slow ones (Verilator models, the simulated boards, a bitstream with SATEMU_BITSTREAM=1),
-# which run their builds in the background beside each other. Each session prints its own
-# summary and checks that it left the checkout as it found it; the last line sums both.
+# `make test`: the whole suite, in pytest sessions arranged so that both cores work all along.
+# First every test not marked slow (tests/conftest.py), spread over every core (pytest-xdist);
+# then the slow ones (Verilator models, the simulated boards, a bitstream with
+# SATEMU_BITSTREAM=1) in two sessions at once. Each session prints its own summary and checks
+# that it left the checkout as it found it; the last line sums them all.
 # SPDX-License-Identifier: BSD-2-Clause
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,14 +11,40 @@ PY=.venv/bin/python
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+# The simulated boards the slow sessions use, built beside the fast tests from the start: the
+# data-path variants first, whose points are the longest chain of the suite, then the system
+# tests' board (each build holds its key's lock: a session that needs a board waits for it,
+# then finds it built; sim.board.build_board).
+prebuild=
+if [ $# -eq 0 ]; then
+    mkdir -p build/board
+    "$PY" -c 'import sys; from sim.board import build_board
+for name in sys.argv[1:]: build_board(board=name)' colorlight-5a-75b versa-ecp5 sim \
+        >build/board/prebuild.log 2>&1 &
+    prebuild=$!
+fi
 "$PY" -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile "$@" \
     2>&1 | tee "$logs/fast"
 fast=${PIPESTATUS[0]}
-"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=15 "$@" 2>&1 | tee "$logs/slow"
+# The slow tests in two sessions side by side, each on a core: the data-path boards' points
+# (and the install tests, and with SATEMU_BITSTREAM=1 the bitstream) in the background; here
+# the gateware's cocotb benches, then the system tests on their one board. The background
+# session's output follows this one's.
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 --ignore=tests/system \
+    --ignore=tests/gateware "$@" >"$logs/slow-boards" 2>&1 &
+boards_pid=$!
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 tests/gateware tests/system "$@" \
+    2>&1 | tee "$logs/slow"
 slow=${PIPESTATUS[0]}
+wait "$boards_pid"
+boards=$?
+[ -n "$prebuild" ] && wait "$prebuild"
+[ "$boards" -eq 5 ] && boards=0        # pytest's "no tests collected": arguments left it none
+[ "$slow" -eq 5 ] && slow=0
+cat "$logs/slow-boards"
 
-# Both sessions' counts, from the summary line each printed last ("N passed, M failed, ...").
-"$PY" - "$logs/fast" "$logs/slow" <<'PY'
+# Every session's counts, from the summary line each printed last ("N passed, M failed, ...").
+"$PY" - "$logs/fast" "$logs/slow" "$logs/slow-boards" <<'PY'
 import re, sys
 kinds = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "error")
 total = dict.fromkeys(kinds, 0)
@@ -34,4 +60,4 @@ if total["xfailed"] or total["xpassed"]:
 print(f"suite: {total['passed'] + total['xpassed']} passed, {failed} failed, "
       f"{total['skipped'] + total['xfailed']} skipped")
 PY
-[ "$fast" -eq 0 ] && [ "$slow" -eq 0 ]
+[ "$fast" -eq 0 ] && [ "$slow" -eq 0 ] && [ "$boards" -eq 0 ]

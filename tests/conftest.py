@@ -6,10 +6,12 @@ idle) and those tests run last; without it they check the committed reports agai
 sources' keys (tests/hardware/test_versa_bitstream.py).
 
 Tests that build a Verilator model, the simulated board or a bitstream, or that run for minutes,
-are marked ``slow`` here (``SLOW``); ``make check`` runs the rest (``-m "not slow"``). The data-path variants of the simulated board
-(tests/datapath), and the system tests' board before them, build the same way, one after the
-other, and the data-path tests run just before the bitstream's (``satemu_boards``;
-tests/system/conftest.py and tests/datapath/conftest.py wait for it).
+are marked ``slow`` here (``SLOW``); ``make check`` runs the rest (``-m "not slow"``). The
+data-path variants of the simulated board (tests/datapath), and the system tests' board before
+them, build the same way, one after the other, and the data-path tests run just before the
+bitstream's (``satemu_boards``; tests/system/conftest.py and tests/datapath/conftest.py wait for
+it). `make test` runs the slow tests in two such sessions at once, and has built their boards
+beside the fast tests (scripts/test.sh; a board's build holds its key's lock).
 
 The session also fails if it changed the checkout: a tracked file's content, or a file that git
 would list as new (``tree_state`` before and after; builds belong under ``build/``)."""

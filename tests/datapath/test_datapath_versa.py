@@ -7,8 +7,8 @@ together and leave at the memory's pace, each at the model's cycle; and, at once
 queue of about 2,000 frames, past the 1024 departure times its chip holds, the rest in the ring
 in DDR3, and a return queue of about 1,400 frames, its departure times on chip as distances.
 
-It sits outside tests/system so that it runs before the system tests' session board starts:
-two Verilator boards at once overload two cores, and the second one then failed to start."""
+It sits outside tests/system: `make test` runs the data-path points in a session of their own
+beside the system tests' (scripts/test.sh), one board in each."""
 
 from fractions import Fraction
 

@@ -4,8 +4,8 @@
 Where the tests may (root, /dev/net/tun), the board's ports are also bridged to two TAP
 interfaces for the real-time test. They stay down, so the kernel sends nothing on them, until
 that test moves them into its namespaces; it runs last (test_tap.py), and nothing else uses
-the board after it. One board only: two Verilator boards beside the test driver would overload
-two cores.
+the board after it. One board for the session: `make test` runs the data-path points' board in
+a session beside this one (scripts/test.sh), one board a core.
 
 Real-time tests (network namespaces, veth, TAP) need root with CAP_NET_ADMIN; the TAP test also
 /dev/net/tun. Without them they skip through the fixtures here (``realtime_ip``, ``tap_ready``)
