@@ -2,7 +2,7 @@
 # `make test`: the whole suite, in pytest sessions arranged so that both cores work all along.
 # First every test not marked slow (tests/conftest.py), spread over every core (pytest-xdist);
 # then the slow ones (Verilator models, the simulated boards, a bitstream with
-# SATEMU_BITSTREAM=1) in four sessions at once. Each session prints its own summary and checks
+# SATEMU_BITSTREAM=1) in two sessions at once. Each session prints its own summary and checks
 # that it left the checkout as it found it; the last line sums them all.
 # SPDX-License-Identifier: BSD-2-Clause
 set -uo pipefail
@@ -26,40 +26,25 @@ fi
 "$PY" -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile "$@" \
     2>&1 | tee "$logs/fast"
 fast=${PIPESTATUS[0]}
-# The slow tests in four sessions side by side, one board simulation (or the cocotb scenarios'
-# pool) in each, since a lock-stepped simulation keeps about half a core busy: the Versa-5G's
-# data-path points, the longest chain; the Colorlight's with the install tests (and with
-# SATEMU_BITSTREAM=1 the bitstream); the gateware's cocotb benches; and here, the system tests
-# on their one board. The other sessions' output follows this one's, in that order.
-slow_session() {            # name, then pytest's arguments
-    local name=$1
-    shift
-    "$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 "$@" \
-        >"$logs/slow-$name" 2>&1 &
-    pids+=("$!")
-    names+=("$name")
-}
-pids=()
-names=()
-slow_session versa tests/datapath/test_datapath_versa.py "$@"
-slow_session boards --ignore=tests/system --ignore=tests/gateware \
-    --ignore=tests/datapath/test_datapath_versa.py "$@"
-slow_session gateware tests/gateware "$@"
-"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 tests/system "$@" \
-    2>&1 | tee "$logs/slow-system"
+# The slow tests in two sessions side by side, each on a core: the data-path boards' points
+# (and the install tests, and with SATEMU_BITSTREAM=1 the bitstream) in the background; here
+# the gateware's cocotb benches, then the system tests on their one board. The background
+# session's output follows this one's.
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 --ignore=tests/system \
+    --ignore=tests/gateware "$@" >"$logs/slow-boards" 2>&1 &
+boards_pid=$!
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 tests/gateware tests/system "$@" \
+    2>&1 | tee "$logs/slow"
 slow=${PIPESTATUS[0]}
-[ "$slow" -eq 5 ] && slow=0            # pytest's "no tests collected": arguments left it none
-for i in "${!pids[@]}"; do
-    wait "${pids[$i]}"
-    rc=$?
-    [ "$rc" -eq 5 ] && rc=0
-    [ "$rc" -ne 0 ] && slow=$rc
-    cat "$logs/slow-${names[$i]}"
-done
+wait "$boards_pid"
+boards=$?
 [ -n "$prebuild" ] && wait "$prebuild"
+[ "$boards" -eq 5 ] && boards=0        # pytest's "no tests collected": arguments left it none
+[ "$slow" -eq 5 ] && slow=0
+cat "$logs/slow-boards"
 
 # Every session's counts, from the summary line each printed last ("N passed, M failed, ...").
-"$PY" - "$logs/fast" "$logs"/slow-* <<'PY'
+"$PY" - "$logs/fast" "$logs/slow" "$logs/slow-boards" <<'PY'
 import re, sys
 kinds = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "error")
 total = dict.fromkeys(kinds, 0)
@@ -75,4 +60,4 @@ if total["xfailed"] or total["xpassed"]:
 print(f"suite: {total['passed'] + total['xpassed']} passed, {failed} failed, "
       f"{total['skipped'] + total['xfailed']} skipped")
 PY
-[ "$fast" -eq 0 ] && [ "$slow" -eq 0 ]
+[ "$fast" -eq 0 ] && [ "$slow" -eq 0 ] && [ "$boards" -eq 0 ]

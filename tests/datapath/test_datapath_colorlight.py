@@ -19,13 +19,10 @@ from sim.datapath import FORWARD, FW_TIMEOUT, RETURN, run_point
 
 RATE_BPS = 100_000_000        # per channel: 400 Mbit/s of SDRAM traffic for both, of 1.28 Gbit/s
 
-# Seconds for the board's first answer: SERV boots slowly, more so beside the suite's other
-# sessions (scripts/test.sh).
-BOOT_TIMEOUT = 600.0
 
 @pytest.fixture(scope="module")
 def colorlight_board():
-    state = board.launch(board="colorlight-5a-75b", timeout=BOOT_TIMEOUT)
+    state = board.launch(board="colorlight-5a-75b")
     yield state
     board.kill(state)
 

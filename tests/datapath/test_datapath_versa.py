@@ -19,13 +19,10 @@ from sim.datapath import F_CLK, FORWARD, RETURN, run_point
 
 RATE_BPS = 400_000_000        # per channel; the measured maximum is in the bench's JSON
 
-# Seconds for the board's first answer: SERV boots slowly, more so beside the suite's other
-# sessions (scripts/test.sh).
-BOOT_TIMEOUT = 600.0
 
 @pytest.fixture(scope="module")
 def versa_board():
-    state = board.launch(board="versa-ecp5", timeout=BOOT_TIMEOUT)
+    state = board.launch(board="versa-ecp5")
     yield state
     board.kill(state)
 
