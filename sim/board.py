@@ -208,7 +208,10 @@ def launch(port: int | None = None, timeout: float = 180.0,
              "port": port, "url": f"socket://127.0.0.1:{port}",
              "eth_port": eth_port, "taps": list(taps) if taps else None, "board": board,
              "paced": paced,
-             "run_dir": str(run), "started": time.time()}
+             "run_dir": str(run), "started": time.time(),
+             # the channels hold no frame: true of a board just booted (sim.datapath.run_point
+             # keeps it, from each point's closing counters, and asks the board when unsure)
+             "left_empty": True}
     deadline = time.monotonic() + timeout
     # Each HELLO waits `wait` s for its answer. A board that connects but answers later than
     # that (the Colorlight's bit-serial CPU, more so on a loaded machine) gets twice as long at

@@ -168,9 +168,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     its chip holds).
     ``return_rate_bps``: the return channel's line rate, if not ``rate_bps``."""
     from satemu.base.boards import BOARDS
-    from satemu.box.device import Device
+    from satemu.box.device import Device, hardware_of
     from satemu.base.ether import to_wire
-    from satemu.base.params import ChannelRegs
     from satemu.link.profile import load_profile
     from satemu.link.timeline import compile_timeline
     from sim.board import variant
@@ -179,13 +178,19 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     work_dir = Path(work_dir or Path(state["run_dir"]))
     url = state["url"]
     board = BOARDS[state["board"]]
-    wait_empty(url, timeout)          # nothing of an earlier run may still be in the channels
+    # Nothing of an earlier run may still be in the channels: the last point's closing
+    # counters said so (``left_empty``), or the board is asked until they do.
+    if not state.pop("left_empty", False):
+        wait_empty(url, timeout)
     f_clk = board.f_clk
-    with Device(url, timeout=FW_TIMEOUT) as dev:
-        info = dev.hello()
-        if info["f_clk"] != f_clk:
-            raise RuntimeError(f"not the {board.name} variant: the board counts "
-                               f"{info['f_clk']} Hz")
+    info = state.get("hello")             # the board's HELLO at its launch
+    if info is None:
+        with Device(url, timeout=FW_TIMEOUT) as dev:
+            info = dev.hello()
+    if info["f_clk"] != f_clk:
+        raise RuntimeError(f"not the {board.name} variant: the board counts "
+                           f"{info['f_clk']} Hz")
+    hardware = hardware_of(info)
     base = board.channel
     step = cut or fill
     # The variant's channels, with its memory pace or without.
@@ -203,14 +208,18 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
     load_profile_via_cli(url, profile_toml(delay_s, slow or (offered if shaped else None),
                                            queues, cut and cut[1], fill and offered), path,
                          ("--start-in", CUT_START_IN) if step else ())
+    # The registers the load put in force, as the host computes them: the model runs on
+    # these, so a box that held other values would fail the point (asking the box for them,
+    # GET_PROFILE, costs the simulated SERV some 9 s a channel).
+    profile = load_profile(str(path))
+    in_force = profile.check(hardware)
+    regs = {ch: in_force[NAMES[ch]] for ch in channels}
     commits = {ch: [] for ch in channels}
     with Device(url, timeout=FW_TIMEOUT) as dev:
         dev.reset_stats()
-        regs = {ch: ChannelRegs(**dev.get_profile(ch), mem_size=info["mem_words"])
-                for ch in channels}
         if step:
             step_at = dev.timeline_status()["start"]
-            compiled = compile_timeline(load_profile(str(path)), dev.hardware())
+            compiled = compile_timeline(profile, hardware)
             commits = {ch: compiled.commits(step_at, NAMES[ch]) for ch in channels}
     delay_cycles = max(regs[channels[0]].delay, base.latency_floor)
     gaps = {ch: spacing(length, rates[ch], f_clk) for ch in channels}
@@ -266,6 +275,8 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
 
     with Device(url, timeout=FW_TIMEOUT) as dev:
         stats = {ch: dev.get_stats(ch) for ch in channels}
+    state["left_empty"] = set(channels) == {FORWARD, RETURN} and all(
+        s["mem_words_now"] == 0 and s["queue_frames_now"] == 0 for s in stats.values())
     with EthPorts(state["eth_port"], timeout=timeout) as eth:
         # Halt the board while the host checks (it would only burn the cores); closing the
         # connection lets it run again.
@@ -294,15 +305,9 @@ def run_point(state: dict, length: int, rate_bps: int, channels: tuple[int, ...]
 def wait_empty(url: str, timeout: float = 600.0) -> None:
     """Wait until both channels hold no frame (every frame in has left or been dropped)."""
     from satemu.box.device import Device
-    deadline = time.monotonic() + timeout
     with Device(url, timeout=FW_TIMEOUT) as dev:
-        while True:
-            st = [dev.get_stats(ch) for ch in (FORWARD, RETURN)]
-            if all(s["mem_words_now"] == 0 and s["queue_frames_now"] == 0 for s in st):
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError("the channels did not empty")
-            time.sleep(1.0)
+        if not dev.wait_empty(timeout):
+            raise TimeoutError("the channels did not empty")
 
 
 def _check(traffic, frames, taken, channels, regs, params, stats, length, check_bytes,

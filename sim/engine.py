@@ -93,15 +93,9 @@ def make_clean(dev, timeout: float = CLEAN_WAIT_S) -> None:
     from satemu.base.regmap import BOD_ENABLE
     from satemu.link.profile import parse_profile
     dev.stop_timeline()
-    deadline = time.monotonic() + timeout
-    while True:
-        stats = [dev.get_stats(ch) for ch in (P.CHANNEL_FORWARD, P.CHANNEL_RETURN)]
-        if all(s["queue_frames_now"] == 0 and s["mem_words_now"] == 0 for s in stats):
-            break
-        if time.monotonic() > deadline:
-            raise _board.BoardError(f"the simulated board still holds frames of an earlier "
-                                    f"run after {timeout:.0f} s; restart it (satemu sim stop)")
-        time.sleep(0.2)
+    if not dev.wait_empty(timeout, poll=0.2):
+        raise _board.BoardError(f"the simulated board still holds frames of an earlier "
+                                f"run after {timeout:.0f} s; restart it (satemu sim stop)")
     if dev.get_profile(P.CHANNEL_RETURN)["bod_flags"] & BOD_ENABLE:
         dev.load(parse_profile(PLAIN, "plain"), settle=timeout)
 

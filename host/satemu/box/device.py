@@ -20,7 +20,7 @@ from satemu.base.params import ChannelRegs
 from satemu.base.hardware import Hardware
 from satemu.base.validate import Verdict, profile_fields
 
-__all__ = ["Device", "DeviceError", "CommitPending", "BodTrace"]
+__all__ = ["Device", "DeviceError", "CommitPending", "BodTrace", "hardware_of"]
 
 
 def _channels(mask: int) -> str:
@@ -30,6 +30,13 @@ def _channels(mask: int) -> str:
 
 # Seconds Device.load waits, after stopping a timeline, for the step it had committed.
 STOP_WAIT_S = 30.0
+
+
+def hardware_of(info: dict[str, int]) -> Hardware:
+    """The hardware of a HELLO answer (``protocol.HELLO_FIELDS``): its limits, and the BOD
+    capability, which means the return channel has the BoD block."""
+    bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
+    return Hardware.from_limits(info, bod)
 
 
 class DeviceError(RuntimeError):
@@ -227,13 +234,24 @@ class Device:
         self.info = dict(zip(P.HELLO_FIELDS, P.HELLO_RESPONSE.unpack(rest[:P.HELLO_RESPONSE.size])))
         return self.info
 
+    def wait_empty(self, timeout: float, poll: float = 1.0) -> bool:
+        """Waits until both channels hold no frame (every frame in has left or been dropped:
+        GET_STATS' ``queue_frames_now`` and ``mem_words_now`` are 0), asking every ``poll``
+        seconds; False if they still held frames after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = [self.get_stats(ch) for ch in range(len(P.CHANNEL_NAMES))]
+            if all(s["queue_frames_now"] == 0 and s["mem_words_now"] == 0 for s in stats):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(poll)
+
     def hardware(self) -> Hardware:
         """The box's hardware as it reports itself (HELLO): its limits (with the records of its
         frame-log rings, 0 without a log), and the BOD capability, which means the return
         channel has the BoD block. ``load`` checks profiles against it."""
-        info = self.info or self.hello()
-        bod = ("return",) if info["capabilities"] & P.Capability.BOD else ()
-        return Hardware.from_limits(info, bod)
+        return hardware_of(self.info or self.hello())
 
     def set_profile(self, channel: int, regs: ChannelRegs, generation: int = 0) -> None:
         """Stages ``regs`` on ``channel`` as part of load ``generation`` (see ``load``); with
