@@ -26,14 +26,15 @@ fi
 "$PY" -m pytest -q -p no:cacheprovider -m "not slow" -n auto --dist loadfile "$@" \
     2>&1 | tee "$logs/fast"
 fast=${PIPESTATUS[0]}
-# The slow tests in two sessions side by side, each on a core: the data-path boards' points
-# (and the install tests, and with SATEMU_BITSTREAM=1 the bitstream) in the background; here
-# the gateware's cocotb benches, then the system tests on their one board. The background
-# session's output follows this one's.
-"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 --ignore=tests/system \
-    --ignore=tests/gateware "$@" >"$logs/slow-boards" 2>&1 &
+# The slow tests in two sessions side by side, each on a core (tests/conftest.py,
+# --slow-session): in the background the data-path boards' points, the install tests and the
+# system tests that need no board or start their own (and with SATEMU_BITSTREAM=1 the
+# bitstream); here the gateware's cocotb benches, then the system tests on their one board.
+# The background session's output follows this one's.
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 --slow-session beside "$@" \
+    >"$logs/slow-boards" 2>&1 &
 boards_pid=$!
-"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 tests/gateware tests/system "$@" \
+"$PY" -m pytest -q -p no:cacheprovider -m slow --durations=10 --slow-session main "$@" \
     2>&1 | tee "$logs/slow"
 slow=${PIPESTATUS[0]}
 wait "$boards_pid"

@@ -41,6 +41,27 @@ SLOW = ("system/", "datapath/", "gateware/test_channel.py", "gateware/test_chann
         "host/test_install.py")
 
 
+# `make test` runs the slow tests in two sessions at once (scripts/test.sh), each on a core,
+# ``--slow-session main`` and ``beside``: "main" the channel's cocotb scenarios, then the system
+# tests on the board they share; "beside" every other slow test (the install tests, the data-path
+# points, and the system tests below, which need no board or start their own), so that the two
+# end about together. Without the option a session runs every test it collects.
+MAIN_SESSION = ("gateware/", "system/")
+BESIDE_TOO = ("system/test_quic.py", "system/test_realtime.py")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow-session", choices=("main", "beside"), default=None,
+                     help="run only the slow tests of this session of `make test` "
+                          "(scripts/test.sh)")
+
+
+def _session_of(item) -> str:
+    rel = item.path.relative_to(Path(__file__).resolve().parent).as_posix()
+    return "main" if rel.startswith(MAIN_SESSION) and not rel.startswith(BESIDE_TOO) \
+        else "beside"
+
+
 def _slow(item) -> bool:
     rel = item.path.relative_to(Path(__file__).resolve().parent).as_posix()
     if rel.endswith(BITSTREAM_TESTS):           # slow only where the suite builds it
@@ -77,6 +98,12 @@ def _start_board_builds(config, items):
 
 @pytest.hookimpl(trylast=True)          # after -k / -m have deselected what they deselect
 def pytest_collection_modifyitems(session, config, items):
+    which = config.getoption("--slow-session")
+    if which is not None:
+        other = [i for i in items if _session_of(i) != which]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [i for i in items if _session_of(i) == which]
     _start_board_builds(config, items)
     full = [i for i in items if i.path.name == BITSTREAM_TESTS and "versa" in i.fixturenames]
     if not full or os.environ.get("SATEMU_BITSTREAM") != "1" or config.option.collectonly:
