@@ -40,7 +40,10 @@ def case(fields, lim, why, channel):
                                    "queue_fifo": lim.params.queue_onchip,
                                    "spill_mask": lim.spill_mask,
                                    "bod_queue": lim.params.bod_depth,
-                                   "delta_queue": lim.params.delta_queue},
+                                   "delta_queue": lim.params.delta_queue,
+                                   "terminals": lim.params.terminals,
+                                   "synthetic": lim.params.synthetic,
+                                   "demand_levels": lim.params.demand_levels},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -215,6 +218,36 @@ def delta_cases(bases):
     return out
 
 
+def term_cases(bases):
+    """The terminal table's registers (each terminal's own fields are checked at COMMIT): on a
+    box that tells 4 terminals with frames apart and serves 6 synthetic ones, the counts at and
+    past their limits, where frames of no terminal go, the table on the forward channel (no
+    synthetic ones there), and a table's registers while there is none."""
+    out = []
+    box = [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE and b[2] == CHANNEL_RETURN
+           and not b[1].params.delta_queue][:3]
+    for regs, lim, channel in box:
+        terms = Hardware(lim.f_clk, lim.mem_words,
+                         params=replace(lim.params, terminals=4, synthetic=6, demand_levels=16))
+        table = dict(regs, term_match=1, term_framed=2, term_synthetic=3, term_unclassified=0xFF)
+        edits = [("term_match", 2), ("term_match", 3), ("term_framed", 0), ("term_framed", 4),
+                 ("term_framed", 5), ("term_synthetic", 6), ("term_synthetic", 7),
+                 ("term_unclassified", 1), ("term_unclassified", 2),
+                 ("term_unclassified", 0xFE), ("term_unclassified", 0x100)]
+        out.append(case(table, terms, "terminal table", channel))
+        for name, value in edits:
+            out.append(case(dict(table, **{name: value}), terms, f"{name} edited", channel))
+        out.append(case(table, terms, "terminal table on the forward channel", CHANNEL_FORWARD))
+        out.append(case(dict(table, term_synthetic=0), terms, "terminals on the forward channel",
+                        CHANNEL_FORWARD))
+        out.append(case(dict(table, bod_flags=0), terms, "synthetic terminals without BoD",
+                        channel))
+        out.append(case(table, lim, "a terminal table on a box without", channel))
+        for name in ("term_framed", "term_synthetic"):
+            out.append(case(dict(regs, **{name: 1}), terms, f"{name} without a table", channel))
+    return out
+
+
 def main():
     rng = random.Random(5)
     out = []
@@ -257,6 +290,7 @@ def main():
                      [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE])
     out += throughput_cases(random.Random(9), bases)    # its own draws: the cases above stay
     out += delta_cases([b for b in bases if b[1].params.delta_queue])
+    out += term_cases(bases)
     path = Path(__file__).with_name("profiles.json")
     path.write_text(json.dumps(out, indent=0) + "\n")
     statuses = {}

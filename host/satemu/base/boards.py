@@ -201,9 +201,13 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22,
           channel=ChannelParams(ingress_beats=4096, frame_log=True, bod_queue=65535,
+                                terminals=8, synthetic=32, demand_levels=256,
                                 **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",),
-          cpu=Cpu("vexriscv", "standard"), dram="MT48LC16M16", dram_rate="1:1",
+          # 64 KiB of SRAM: the firmware stages a load's terminal tables there (some 24 KiB
+          # for 8 terminals with frames, 32 synthetic and 256 levels a channel).
+          cpu=Cpu("vexriscv", "standard", sram_bytes=0x10000), dram="MT48LC16M16",
+          dram_rate="1:1",
           # Frame-log rings of 2^10 records: its simulated CPU sends about 2 kB a second over
           # the UART, so a ring takes some 8 s to read (docs/architecture.md, "The frame log").
           log_words=1 << 11, timeline_entries=TIMELINE_ENTRIES),

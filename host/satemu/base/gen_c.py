@@ -33,8 +33,12 @@ from typing import Mapping, Sequence
 from satemu.base import protocol as P
 from satemu.base.queues import FRAME_SPAN, SLOT_SPAN
 from satemu.base.params import ChannelParams
+from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import (STATUS_PENDING, STATUS_LAYOUT_KEPT, STATUS_EMPTY, STATUS_REFUSED,
-    STATUS_LATE, COMMIT_AT)
+    STATUS_LATE, STATUS_COPYING, COMMIT_AT, TERM_OFFSETS, TERM_WINDOW, TERM_WORDS)
+from satemu.base.terminals import (DEMAND_CONSTANT, DEMAND_LEVELS, DEMAND_NONE, DEMAND_ONOFF,
+    LEVEL_RATE_BITS, LEVEL_SUPERFRAME_BITS, MATCH_MAC, MATCH_NONE, MATCH_VLAN, TERM_FCA,
+    NO_TERMINAL, TERM_SYNTHETIC, TERMINAL_FIELDS, UNCLASSIFIED_DROP)
 from satemu.base.regmap import (REGMAP, LAYOUT_FIELDS, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH,
     COMMIT_APPLY, COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATS_CLEAR, LOSS_NONE,
     LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_BG_LEVELS,
@@ -134,7 +138,13 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
              "TIMELINE_WRITE_REQUEST": P.TIMELINE_WRITE_REQUEST.size,
              "TIMELINE_START_REQUEST": P.TIMELINE_START_REQUEST.size,
              "TIMELINE_ENTRY": P.TIMELINE_ENTRY.size, "TIMELINE_STATE": P.TIMELINE_STATE.size,
-             "TIMELINE_FAULT_DETAIL": P.TIMELINE_FAULT_DETAIL.size}
+             "TIMELINE_FAULT_DETAIL": P.TIMELINE_FAULT_DETAIL.size,
+             "TERMINAL_SET_REQUEST": P.TERMINAL_SET_REQUEST.size,
+             "LEVEL_SET_HEAD": P.LEVEL_SET_HEAD.size,
+             "LEVEL_SET_REQUEST": P.LEVEL_SET_REQUEST.size,
+             "TERMINAL_STATS_REQUEST": P.TERMINAL_STATS_REQUEST.size,
+             "TERMINAL_STATS": P.TERMINAL_STATS.size,
+             "TERMINAL_BAD_DETAIL": P.TERMINAL_BAD_DETAIL.size}
     lines += ["", "/* Message sizes in bytes (satemu.base.protocol): PROFILE is GET_PROFILE's answer "
               "after its", " * status byte, STATS GET_STATS', the details follow a status. */"]
     lines += [f"#define SATEMU_{name}_BYTES {size}" for name, size in sizes.items()]
@@ -227,6 +237,34 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
                         ("BOD_RATE_ONE", BOD_RATE_ONE), ("BOD_RECORD_WORDS", BOD_RECORD_WORDS),
                         ("DELTA_FRAME_SPAN", FRAME_SPAN), ("DELTA_SLOT_SPAN", SLOT_SPAN)):
         lines.append(f"#define SATEMU_{name} {value}")
+    lines += ["", "/* Terminals (satemu.base.terminals, docs/bod.md \"Terminals\"): each terminal's "
+              "fields, in", " * TERMINAL_SET's order, with their widths and their word in the "
+              "terminal window; the rules", " * TERMINAL_BAD names; each terminal's counters, "
+              "in TERMINAL_STATS' order. */"]
+    lines += _enum("satemu_term_field", [(f"SATEMU_T_{name.upper()}", i)
+                                         for i, (name, _, _) in enumerate(TERMINAL_FIELDS)])
+    lines.append(f"#define SATEMU_TERMINAL_FIELDS {len(TERMINAL_FIELDS)}")
+    lines += _initializer("SATEMU_TERMINAL_WIDTHS", [str(w) for _, w, _ in TERMINAL_FIELDS])
+    lines += _initializer("SATEMU_TERMINAL_WORDS", [str(TERM_OFFSETS[n])
+                                                    for n, _, _ in TERMINAL_FIELDS])
+    lines += [f"#define SATEMU_TERM_WINDOW {TERM_WINDOW}",
+              f"#define SATEMU_TERM_WINDOW_WORDS {TERM_WORDS}"]
+    lines += _enum("satemu_term_rule", [(f"SATEMU_RULE_{name.upper()}", i)
+                                        for i, name in enumerate(P.TERMINAL_RULES)])
+    lines += _enum("satemu_term_counter", [(f"SATEMU_TC_{name.upper()}", i)
+                                           for i, name in enumerate(TERMINAL_COUNTERS)])
+    lines.append(f"#define SATEMU_TERMINAL_COUNTERS {len(TERMINAL_COUNTERS)}")
+    for name, value in (("MATCH_NONE", MATCH_NONE), ("MATCH_MAC", MATCH_MAC),
+                        ("MATCH_VLAN", MATCH_VLAN), ("UNCLASSIFIED_DROP", UNCLASSIFIED_DROP),
+                        ("TERM_SYNTHETIC", TERM_SYNTHETIC), ("TERM_FCA", TERM_FCA),
+                        ("DEMAND_NONE", DEMAND_NONE), ("DEMAND_CONSTANT", DEMAND_CONSTANT),
+                        ("DEMAND_ONOFF", DEMAND_ONOFF), ("DEMAND_LEVELS", DEMAND_LEVELS),
+                        ("LEVEL_RATE_BITS", LEVEL_RATE_BITS),
+                        ("LEVEL_SUPERFRAME_BITS", LEVEL_SUPERFRAME_BITS),
+                        ("LEVEL_SET_MAX", P.LEVEL_SET_MAX), ("NO_ONES", P.NO_ONES),
+                        ("TABLE_INDEX", P.TABLE_INDEX), ("STATUS_REG_COPYING", STATUS_COPYING),
+                        ("NO_TERMINAL", NO_TERMINAL)):
+        lines.append(f"#define SATEMU_{name} {value}")
     lines += ["/* The frame log: LOG_CTL's CLEAR strobe, above the ring's bits (a ring holds "
               "2^bits records,", " * bits at most LOG_BITS_MAX), and a record's 64-bit "
               "words. */",
@@ -286,7 +324,13 @@ def board_header(board, mem_wpc: int | None = None) -> str:
               f"#define SATEMU_BOD_RING {board.channel.bod_ring}u",
               "/* The statistics counters' width: narrower ones wrap, and the firmware folds "
               "them", " * into 64-bit counts (satemu_fold_counters). */",
-              f"#define SATEMU_COUNTER_BITS {board.channel.counter_bits}u", "", "#endif", ""]
+              f"#define SATEMU_COUNTER_BITS {board.channel.counter_bits}u",
+              "/* The terminal tables the firmware stages a load's terminals in: a channel's "
+              "terminals,", " * with frames and synthetic, and its level entries, at most (1 "
+              "where the board has none). */",
+              f"#define SATEMU_BOARD_TERMINALS {limits['terminals']}",
+              f"#define SATEMU_TERMINALS_MAX {max(limits['terminals'] + limits['synthetic'], 1)}",
+              f"#define SATEMU_LEVELS_MAX {max(limits['demand_levels'], 1)}", "", "#endif", ""]
     return "\n".join(lines)
 
 

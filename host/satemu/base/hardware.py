@@ -74,8 +74,11 @@ class Hardware:
     def channel_params(self, channel: int | str) -> ChannelParams:
         """The gateware parameters of channel ``channel`` (index or name)."""
         name = CHANNEL_NAMES[channel_index(channel)]
-        params = replace(self.params, bod=name in self.bod_channels,
+        bod = name in self.bod_channels
+        params = replace(self.params, bod=bod,
                          mem_pace=channel_pace(self.params, self.mem_paces, name))
+        if not bod:         # synthetic terminals need the BoD block; the table only counts
+            params = replace(params, synthetic=0, demand_levels=0)
         if name in self.spill_channels and params.spill_words:
             return params
         return replace(params, queue_depth=params.delta_queue or params.queue_onchip,
@@ -91,7 +94,9 @@ class Hardware:
                   "latency_floor": p.latency_floor, "mem_words": self.mem_words,
                   "port_bps": self.port_bps,
                   "mem_wpc_forward": self.wpc(0), "mem_wpc_return": self.wpc(1),
-                  "log_records": self.log_records, "timeline_entries": self.timeline_entries}
+                  "log_records": self.log_records, "timeline_entries": self.timeline_entries,
+                  "terminals": p.terminals, "synthetic": p.synthetic,
+                  "demand_levels": p.demand_levels}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -105,7 +110,10 @@ class Hardware:
                                delta_queue=limits["delta_queue"],
                                max_frame=limits["max_frame"],
                                latency_floor=limits["latency_floor"],
-                               frame_log=limits.get("log_records", 0) > 0)
+                               frame_log=limits.get("log_records", 0) > 0,
+                               terminals=limits.get("terminals", 0),
+                               synthetic=limits.get("synthetic", 0),
+                               demand_levels=limits.get("demand_levels", 0))
         spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
                       if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],

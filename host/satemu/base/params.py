@@ -20,8 +20,16 @@ from dataclasses import dataclass
 from satemu.base.queues import length_bits
 from satemu.base.regmap import BOD_ENABLE, LOSS_NONE
 
-__all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "ConfigError", "BEAT",
-           "BEAT_BITS", "beat_field", "frame_beats", "frame_words"]
+__all__ = ["ChannelParams", "ChannelRegs", "Fate", "FATE_COUNTER", "TERMINAL_COUNTERS",
+           "ConfigError", "BEAT", "BEAT_BITS", "beat_field", "frame_beats", "frame_words",
+           "MAX_TERMINALS", "MAX_FRAMED"]
+
+# Terminals a channel can tell apart, with frames and synthetic (a record's terminal field, the
+# firmware's tables; docs/bod.md, "Terminals").
+MAX_TERMINALS = 64
+# Terminals with frames a channel can tell apart: a frame's terminal travels in 4 bits with it
+# through the channel (15: no one's; satemu.base.terminals.TERMINAL_BITS).
+MAX_FRAMED = 15
 
 # One beat: ``data`` carries byte 0 in bits 7..0; ``nbytes`` (1..8) and ``err`` (a bad FCS
 # reported by the MAC) mean something on the last beat only, where other beats carry 8 bytes.
@@ -110,6 +118,12 @@ class ChannelParams:
     word_init: int = 0
     counter_init: int = 0
     now_init: int = 0
+    # Terminals (satemu.base.terminals, docs/bod.md "Terminals"): the most with frames a
+    # channel tells apart (0: none, the channel is one terminal), the most synthetic ones its
+    # BoD block serves besides, and the entries of the level table their schedules index.
+    terminals: int = 0
+    synthetic: int = 0
+    demand_levels: int = 0
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -136,6 +150,14 @@ class ChannelParams:
             raise ValueError("a delta-coded queue holds lengths up to 2048 bytes")
         if self.delta_coded and self.queue_depth != self.delta_queue:
             raise ValueError("a delta-coded channel's queue_depth must be its delta_queue")
+        if not 0 <= self.terminals <= MAX_FRAMED or not 0 <= self.synthetic <= MAX_TERMINALS \
+                or self.terminals + self.synthetic > MAX_TERMINALS:
+            raise ValueError(f"at most {MAX_FRAMED} terminals with frames and {MAX_TERMINALS} "
+                             f"terminals in all")
+        if self.max_frame >= 1 << 12:
+            raise ValueError("frames of up to 4095 bytes (a header's 12-bit length)")
+        if (self.synthetic or self.demand_levels) and not self.terminals:
+            raise ValueError("synthetic terminals and their levels need a terminal table")
 
     @property
     def queue_onchip(self) -> int:
@@ -156,6 +178,11 @@ class ChannelParams:
     def queue_cap(self, bod: bool) -> int:
         """The hard cap on the queue, in frames, with BoD on or off."""
         return self.bod_depth if bod else self.queue_depth
+
+    def terminal_cap(self, bod: bool, framed: int) -> int:
+        """The hard cap on each queue of ``framed`` terminals with frames, each of its own: the
+        queue's cap split into the fewest equal parts, a power of two, that give each one."""
+        return self.queue_cap(bod) >> (max(framed, 1) - 1).bit_length()   # terminals.share_bits
 
     @property
     def queue_most(self) -> int:
@@ -242,6 +269,11 @@ class ChannelRegs:
     bod_bg5: int = 0
     bod_bg6: int = 0
     bod_bg7: int = 0
+    # The terminal table (satemu.base.terminals.TerminalTable.registers): none by default.
+    term_match: int = 0
+    term_framed: int = 0
+    term_synthetic: int = 0
+    term_unclassified: int = 0xFF
 
     @property
     def bod(self) -> bool:
@@ -256,7 +288,14 @@ class Fate(enum.IntEnum):
     LOSS = 4
     QUEUE = 5
     MEM = 6
+    UNCLASSIFIED = 7        # of no declared terminal, on a channel that drops those
 
 
 FATE_COUNTER = {Fate.RUNT: "drop_runt", Fate.OVERSIZE: "drop_oversize", Fate.ERROR: "drop_error",
-                Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem"}
+                Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem",
+                Fate.UNCLASSIFIED: "drop_unclassified"}
+# Each terminal's counters (a channel with a terminal table; docs/bod.md, "Terminals"): the
+# channel's own but for ``drop_overrun``, which the ingress counts before a frame is anyone's.
+TERMINAL_COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes", "drop_runt",
+                     "drop_oversize", "drop_error", "drop_unclassified", "drop_loss",
+                     "drop_queue", "drop_mem", "late"]

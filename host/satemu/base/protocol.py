@@ -27,9 +27,11 @@ import struct
 
 from satemu.base.records import RECORD_WORDS as LOG_RECORD_WORDS
 from satemu.base.records import BodRecord, unpack_record
+from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
+from satemu.base.terminals import TERMINAL_FIELDS
 
-PROTOCOL_VERSION = 12
+PROTOCOL_VERSION = 13
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -54,6 +56,9 @@ class Op(enum.IntEnum):
     TIMELINE_START = 0x0C     # payload: TIMELINE_START_REQUEST → status
     TIMELINE_STOP = 0x0D      # payload: none → status; the profile in force stays
     TIMELINE_STATUS = 0x0E    # payload: none → TIMELINE_STATE
+    TERMINAL_SET = 0x0F       # payload: TERMINAL_SET_REQUEST → status
+    LEVEL_SET = 0x10          # payload: LEVEL_SET_REQUEST → status
+    TERMINAL_STATS = 0x11     # payload: channel u8, terminal u8 → TERMINAL_STATS
 
 
 class Status(enum.IntEnum):
@@ -75,6 +80,7 @@ class Status(enum.IntEnum):
     NO_TIMELINE = 14      # the box has no timeline store
     TIMELINE_BAD = 15     # + TIMELINE_FAULT_DETAIL: the timeline (or this write) cannot run
     RUNNING = 16          # a timeline is running: TIMELINE_STOP first
+    TERMINAL_BAD = 17     # + TERMINAL_BAD_DETAIL: the load's terminal table cannot run
 
 
 class Capability(enum.IntFlag):
@@ -82,6 +88,7 @@ class Capability(enum.IntFlag):
     BOD = 1 << 1          # some channel (on the SoC: the return channel) has a BoD block
     FRAME_LOG = 1 << 2    # the channels have a frame log (READ_LOG, CLEAR_LOG)
     TIMELINE = 1 << 3     # the box runs timelines (TIMELINE_*)
+    TERMINALS = 1 << 4    # the channels tell terminals apart (TERMINAL_*, LEVEL_SET)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
@@ -102,13 +109,17 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # ``mem_wpc_forward``, ``mem_wpc_return``: the delay-line throughput each channel is
 # guaranteed while the other takes its own, in 64-bit words per 65536 cycles (0: not limited);
 # ``log_records``: the records each channel's frame-log ring holds, a power of two (0: no frame
-# log); ``timeline_entries``: the entries its timeline store holds (0: no timelines).
+# log); ``timeline_entries``: the entries its timeline store holds (0: no timelines);
+# ``terminals``: the terminals with frames each channel tells apart, ``synthetic``: the synthetic
+# ones a BoD channel serves besides, ``demand_levels``: its level table's entries (0, 0, 0: no
+# terminals; satemu.base.terminals).
 # ``satemu.base.hardware.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("queue_fifo", "H"), ("spill_mask", "H"),
                 ("bod_queue", "H"), ("delta_queue", "H"),
                 ("max_frame", "H"), ("latency_floor", "I"), ("mem_words", "I"),
                 ("port_bps", "Q"), ("mem_wpc_forward", "I"), ("mem_wpc_return", "I"),
-                ("log_records", "I"), ("timeline_entries", "I"))
+                ("log_records", "I"), ("timeline_entries", "I"), ("terminals", "B"),
+                ("synthetic", "B"), ("demand_levels", "H"))
 # HELLO's request: the host's protocol version (u16).
 HELLO_REQUEST = struct.Struct("<H")
 # HELLO's answer after the status byte.
@@ -381,6 +392,34 @@ def timeline_entry(offset: int, channel: int, field: int, value: int) -> bytes:
     return TIMELINE_ENTRY.pack(offset, channel << 56 | field << 48 | value)
 
 
+# Terminals (docs/bod.md, "Terminals"; satemu.base.terminals). A load with a terminal table
+# stages, under its generation, each terminal's fields (TERMINAL_SET: a channel, the generation,
+# the terminal's index and its TERMINAL_FIELDS, u64 each; after the channel's SET_PROFILE, which
+# says how many terminals there are) and the level table (LEVEL_SET: a channel, the generation,
+# the first entry, n, then LEVEL_SET_MAX entries of a rate u32 and a length u16, the first n
+# counting). COMMIT applies the load only with every terminal and level staged under its
+# generation, and checks the whole table first (satemu.base.validate.terminal_verdict and
+# terminal_budget): TERMINAL_BAD with the terminal (or level) index u16, 0xFFFF for the table,
+# the rule (TERMINAL_RULES' index) u8, value, min and max u64. TERMINAL_STATS gives a terminal's
+# counters (TERMINAL_COUNTERS, u64 each, 64-bit counts since the last RESET_STATS), terminal
+# 0xFF for the frames of no terminal's.
+TERMINAL_SET_REQUEST = struct.Struct("<BIB" + "Q" * len(TERMINAL_FIELDS))
+LEVEL_SET_MAX = 40
+LEVEL_SET_HEAD = struct.Struct("<BIHB")         # channel, generation, first entry, n
+LEVEL_SET_REQUEST = struct.Struct(LEVEL_SET_HEAD.format + "IH" * LEVEL_SET_MAX)
+TERMINAL_STATS_REQUEST = struct.Struct("<BB")   # channel, terminal (NO_ONES: no one's)
+TERMINAL_STATS = struct.Struct("<" + "Q" * len(TERMINAL_COUNTERS))
+NO_ONES = 0xFF
+TABLE_INDEX = 0xFFFF                            # TERMINAL_BAD's index: the table's own rule
+TERMINAL_BAD_DETAIL = struct.Struct("<HBQQQ")   # index, rule, value, min, max
+# The rules a terminal table can break, as TERMINAL_BAD names them (TerminalVerdict's fields).
+# ("cra" is a terminal's field, and with TABLE_INDEX the sum of all terminals' CRA.)
+TERMINAL_RULES = (*(name for name, _, _ in TERMINAL_FIELDS), "match", "terminals", "synthetic",
+                  "unclassified", "levels", "level", "capacity", "budget",
+                  "term_match", "term_framed", "term_synthetic", "term_unclassified")
+assert len(set(TERMINAL_RULES)) == len(TERMINAL_RULES)
+
+
 # LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
 # then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
 LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
@@ -401,9 +440,11 @@ REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
             Op.BOD_TRACE: BOD_TRACE_REQUEST, Op.LINK_STATS: EMPTY_REQUEST,
             Op.READ_LOG: READ_LOG_REQUEST, Op.CLEAR_LOG: EMPTY_REQUEST,
             Op.TIMELINE_WRITE: TIMELINE_WRITE_REQUEST, Op.TIMELINE_START: TIMELINE_START_REQUEST,
-            Op.TIMELINE_STOP: EMPTY_REQUEST, Op.TIMELINE_STATUS: EMPTY_REQUEST}
+            Op.TIMELINE_STOP: EMPTY_REQUEST, Op.TIMELINE_STATUS: EMPTY_REQUEST,
+            Op.TERMINAL_SET: TERMINAL_SET_REQUEST, Op.LEVEL_SET: LEVEL_SET_REQUEST,
+            Op.TERMINAL_STATS: TERMINAL_STATS_REQUEST}
 REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE,
-                             Op.READ_LOG})
+                             Op.READ_LOG, Op.TERMINAL_SET, Op.LEVEL_SET, Op.TERMINAL_STATS})
 assert set(REQUESTS) == set(Op)
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
 READ_LOG_MAX = (MAX_PAYLOAD - 1 - READ_LOG_HEAD.size) // LOG_RECORD_BYTES     # records per answer
@@ -421,7 +462,8 @@ def hello_answer(request: bytes, limits: dict[str, int], bod_mask: int) -> bytes
     (version,) = HELLO_REQUEST.unpack(request)
     caps = (Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
             | (Capability.FRAME_LOG if limits["log_records"] else 0)
-            | (Capability.TIMELINE if limits["timeline_entries"] else 0))
+            | (Capability.TIMELINE if limits["timeline_entries"] else 0)
+            | (Capability.TERMINALS if limits.get("terminals") else 0))
     status = Status.OK if version == PROTOCOL_VERSION else Status.BAD_VERSION
     return bytes([status]) + HELLO_RESPONSE.pack(PROTOCOL_VERSION, caps,
                                                  *(limits[name] for name, _ in LIMIT_FIELDS))

@@ -6,7 +6,8 @@ superframe, fields ``regmap.BOD_RECORD``).
 
 Frame log, word 0: ``cycle`` (48 bits, mod 2^48), ``length`` (16). Word 1: ``index`` (24, mod
 2^24; sent: 0), ``tx`` (24, mod 2^24), ``fate`` (3), ``kind`` (1: 0 decided, 1 sent), ``late``
-(1), ``valid`` (1, always 1), ``lap`` (10, mod 2^10).
+(1), ``valid`` (1, always 1), ``terminal`` (4: whose frame, 15 no one's; 0 without terminals),
+``lap`` (6, mod 2^6).
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ from dataclasses import dataclass
 
 from satemu.base.regmap import BOD_RECORD
 
-__all__ = ["RECORD_WORDS", "CYCLE_BITS", "LENGTH_BITS", "WORD1", "DECIDED", "SENT", "Record",
+__all__ = ["RECORD_WORDS", "CYCLE_BITS", "LENGTH_BITS", "WORD1", "LAP_BITS", "DECIDED", "SENT",
+           "Record",
            "pack", "unpack", "BodRecord", "pack_record", "unpack_record"]
 
 RECORD_WORDS = 2
 CYCLE_BITS, LENGTH_BITS = 48, 16
 # Word 1's fields, least significant first.
 WORD1 = (("index", 24), ("tx", 24), ("fate", 3), ("kind", 1), ("late", 1), ("valid", 1),
-         ("lap", 10))
+         ("terminal", 4), ("lap", 6))
+LAP_BITS = 6
 INDEX_MOD = 1 << 24
-LAP_MOD = 1 << 10
+LAP_MOD = 1 << LAP_BITS
 CYCLE_MOD = 1 << CYCLE_BITS
 DECIDED, SENT = 0, 1
 
@@ -39,12 +42,14 @@ class Record:
     fate: int = 0        # decided: a satemu.base.params.Fate
     late: bool = False   # sent: started after its scheduled cycle
     lap: int = 0
+    terminal: int = 0    # whose frame (its terminal's own index among frames sent: ``tx``)
 
 
 def pack(r: Record) -> tuple[int, int]:
     w0 = (r.cycle % CYCLE_MOD) | (r.length << CYCLE_BITS)
     values = {"index": r.index % INDEX_MOD, "tx": r.tx % INDEX_MOD, "fate": r.fate,
-              "kind": r.kind, "late": int(r.late), "valid": 1, "lap": r.lap % LAP_MOD}
+              "kind": r.kind, "late": int(r.late), "valid": 1, "lap": r.lap % LAP_MOD,
+              "terminal": r.terminal}
     w1, at = 0, 0
     for name, width in WORD1:
         w1 |= values[name] << at
@@ -62,7 +67,7 @@ def unpack(w0: int, w1: int) -> Record | None:
         return None
     return Record(kind=values["kind"], cycle=w0 % CYCLE_MOD, length=w0 >> CYCLE_BITS,
                   index=values["index"], tx=values["tx"], fate=values["fate"],
-                  late=bool(values["late"]), lap=values["lap"])
+                  late=bool(values["late"]), lap=values["lap"], terminal=values["terminal"])
 
 
 
@@ -78,7 +83,7 @@ class BodRecord:
     g_vbdc: int = 0
     g_fca: int = 0
     used: int = 0
-    reserved: int = 0
+    terminal: int = 0
     backlog: int = 0
 
     @property

@@ -22,6 +22,8 @@ any field does, and the block takes them at its next superframe (a timeline's Bo
 
 from dataclasses import dataclass
 
+from satemu.base.terminals import TERMINAL_FIELDS
+
 __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUGES", "REGMAP",
            "LOSS_NONE", "LOSS_BERNOULLI", "LOSS_GILBERT_ELLIOTT", "REG_WORDS", "WINDOW_BYTES",
            "WINDOW_BOTH", "ADDR_BITS", "LIVE_FIELDS", "BOD_FIELDS", "BOD_RECORD",
@@ -29,7 +31,8 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "BOD_LATENCY_MAX", "BOD_RATE_ONE", "COMMIT_APPLY", "COMMIT_RESEED", "COMMIT_LAYOUT",
            "COMMIT_AT", "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS", "LOG_FIELDS",
            "LOG_CLEAR", "STATUS_PENDING", "STATUS_LAYOUT_KEPT", "STATUS_EMPTY", "STATUS_REFUSED",
-           "STATUS_LATE"]
+           "STATUS_LATE", "STATUS_COPYING", "TERM_FIELDS", "TERM_WINDOW", "TERM_OFFSETS",
+           "TERM_WORDS"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -44,6 +47,8 @@ STATUS_LAYOUT_KEPT = 1 << 1  # the last layout commit kept the old layout (frame
 STATUS_EMPTY = 1 << 2        # the delay line holds no frame
 STATUS_REFUSED = 1 << 3      # the last COMMIT came while one was pending, and was refused
 STATUS_LATE = 1 << 4         # the last COMMIT with AT named a cycle already past: it took the write's
+STATUS_COPYING = 1 << 5      # the terminal table's shadow is being refilled after a COMMIT: write
+                             # no terminal field and commit nothing until it falls
 # STATS register bits.
 STATS_SNAPSHOT = 1 << 0  # copy every counter and gauge into the readable snapshot
 STATS_CLEAR = 1 << 1     # zero every counter and high-water mark (after the snapshot, if both are set)
@@ -106,19 +111,36 @@ BOD_FIELDS = [
                                      f"taken by other terminals, for superframes (bits 31..16)")
       for i in range(BOD_BG_LEVELS)],
 ]
-CFG_FIELDS = CFG_FIELDS + BOD_FIELDS
+# The channel's terminal table (satemu.base.terminals, docs/bod.md "Terminals"): how frames are
+# told apart, how many terminals there are, where frames of no terminal go. Each terminal's own
+# settings are written through the terminal window (TERM_WINDOW) for the terminal ``term_sel``.
+TERM_FIELDS = [
+    Field("term_match", 2, "cfg", "0: no table (one terminal, these registers), 1 MAC, 2 VLAN"),
+    Field("term_framed", 7, "cfg", "terminals with frames (0 .. ChannelParams.terminals)"),
+    Field("term_synthetic", 7, "cfg", "synthetic terminals after them"),
+    Field("term_unclassified", 8, "cfg", "the terminal frames of no terminal go to; 0xFF: "
+                                         "dropped (drop_unclassified)"),
+]
+CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS
 
 CTL_FIELDS = [
     Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
     Field("commit", 4, "ctl", "bit0 APPLY, bit1 RESEED, bit2 LAYOUT, bit3 AT"),
     Field("stats", 2, "ctl", "bit0 SNAPSHOT, bit1 CLEAR"),
-    Field("bod_sel", 32, "ctl", "superframe whose record bod_rec shows (mod the ring depth)"),
+    Field("bod_sel", 32, "ctl", "record bod_rec shows (mod the ring depth): superframe x "
+                                "terminals + terminal"),
+    Field("term_sel", 8, "ctl", "the terminal the terminal window (TERM_WINDOW) writes"),
+    Field("level_sel", 16, "ctl", "the level-table entry level_rate and level_length write"),
+    Field("level_rate", 32, "ctl", "a level's demand, bytes a superframe x 256 (the shadow's)"),
+    Field("level_length", 16, "ctl", "a level's superframes (the shadow's)"),
+    Field("tstat_sel", 16, "ctl", "the terminal counter tstat reads: terminal x 16 + its index "
+                                  "in TERMINAL_COUNTERS (terminals: the table's, then no one's)"),
 ]
 
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
 COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes",
             "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue", "drop_mem",
-            "drop_overrun", "late"]
+            "drop_overrun", "late", "drop_unclassified"]
 GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 
@@ -142,12 +164,13 @@ BOD_RECORD = [
     ("g_vbdc", 16),
     ("g_fca", 16),
     ("used", 16),        # granted slots that carried at least one byte
-    ("reserved", 16),
+    ("terminal", 16),    # whose record it is (docs/bod.md, "Terminals"; 0: the only one)
     ("backlog", 32),     # bytes queued (frame + overhead, not yet sent) at the superframe's start
 ]
 BOD_RECORD_WORDS = sum(w for _, w in BOD_RECORD) // 32
 
 LIVE_FIELDS = [
+    Field("tstat", 64, "live", "the terminal counter tstat_sel names, as it is when selected"),
     Field("bod_count", 32, "live", "superframes recorded since the BoD block (re)started"),
     Field("bod_start", 64, "live", "cycle superframe 0 began (the cycle after the layout commit)"),
     Field("bod_rec", 32 * BOD_RECORD_WORDS, "live", "record of superframe bod_sel (BOD_RECORD)"),
@@ -180,7 +203,18 @@ def _layout(groups):
 
 REGMAP: dict[str, Field] = _layout([CFG_FIELDS, CTL_FIELDS, STAT_FIELDS, LIVE_FIELDS,
                                      LOG_FIELDS])
+# The terminal window: terminal ``term_sel``'s fields (satemu.base.terminals.TERMINAL_FIELDS, a
+# word each, the 48-bit key two) at TERM_WINDOW + TERM_OFFSETS[name], written into the shadow
+# table like any profile field (and staged and applied with it by COMMIT).
+TERM_WINDOW = 0xC0
+TERM_OFFSETS: dict[str, int] = {}
+_at = 0
+for _name, _width, _ in TERMINAL_FIELDS:
+    TERM_OFFSETS[_name] = _at
+    _at += (_width + 31) // 32
+TERM_WORDS = _at
 REG_WORDS = max(f.offset + f.words for f in REGMAP.values())
+assert REG_WORDS <= TERM_WINDOW
 
 # On a SoC's bus the channels' registers sit in windows of WINDOW_BYTES, one word a register:
 # window 0 is the forward channel's, window 1 the return channel's, and a write to window
@@ -202,4 +236,5 @@ BOD_FIELDS = [REGMAP[f.name] for f in BOD_FIELDS]
 # commit while frames are stored (docs/architecture.md, "Commits and sessions"). The other BoD
 # fields apply at the block's first superframe after the commit (docs/bod.md, "Changing the
 # settings").
-LAYOUT_FIELDS = frozenset({"mem_base", "mem_size", "bod_flags", "bod_latency"})
+LAYOUT_FIELDS = frozenset({"mem_base", "mem_size", "bod_flags", "bod_latency",
+                           *(f.name for f in TERM_FIELDS)})

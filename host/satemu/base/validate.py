@@ -22,9 +22,13 @@ from satemu.base.params import ChannelParams, ChannelRegs, ConfigError, frame_wo
 from satemu.base.queues import FRAME_SPAN, SLOT_SPAN
 from satemu.base.protocol import PROFILE_FIELDS, Status
 from satemu.base.regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
+from satemu.base.terminals import (DEMAND_LEVELS, DEMAND_ONOFF, LEVEL_RATE_BITS,
+    LEVEL_SUPERFRAME_BITS, MATCH_MAC, MATCH_VLAN, TERMINAL_FIELDS, UNCLASSIFIED_DROP,
+    TerminalTable, terminal_share)
 
 __all__ = ["Verdict", "validate", "field_verdict", "check_registers",
-           "check_throughput", "profile_fields", "INDEX"]
+           "check_throughput", "profile_fields", "INDEX", "TerminalVerdict", "terminal_verdict",
+           "require_terminals"]
 
 INDEX = {f.name: i for i, f in enumerate(PROFILE_FIELDS)}
 U64_MAX = (1 << 64) - 1
@@ -102,6 +106,21 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         return bad("queue_frames", 1, cap)
     if v["queue_bytes"] < v["min_len"]:
         return bad("queue_bytes", v["min_len"], (1 << 32) - 1)
+    if v["term_match"] > MATCH_VLAN:
+        return bad("term_match", 0, MATCH_VLAN)
+    if v["term_match"]:
+        if not 1 <= v["term_framed"] <= params.terminals:
+            return bad("term_framed", 1, params.terminals)
+        synthetic = params.synthetic if bod else 0
+        if v["term_synthetic"] > synthetic:
+            return bad("term_synthetic", 0, synthetic)
+        if v["term_unclassified"] != UNCLASSIFIED_DROP \
+                and v["term_unclassified"] >= v["term_framed"]:
+            return bad("term_unclassified", 0, v["term_framed"] - 1)
+    else:
+        for name in ("term_framed", "term_synthetic"):
+            if v[name]:
+                return bad(name, 0, 0)
     if params.delta_coded and not bod:
         # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)
@@ -194,6 +213,150 @@ def check_throughput(regs: ChannelRegs, f_clk: int, port_bps: int, mem_wpc: int,
         return None
     need = min((num + den - 1) // den, U64_MAX) if den else U64_MAX
     return Verdict(Status.THROUGHPUT, 0, need, 0, mem_wpc)
+
+
+@dataclass(frozen=True)
+class TerminalVerdict:
+    """Why a terminal table cannot run: terminal ``terminal``'s field ``field`` (a name of
+    ``TERMINAL_FIELDS``, or of the table: ``match``, ``terminals``, ``synthetic``,
+    ``unclassified``, ``levels``, ``level``) holds ``value``, outside ``lo`` .. ``hi``; or, for
+    ``budget``, its delay line needs ``value`` words of the ``hi`` it has. ``terminal`` is -1
+    for the table's own fields (and the level's index for ``level``)."""
+
+    terminal: int
+    field: str
+    value: int
+    lo: int = 0
+    hi: int = 0
+
+    def explain(self) -> str:
+        who = "the terminal table" if self.terminal < 0 else f"terminal {self.terminal}"
+        if self.field == "budget":
+            return (f"{who}'s share of the delay line ({self.hi} words) is less than its "
+                    f"frames can need ({self.value} words)")
+        if self.field == "cra":
+            return (f"the terminals' CRA adds up to {self.value} slots per superframe x 256, "
+                    f"more than the pool's {self.hi}")
+        if self.field == "key" and self.lo == self.hi:
+            return f"{who}'s key {self.value:#x} is another terminal's too"
+        if self.field == "capacity":
+            return (f"{who} has no CRA, no VBDC and no FCA: the frames it holds when its "
+                    f"arrivals stop would wait for good (docs/bod.md, \"A backlog\")")
+        return f"{who}: {self.field}={self.value} is outside {self.lo} .. {self.hi}"
+
+
+def terminal_verdict(table: TerminalTable, regs: ChannelRegs,
+                     params: ChannelParams) -> TerminalVerdict | None:
+    """The first rule ``table`` breaks on a channel built with ``params`` running ``regs``, or
+    None (docs/bod.md, "Terminals"). The table's shape: at most ``params.terminals`` with
+    frames and ``params.synthetic`` synthetic ones, those with frames first, matched by MAC or
+    VLAN, each key once; a table that is not shared (the return channel's) needs BoD on. Each
+    terminal's fields within their widths and ranges, its queue within its part of the
+    hardware's, its CRA and RBDC within the pool, a schedule within the level table; all CRA
+    together within the pool; each terminal with frames drained by CRA, VBDC or FCA."""
+    terms = table.terminals
+    framed = table.framed
+    n_framed, n_synth = len(framed), len(terms) - len(framed)
+
+    def table_bad(name, value, lo, hi):
+        return TerminalVerdict(-1, name, value, lo, hi)
+
+    if not terms:
+        return None
+    for name, value in table.registers().items():
+        if getattr(regs, name) != value:        # the channel's registers say another table
+            return table_bad(name, getattr(regs, name), value, value)
+    if table.match not in (MATCH_MAC, MATCH_VLAN):
+        return table_bad("match", table.match, MATCH_MAC, MATCH_VLAN)
+    if not 1 <= n_framed <= params.terminals:
+        return table_bad("terminals", n_framed, 1, params.terminals)
+    if n_synth > params.synthetic:
+        return table_bad("synthetic", n_synth, 0, params.synthetic)
+    if tuple(terms[:n_framed]) != framed:
+        return table_bad("terminals", n_framed, n_framed, n_framed)   # synthetic ones last
+    if not (table.unclassified == UNCLASSIFIED_DROP or 0 <= table.unclassified < n_framed):
+        return table_bad("unclassified", table.unclassified, 0, n_framed - 1)
+    if len(table.levels) > params.demand_levels:
+        return table_bad("levels", len(table.levels), 0, params.demand_levels)
+    for i, (rate, superframes) in enumerate(table.levels):
+        if not 0 <= rate < 1 << LEVEL_RATE_BITS \
+                or not 1 <= superframes < 1 << LEVEL_SUPERFRAME_BITS:
+            return TerminalVerdict(i, "level", superframes, 1, (1 << LEVEL_SUPERFRAME_BITS) - 1)
+    if not table.shared and not regs.bod:
+        return table_bad("terminals", n_framed, 0, 0)
+    key_max = (1 << 48) - 1 if table.match == MATCH_MAC else 4094
+    seen: dict[int, int] = {}
+    cap = params.terminal_cap(regs.bod, n_framed)
+    carrier = regs.bod_slots * BOD_RATE_ONE
+    for i, t in enumerate(terms):
+        def bad(name, lo, hi):
+            return TerminalVerdict(i, name, getattr(t, name), lo, hi)
+
+        for name, width, _ in TERMINAL_FIELDS:
+            if not 0 <= getattr(t, name) < 1 << width:
+                return bad(name, 0, (1 << width) - 1)
+        if not t.synthetic:
+            if not 1 <= t.key <= key_max:
+                return bad("key", 1, key_max)
+            if t.key in seen:
+                return TerminalVerdict(i, "key", t.key, seen[t.key], seen[t.key])
+            seen[t.key] = i
+        if table.shared:
+            continue
+        if t.loss_mode > 2:
+            return bad("loss_mode", 0, 2)
+        if not t.synthetic:
+            if not 1 <= t.queue_frames <= cap:
+                return bad("queue_frames", 1, cap)
+            if t.queue_bytes < regs.min_len:
+                return bad("queue_bytes", regs.min_len, (1 << 32) - 1)
+        for name in ("cra", "rbdc_max"):
+            if getattr(t, name) > carrier:
+                return bad(name, 0, carrier)
+        if t.req_period < 1:
+            return bad("req_period", 1, 0xFFFF)
+        if t.synthetic:
+            if t.demand_kind == DEMAND_LEVELS:
+                left = max(len(table.levels) - t.demand_first, 0)
+                if t.demand_count < 1 or t.demand_first + t.demand_count > len(table.levels):
+                    return bad("demand_count", 1, left)
+        elif t.demand_kind:
+            return bad("demand_kind", 0, 0)
+        elif not (t.cra or t.vbdc_max or t.fca):
+            return TerminalVerdict(i, "capacity", 0)
+    if table.shared:
+        return None
+    total_cra = sum(t.cra for t in terms)
+    if total_cra > carrier:
+        return TerminalVerdict(-1, "cra", total_cra, 0, carrier)
+    return None
+
+
+def terminal_budget(table: TerminalTable, regs: ChannelRegs, params: ChannelParams, f_clk: int,
+                    port_bps: int) -> TerminalVerdict | None:
+    """BUDGET of each terminal with frames: its share of the delay line (``regs.mem_size``
+    split equally among them) holds what its frames can need at worst: the whole carrier's
+    frames for the delay and the latency floor, as any BoD channel's, and its own full queue."""
+    framed = table.framed
+    if table.shared or not framed:
+        return None
+    share = terminal_share(regs.mem_size, len(framed))
+    cap = params.terminal_cap(regs.bod, len(framed))
+    for i, t in enumerate(framed):
+        own = ChannelRegs(**{**profile_fields(regs), "queue_frames": min(t.queue_frames, cap),
+                             "queue_bytes": t.queue_bytes}, mem_size=share)
+        need = delay_line_budget(own, params, f_clk, port_bps)
+        if need > share:
+            return TerminalVerdict(i, "budget", need, 0, share)
+    return None
+
+
+def require_terminals(table: TerminalTable, regs: ChannelRegs, params: ChannelParams) -> None:
+    """Raise ConfigError unless a channel built with ``params`` can run ``table`` with
+    ``regs`` (``terminal_verdict``'s rules)."""
+    verdict = terminal_verdict(table, regs, params)
+    if verdict:
+        raise ConfigError(verdict.explain())
 
 
 def require_registers(regs: ChannelRegs, params: ChannelParams = ChannelParams()) -> None:

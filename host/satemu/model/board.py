@@ -24,6 +24,7 @@ from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 from satemu.model.channel import Channel, ModelResult
 from satemu.base.ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
 from satemu.base.params import ChannelRegs, Fate, beat_field
+from satemu.base.terminals import TerminalTable, frame_key
 
 __all__ = ["FORWARD", "RETURN", "PORT_A", "PORT_B", "INGRESS_PORT", "EGRESS_PORT",
            "CHANNEL_OUT_OF", "GAP_CYCLES", "RX_LATENCY", "TX_LATENCY", "arrival_from_wire",
@@ -108,12 +109,15 @@ class BoardModel:
     channel's superframe 0 began at ``bod_start``."""
 
     def __init__(self, regs: dict[int, ChannelRegs], cycle: int = 0, bod_start: int = 0,
-                 board: Board | None = None, commits: dict | None = None):
+                 board: Board | None = None, commits: dict | None = None,
+                 tables: dict[int, TerminalTable] | None = None):
         self.board = board or BOARDS[DEFAULT_BOARD]
         # Later commits per channel (a timeline's steps: satemu.model.channel.Commit), each
         # applied to the frames that arrive after its cycle (and a BoD channel's slots after it).
+        # ``tables``: each channel's terminals (satemu.base.terminals), if the profile has any.
+        self.tables = tables or {}
         self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start,
-                                     (commits or {}).get(ch, ()))
+                                     (commits or {}).get(ch, ()), self.tables.get(ch))
                          for ch in (FORWARD, RETURN)}
         self.cycle = cycle                  # every cycle before this one has run
         self.traffic = Traffic()
@@ -172,8 +176,11 @@ class BoardModel:
         self.traffic.events[ch].append((arrival, "A"))
         self._frames[ch].append(frame)
         self.taken_lengths[ch].append(len(frame))
+        table = self.tables.get(ch)
+        # Port A's frames are told apart by their source, port B's by their destination.
+        key = None if table is None else frame_key(frame, table.match, source=ch == RETURN)
         self.traffic.fates[ch].append(int(self.channels[ch].arrive(arrival, len(frame),
-                                                                   bad_fcs).fate))
+                                                                   bad_fcs, key).fate))
         self._schedule(ch)
 
     def run(self, limit: int, halt_on_egress: bool = True) -> int:

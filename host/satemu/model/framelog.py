@@ -12,8 +12,9 @@ memory, each two 64-bit words at ``log_base + 2 * slot``:
 * **sent**, when a frame starts to leave (``source.valid`` first rises for it): that cycle, its
   length, its index among the frames sent, and whether it started later than scheduled.
 
-Delivered frames leave in order, so a sent record belongs to the decided record with the same
-sent-index. The log's own counters (frames decided, frames sent) start at 0 when the channel
+A terminal's delivered frames leave in order (a channel's terminals' need not: their slots
+release them; docs/bod.md, "Terminals"), so a sent record belongs to the decided record of its
+terminal with the same sent-index, counted apart for each terminal. The log's own counters (frames decided, frames sent) start at 0 when the channel
 does and are never cleared, so that a frame decided before a CLEAR still meets its sent record
 after it. Each record also carries the ring's lap when it was written (``slot`` counts records
 from the last CLEAR; the lap is that count's upper bits), so that a reader tells a record of
@@ -22,7 +23,8 @@ memory is not taken for a record.
 
 Word 0: ``cycle`` (48 bits, mod 2^48), ``length`` (16). Word 1: ``index`` (24, mod 2^24; sent:
 0), ``tx`` (24, mod 2^24), ``fate`` (3), ``kind`` (1: 0 decided, 1 sent), ``late`` (1), ``valid``
-(1, always 1), ``lap`` (10, mod 2^10).
+(1, always 1), ``terminal`` (4: whose frame, 15 no one's; 0 without terminals), ``lap`` (6,
+mod 2^6).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Entry:
     fate: Fate
     egress: int | None = None   # its start, mod 2^48; None: dropped, or not sent yet / lost
     late: bool = False
+    terminal: int = 0           # whose frame (NO_TERMINAL: no one's; 0 without terminals)
 
 
 def check_records(first: int, pairs, bits: int) -> tuple[list[Record], int]:
@@ -86,18 +89,18 @@ def join(records: Iterable[Record]) -> tuple[list[Entry], dict]:
     ``unsent`` (delivered, no sent record: still in flight, or the record was lost) and
     ``orphans`` (sent records without their decided one: it was lost, or left the ring)."""
     decided = [r for r in records if r.kind == DECIDED]
-    sent = {r.tx: r for r in records if r.kind == SENT}
+    sent = {(r.terminal, r.tx): r for r in records if r.kind == SENT}
     entries, unsent = [], 0
     used = set()
     for r in decided:
         fate = Fate(r.fate)
-        s = sent.get(r.tx) if fate is Fate.DELIVERED else None
+        s = sent.get((r.terminal, r.tx)) if fate is Fate.DELIVERED else None
         if fate is Fate.DELIVERED and s is None:
             unsent += 1
         if s is not None:
-            used.add(r.tx)
+            used.add((r.terminal, r.tx))
         entries.append(Entry(r.index, r.cycle, r.length, fate,
-                             None if s is None else s.cycle, bool(s and s.late)))
+                             None if s is None else s.cycle, bool(s and s.late), r.terminal))
     return entries, {"unsent": unsent, "orphans": len(sent) - len(used)}
 
 
