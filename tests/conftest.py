@@ -38,7 +38,7 @@ DATAPATH_BOARDS = {"test_datapath_versa.py": "versa-ecp5",
 # Verilator model, the simulated board or a bitstream, or run for minutes; in test_versa_bitstream
 # only the tests that wait for the build.
 SLOW = ("system/", "datapath/", "gateware/test_channel.py", "gateware/test_channel_bod.py",
-        "host/test_install.py")
+        "gateware/test_channel_terms.py", "host/test_install.py")
 
 
 # `make test` runs the slow tests in two sessions at once (scripts/test.sh), each on a core,

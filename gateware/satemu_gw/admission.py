@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Admission engine: decides each frame's fate and schedules its departure and egress cycles."""
 
-from amaranth import Module, Signal, Mux, Const
+from amaranth import Module, Signal, Mux, Const, Cat
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
@@ -9,13 +9,16 @@ from satemu.base.params import Fate
 from satemu.base.regmap import (LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, COMMIT_RESEED, COMMIT_LAYOUT,
     BOD_ENABLE)
 
-from .layouts import Config, IngressDesc, Decision, QueueEntry, frame_beats
+from .layouts import (Config, IngressDesc, Decision, QueueEntry, frame_beats, TERMINAL_BITS,
+    NO_TERMINAL)
 from .bod_slots import BodEntry, Release, port_cycles
+from .bod_terms import TermEntry, TermRelease, share_bits
+from .termtable import FrameCfg
 from .prng import Prng
 from .sertime import SerTime
 
 ENGINE_COUNTERS = ["rx_frames", "rx_bytes", "drop_runt", "drop_oversize", "drop_error",
-                   "drop_loss", "drop_queue", "drop_mem"]
+                   "drop_loss", "drop_queue", "drop_mem", "drop_unclassified"]
 ENGINE_GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
                  "mem_words_now", "mem_words_hwm"]
 
@@ -75,9 +78,13 @@ class Admission(wiring.Component):
             "fate": Out(3),
             "fate_arrival": Out(48),
             "fate_length": Out(16),
-            # BoD (satemu_gw.bod_slots.SlotScheduler).
-            "bod_push": Out(stream.Signature(BodEntry, always_ready=True)),
-            "released": In(stream.Signature(Release, always_ready=True)),
+            # The frame's terminal (a table's index, or NO_TERMINAL), with the fate.
+            "fate_terminal": Out(TERMINAL_BITS),
+            # BoD (satemu_gw.bod_slots.SlotScheduler; with terminals bod_terms.TerminalScheduler).
+            "bod_push": Out(stream.Signature(TermEntry if params.terminals else BodEntry,
+                                             always_ready=True)),
+            "released": In(stream.Signature(TermRelease if params.terminals else Release,
+                                            always_ready=True)),
             "sched_done": In(64),
             "horizon": Out(64),
         }
@@ -89,6 +96,9 @@ class Admission(wiring.Component):
             })
         if params.spill_words:
             ports["q_spill_empty"] = In(1)
+        if params.terminals:
+            # The terminals with frames' settings in force (satemu_gw.termtable).
+            ports["frame"] = In(data.ArrayLayout(FrameCfg, params.terminals))
         # The counters start at ``counter_init`` (0 but in the wrap test), the gauges at 0.
         ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
@@ -119,11 +129,40 @@ class Admission(wiring.Component):
         vi = Signal(64)
         vf = Signal(32)
         egress_free = Signal(64)
+        # Per terminal with frames where each has its own queue, loss and share of the region
+        # (``separate``: BoD and a table), else everything in entry 0: the words it has admitted
+        # (mod 2^32), where it writes next, its queue and its Gilbert-Elliott state.
+        n_t = max(p.terminals, 1)
+        admitted_t = [Signal(32, init=p.word_init, name=f"admitted{i}") for i in range(n_t)]
+        wr_off_t = [Signal(32, name=f"wr_off{i}") for i in range(n_t)]
+        q_frames_t = [Signal(range(p.queue_most + 1), name=f"q_frames{i}") for i in range(n_t)]
+        q_bytes_t = [Signal(33, name=f"q_bytes{i}") for i in range(n_t)]
+        ge_bad_t = [Signal(name=f"ge_bad{i}") for i in range(n_t)]
+        # The channel's totals.
         admitted = Signal(32, init=p.word_init)   # words admitted to memory, mod 2^32
-        wr_off = Signal(32)
         q_frames = Signal(range(p.queue_most + 1))
         q_bytes = Signal(33)
-        ge_bad = Signal()
+        who = Signal(range(n_t))                  # the frame's entry
+        tbits = max((n_t - 1).bit_length(), 1)
+
+        def at(signals, index):
+            out = Signal.like(signals[0], name=f"{signals[0].name}_at")
+            with m.Switch(index):
+                for i, x in enumerate(signals):
+                    with m.Case(i):
+                        m.d.comb += out.eq(x)
+            return out
+
+        def set_at(signals, index, value):
+            for i, x in enumerate(signals):
+                with m.If(index == i):
+                    m.d.sync += x.eq(value)
+
+        wr_off = at(wr_off_t, who)
+        ge_bad = at(ge_bad_t, who)
+        own_frames = at(q_frames_t, who)
+        own_bytes = at(q_bytes_t, who)
+        own_admitted = at(admitted_t, who)
         lost = Signal()
         departure = Signal(64)
         shape_i = Signal(64)        # the shaper's start: max(arrival, V), integer part
@@ -146,10 +185,36 @@ class Admission(wiring.Component):
             with m.If(inc):
                 m.d.sync += self.fate.eq(FATE_OF[name])
 
+        bod = (cfg.bod_flags & BOD_ENABLE).any() if p.bod else Const(0, 1)
+        # The frame's terminal and whose queue, loss and share it uses.
+        if p.terminals:
+            separate = bod & (cfg.term_match != 0)
+            known = cur.known
+            terminal = Mux(known, cur.terminal, NO_TERMINAL)
+            fr = self.frame[who]
+            own = {name: Mux(separate, fr[name], getattr(cfg, name))
+                   for name in ("queue_frames", "queue_bytes", "loss_mode", "loss_p", "ge_p",
+                                "ge_r", "ge_loss_good", "ge_loss_bad")}
+            n_framed = Mux(separate, cfg.term_framed, 1)
+            share = Signal(32)
+            base = Signal(32)
+            m.d.comb += [share.eq(cfg.mem_size >> share_bits(n_framed)),
+                         base.eq(who * share)]
+            unclassified = separate & ~known
+        else:
+            separate = known = Const(0, 1)
+            terminal = Const(0, TERMINAL_BITS)
+            own = {name: getattr(cfg, name) for name in
+                   ("queue_frames", "queue_bytes", "loss_mode", "loss_p", "ge_p", "ge_r",
+                    "ge_loss_good", "ge_loss_bad")}
+            n_framed = 1
+            share, base = cfg.mem_size, 0
+            unclassified = Const(0, 1)
+        m.d.comb += self.fate_terminal.eq(terminal)
         mem_used = Signal(32)
         m.d.comb += [
             self.fate_arrival.eq(cur.arrival[:48]), self.fate_length.eq(cur.length),
-            mem_used.eq(admitted - cur.freed),
+            mem_used.eq(Mux(separate, own_admitted, admitted) - cur.freed),
             self.mem_words_now.eq((admitted - self.freed)[:32]),
             self.empty.eq(admitted == self.freed),
             self.queue_frames_now.eq(q_frames),
@@ -159,14 +224,19 @@ class Admission(wiring.Component):
             st.q.eq(cfg.rate_q), st.num.eq(cfg.rate_num), st.den.eq(cfg.rate_den),
         ]
 
-        bod = (cfg.bod_flags & BOD_ENABLE).any() if p.bod else Const(0, 1)
         entry = Signal(QueueEntry)
         push = Signal()
         m.d.comb += [
-            q_wdata.eq(Mux(bod, self.released.payload, entry)),
+            q_wdata.eq(Mux(bod, self.released.payload.as_value()[:QueueEntry.size]
+                           if not p.terminals else
+                           Cat(self.released.payload.departure,
+                               self.released.payload.length[:12],
+                               self.released.payload.terminal[:TERMINAL_BITS]), entry)),
             q_wen.eq(Mux(bod, self.released.valid, push)),
             self.bod_push.payload.length.eq(dec.length),
         ]
+        if p.terminals:
+            m.d.comb += self.bod_push.payload.terminal.eq(who)
 
         def pop_if_before(t):
             diff = Signal(48)
@@ -175,6 +245,11 @@ class Admission(wiring.Component):
             with m.If(due):
                 m.d.comb += q_ren.eq(1)
                 m.d.sync += [q_frames.eq(q_frames - 1), q_bytes.eq(q_bytes - head.length)]
+                gone = head.terminal[:tbits] if p.terminals else 0
+                for i in range(n_t):
+                    with m.If(gone == i):
+                        m.d.sync += [q_frames_t[i].eq(q_frames_t[i] - 1),
+                                     q_bytes_t[i].eq(q_bytes_t[i] - head.length)]
             return due
 
         def hwm(gauge, value):
@@ -199,6 +274,28 @@ class Admission(wiring.Component):
             sched_ok = Signal()
             m.d.sync += sched_ok.eq(~bod | (self.sched_done > self.commit_at))
 
+        def admit(bod):
+            """The frame goes into its terminal's queue and share of the delay line (BoD: for
+            the slot scheduler to release), and into the channel's totals."""
+            new_qf = q_frames + 1
+            new_qb = q_bytes + cur.length
+            new_mem = (admitted - cur.freed_all)[:32] + words
+            off_sum = Signal(33)
+            m.d.comb += off_sum.eq(wr_off + words)
+            m.d.sync += [
+                q_frames.eq(new_qf), q_bytes.eq(new_qb), admitted.eq(admitted + words),
+                dec.keep.eq(1), dec.bod.eq(bod), dec.offset.eq(base + wr_off),
+                dec.terminal.eq(terminal),
+                self.fate.eq(int(Fate.DELIVERED)),
+            ]
+            set_at(q_frames_t, who, own_frames + 1)
+            set_at(q_bytes_t, who, own_bytes + cur.length)
+            set_at(admitted_t, who, own_admitted + words)
+            set_at(wr_off_t, who, Mux(off_sum >= share, off_sum - share, off_sum))
+            hwm(self.queue_frames_hwm, new_qf)
+            hwm(self.queue_bytes_hwm, new_qb)
+            hwm(self.mem_words_hwm, new_mem)
+
         # Every frame that arrived before `horizon` has been decided (and, with BoD, pushed).
         with m.FSM() as fsm:
             with m.State("IDLE"):
@@ -218,9 +315,9 @@ class Admission(wiring.Component):
                         m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
                     with m.If((self.commit_flags & COMMIT_RESEED).any()):
                         m.d.comb += prng.load.eq(1)
-                        m.d.sync += ge_bad.eq(0)
+                        m.d.sync += [g.eq(0) for g in ge_bad_t]
                     with m.If(layout_ok):
-                        m.d.sync += wr_off.eq(0)
+                        m.d.sync += [w.eq(0) for w in wr_off_t]
                 with m.Elif(take):
                     m.d.comb += [self.desc.ready.eq(1), st.start.eq(1),
                                  st.m.eq(self.desc.payload.length + cfg.overhead)]
@@ -233,6 +330,8 @@ class Admission(wiring.Component):
                     pop_if_before(self.now - DESC_LATENCY)
 
             with m.State("POP"):
+                if p.terminals:
+                    m.d.sync += who.eq(Mux(separate & cur.known, cur.terminal[:tbits], 0))
                 ready = ~pop_if_before(cur.arrival) & (~bod | (self.sched_done > cur.arrival))
                 if outside:
                     ready &= ~self.q_waiting
@@ -251,16 +350,20 @@ class Admission(wiring.Component):
                 with m.Elif(cur.err):
                     m.d.comb += drop["drop_error"].eq(1)
                     m.next = "EMIT"
-                with m.Elif(cfg.loss_mode == LOSS_BERNOULLI):
+                with m.Elif(unclassified):
+                    m.d.comb += drop["drop_unclassified"].eq(1)
+                    m.next = "EMIT"
+                with m.Elif(own["loss_mode"] == LOSS_BERNOULLI):
                     m.d.comb += prng.next.eq(1)
-                    with m.If(prng.out < cfg.loss_p):
+                    with m.If(prng.out < own["loss_p"]):
                         m.d.comb += drop["drop_loss"].eq(1)
                         m.next = "EMIT"
                     with m.Else():
                         m.next = "CHECK"
-                with m.Elif(cfg.loss_mode == LOSS_GILBERT_ELLIOTT):
+                with m.Elif(own["loss_mode"] == LOSS_GILBERT_ELLIOTT):
                     m.d.comb += prng.next.eq(1)
-                    m.d.sync += lost.eq(prng.out < Mux(ge_bad, cfg.ge_loss_bad, cfg.ge_loss_good))
+                    m.d.sync += lost.eq(prng.out < Mux(ge_bad, own["ge_loss_bad"],
+                                                       own["ge_loss_good"]))
                     m.next = "GE_STEP"
                 with m.Else():
                     m.next = "CHECK"
@@ -268,11 +371,11 @@ class Admission(wiring.Component):
             with m.State("GE_STEP"):
                 m.d.comb += prng.next.eq(1)
                 with m.If(ge_bad):
-                    with m.If(prng.out < cfg.ge_r):
-                        m.d.sync += ge_bad.eq(0)
+                    with m.If(prng.out < own["ge_r"]):
+                        set_at(ge_bad_t, who, 0)
                 with m.Else():
-                    with m.If(prng.out < cfg.ge_p):
-                        m.d.sync += ge_bad.eq(1)
+                    with m.If(prng.out < own["ge_p"]):
+                        set_at(ge_bad_t, who, 1)
                 with m.If(lost):
                     m.d.comb += drop["drop_loss"].eq(1)
                     m.next = "EMIT"
@@ -281,11 +384,13 @@ class Admission(wiring.Component):
 
             with m.State("CHECK"):
                 cap = Mux(bod, p.queue_cap(True), p.queue_cap(False))
-                with m.If((q_frames >= cfg.queue_frames) | (q_frames >= cap)
-                          | (q_bytes + cur.length > cfg.queue_bytes)):
+                if p.terminals:
+                    cap = Mux(separate, p.queue_cap(True) >> share_bits(n_framed), cap)
+                with m.If((own_frames >= own["queue_frames"]) | (own_frames >= cap)
+                          | (own_bytes + cur.length > own["queue_bytes"])):
                     m.d.comb += drop["drop_queue"].eq(1)
                     m.next = "EMIT"
-                with m.Elif(mem_used + words > cfg.mem_size):
+                with m.Elif(mem_used + words > share):
                     m.d.comb += drop["drop_mem"].eq(1)
                     m.next = "EMIT"
                 with m.Elif(bod):
@@ -296,21 +401,7 @@ class Admission(wiring.Component):
             with m.State("QUEUE"):
                 # BoD: into the queue and the delay-line region now; the slot scheduler sets the
                 # departure and egress cycles later.
-                new_qf = q_frames + 1
-                new_qb = q_bytes + cur.length
-                new_mem = mem_used + words
-                off_sum = Signal(33)
-                m.d.comb += off_sum.eq(wr_off + words)
-                m.d.sync += [
-                    q_frames.eq(new_qf), q_bytes.eq(new_qb),
-                    admitted.eq(admitted + words),
-                    dec.keep.eq(1), dec.bod.eq(1), dec.offset.eq(wr_off),
-                    self.fate.eq(int(Fate.DELIVERED)),
-                    wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
-                ]
-                hwm(self.queue_frames_hwm, new_qf)
-                hwm(self.queue_bytes_hwm, new_qb)
-                hwm(self.mem_words_hwm, new_mem)
+                admit(bod=True)
                 m.next = "EMIT"
 
             with m.State("SHAPE"):
@@ -353,28 +444,13 @@ class Admission(wiring.Component):
 
             with m.State("SCHEDULE"):
                 egress = Mux(release > egress_free, release, egress_free)
-                new_qf = q_frames + 1
-                new_qb = q_bytes + cur.length
-                new_mem = mem_used + words
-                off_sum = Signal(33)
-                m.d.comb += [
-                    entry.departure.eq(departure[:48]), entry.length.eq(cur.length), push.eq(1),
-                    off_sum.eq(wr_off + words),
-                ]
+                m.d.comb += [entry.departure.eq(departure[:48]), entry.length.eq(cur.length),
+                             entry.terminal.eq(who), push.eq(1)]
                 if p.mem_pace:
                     m.d.sync += pace_free.eq(release)
-                m.d.sync += [
-                    egress_free.eq(egress + port_cycles(p, cur.length)),
-                    q_frames.eq(new_qf), q_bytes.eq(new_qb),
-                    admitted.eq(admitted + words),
-                    dec.keep.eq(1), dec.bod.eq(0), dec.egress.eq(egress[:48]),
-                    dec.offset.eq(wr_off),
-                    self.fate.eq(int(Fate.DELIVERED)),
-                    wr_off.eq(Mux(off_sum >= cfg.mem_size, off_sum - cfg.mem_size, off_sum)),
-                ]
-                hwm(self.queue_frames_hwm, new_qf)
-                hwm(self.queue_bytes_hwm, new_qb)
-                hwm(self.mem_words_hwm, new_mem)
+                m.d.sync += [egress_free.eq(egress + port_cycles(p, cur.length)),
+                             dec.egress.eq(egress[:48])]
+                admit(bod=False)
                 m.next = "EMIT"
 
             with m.State("EMIT"):

@@ -179,7 +179,8 @@ class BodAllocator(wiring.Component):
             with m.State("VOLUME"):
                 m.d.comb += self.busy.eq(1)
                 req = Signal(16)
-                m.d.comb += req.eq(_min(want, room))
+                # None where a commit lowered the maximum below the VBDC still pending.
+                m.d.comb += req.eq(Mux(cfg.bod_vbdc_max > vbdc_pending, _min(want, room), 0))
                 m.d.sync += [self.vbdc_req.eq(req), vbdc_pending.eq(vbdc_pending + req),
                              valid.bit_select(self.k[:6], 1).eq(1)]
                 m.d.comb += [wr.addr.eq(self.k[:6]), wr.data.eq(self.rbdc_req | (req << 24)),

@@ -190,7 +190,7 @@ class SlotScheduler(wiring.Component):
                         rec.bg.eq(alloc.bg), rec.g_cra.eq(alloc.g_cra),
                         rec.g_rbdc.eq(alloc.g_rbdc),
                         rec.g_vbdc.eq(alloc.g_vbdc), rec.g_fca.eq(alloc.g_fca), rec.used.eq(0),
-                        rec.reserved.eq(0), granted.eq(alloc.granted), acc.eq(0),
+                        rec.terminal.eq(0), granted.eq(alloc.granted), acc.eq(0),
                     ]
                     m.next = "SLOT"
 

@@ -18,6 +18,9 @@ from .depqueue import DepartureQueue
 from .depdelta import DeltaQueue
 from .regs import Regs
 from .bod_slots import SlotScheduler
+from .bod_terms import TerminalScheduler
+from .termtable import TermTable
+from .termstats import TermStats
 from .skid import SkidBuffer
 from .framelog import FrameLog
 from .layouts import mem_cmd_layout
@@ -67,9 +70,32 @@ class Channel(wiring.Component):
         # Commands reach the memory through a skid buffer: the DRAM controller's ready (which
         # may depend on its valid) never runs combinationally into the channel's logic.
         m.submodules.cmd_buffer = cmd_buffer = SkidBuffer(mem_cmd_layout(p.addr_width))
+        if p.terminals:
+            # The terminals (docs/bod.md, "Terminals"): their table, shadowed and applied with
+            # the profile, and their counters.
+            m.submodules.termtable = tt = TermTable(p)
+            m.submodules.termstats = ts = TermStats(p)
+            m.d.comb += [
+                tt.w_en.eq(regs.t_w_en), tt.w_word.eq(regs.t_w_word), tt.w_sel.eq(regs.t_w_sel),
+                tt.w_data.eq(regs.t_w_data), tt.l_en.eq(regs.l_en), tt.l_word.eq(regs.l_word),
+                tt.l_sel.eq(regs.l_sel), tt.l_data.eq(regs.l_data), tt.commit.eq(regs.t_commit),
+                tt.apply.eq(adm.apply), regs.copying.eq(tt.copying),
+                ingress.cfg.eq(regs.active), adm.frame.eq(tt.frame),
+                *[ingress.keys[i].eq(tt.frame[i].key) for i in range(p.terminals)],
+                ingress.freed_t.eq(egress.freed_t),
+                ts.fate_valid.eq(adm.fate_valid), ts.fate.eq(adm.fate),
+                ts.fate_terminal.eq(adm.fate_terminal), ts.fate_length.eq(adm.fate_length),
+                ts.started.eq(egress.started), ts.start_terminal.eq(egress.start_terminal),
+                ts.start_length.eq(egress.start_length), ts.start_late.eq(egress.start_late),
+                ts.clear.eq(regs.clear), ts.sel.eq(regs.tstat_sel), regs.tstat.eq(ts.value),
+            ]
+            wiring.connect(m, writer.spans, reader.spans)
         if p.bod:
-            sched = SlotScheduler(p)
+            sched = TerminalScheduler(p) if p.terminals else SlotScheduler(p)
             m.submodules.bod = ResetInserter(regs.bod_restart)(sched)
+            if p.terminals:
+                m.d.comb += [tt.row_addr.eq(sched.row_addr), sched.row.eq(tt.row),
+                             tt.level_addr.eq(sched.level_addr), sched.level.eq(tt.level)]
             wiring.connect(m, adm.bod_push, sched.push)
             wiring.connect(m, sched.release, adm.released)
             wiring.connect(m, sched.hdr, writer.hdr)
@@ -89,10 +115,12 @@ class Channel(wiring.Component):
                 log.decided.payload.arrival.eq(adm.fate_arrival),
                 log.decided.payload.length.eq(adm.fate_length),
                 log.decided.payload.fate.eq(adm.fate),
+                log.decided.payload.terminal.eq(adm.fate_terminal),
                 log.sent.valid.eq(egress.started),
                 log.sent.payload.start.eq(self.now[:48]),
                 log.sent.payload.length.eq(egress.start_length),
                 log.sent.payload.late.eq(egress.start_late),
+                *([log.sent.payload.terminal.eq(egress.start_terminal)] if p.terminals else []),
                 log.done.eq(writer.log_done), writer.log_urgent.eq(log.urgent),
                 log.base.eq(regs.log_base), log.bits.eq(regs.log_bits),
                 log.clear.eq(regs.log_clear),

@@ -2,10 +2,10 @@
 """Channel egress: starts each frame at exactly its scheduled cycle and frees its memory."""
 
 from amaranth import Module, Signal, Mux
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Beat, PlayoutDesc, frame_beats
+from .layouts import Beat, PlayoutDesc, TERMINAL_BITS, frame_beats
 
 EGRESS_COUNTERS = ["tx_frames", "tx_bytes", "late"]
 
@@ -18,7 +18,15 @@ class Egress(wiring.Component):
 
     def __init__(self, params):
         self.params = params
+        extra = {}
+        if params.terminals:
+            # Words freed of each terminal's share (mod 2^32; a frame's header names its
+            # terminal), and the terminal of the frame that starts.
+            extra = {"freed_t": Out(data.ArrayLayout(32, params.terminals),
+                                    init=[params.word_init] * params.terminals),
+                     "start_terminal": Out(TERMINAL_BITS)}
         super().__init__({
+            **extra,
             "desc": In(stream.Signature(PlayoutDesc)),
             "data": In(stream.Signature(64)),
             "source": Out(stream.Signature(Beat)),
@@ -55,6 +63,11 @@ class Egress(wiring.Component):
         ]
         m.d.comb += [self.started.eq(start), self.start_length.eq(d.length),
                      self.start_late.eq(diff != 0)]
+        if self.params.terminals:
+            m.d.comb += self.start_terminal.eq(d.terminal)
+            for i in range(self.params.terminals):
+                with m.If(start & (d.terminal == i)):
+                    m.d.sync += self.freed_t[i].eq(self.freed_t[i] + beats + 1)
         with m.If(start):
             m.d.sync += [sending.eq(1), self.freed.eq(self.freed + beats + 1),
                          self.tx_frames.eq(self.tx_frames + 1),

@@ -6,13 +6,17 @@ from amaranth import Module, ResetInserter, Signal, Cat, Const, Mux
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from satemu.base.records import CYCLE_BITS, LENGTH_BITS, WORD1
+from satemu.base.records import CYCLE_BITS, LAP_BITS, LENGTH_BITS, WORD1
 from satemu.base.params import Fate
+from satemu.base.terminals import NO_TERMINAL, TERMINAL_BITS
 
 # A frame decided: the admission's fate pulse, with the frame's arrival cycle and length.
-Decided = data.StructLayout({"arrival": CYCLE_BITS, "length": LENGTH_BITS, "fate": 3})
+# (and its terminal: satemu_gw.classify; NO_TERMINAL: no one's)
+Decided = data.StructLayout({"arrival": CYCLE_BITS, "length": LENGTH_BITS, "fate": 3,
+                             "terminal": TERMINAL_BITS})
 # A frame starting to leave: the egress's start, with its length and lateness.
-Sent = data.StructLayout({"start": CYCLE_BITS, "length": LENGTH_BITS, "late": 1})
+Sent = data.StructLayout({"start": CYCLE_BITS, "length": LENGTH_BITS, "late": 1,
+                          "terminal": TERMINAL_BITS})
 RecordWord1 = data.StructLayout(dict(WORD1))
 Record = data.StructLayout({"cycle": CYCLE_BITS, "length": LENGTH_BITS, "w1": RecordWord1})
 
@@ -58,30 +62,49 @@ class FrameLog(wiring.Component):
         m = Module()
         p = self.params
         on = self.bits != 0
-        q = fifo.SyncFIFOBuffered(width=Record.size - 10, depth=p.log_fifo)
+        q = fifo.SyncFIFOBuffered(width=Record.size - LAP_BITS, depth=p.log_fifo)
         m.submodules.fifo = ResetInserter(self.clear)(q)
 
-        n_decided = Signal(24)          # frames decided, mod 2^24
-        n_delivered = Signal(24)        # ... of them delivered: the next one's sent-index
-        n_sent = Signal(24)             # frames started to leave
-        hold = [Signal(Record.size - 10, name=f"hold_{k}") for k in ("decided", "sent")]
+        # Frames decided (mod 2^24); a terminal's delivered ones, its next one's sent-index; a
+        # terminal's frames started to leave (its frames leave in order; a channel's terminals'
+        # need not: docs/bod.md, "Terminals"). A set a terminal with frames, and no one's.
+        n_decided = Signal(24)
+        sets = p.terminals + 1
+        n_delivered = [Signal(24, name=f"n_delivered{i}") for i in range(sets)]
+        n_sent = [Signal(24, name=f"n_sent{i}") for i in range(sets)]
+
+        def bucket(terminal):
+            return Mux(terminal == NO_TERMINAL, p.terminals, terminal) if p.terminals else 0
+
+        def pick(signals, index):
+            out = Signal(24, name=f"{signals[0].name}_sel")
+            with m.Switch(index):
+                for i, x in enumerate(signals):
+                    with m.Case(i):
+                        m.d.comb += out.eq(x)
+            return out
+        hold = [Signal(Record.size - LAP_BITS, name=f"hold_{k}") for k in ("decided", "sent")]
         held = [Signal(name=f"held_{k}") for k in ("decided", "sent")]
 
         d, s = self.decided.payload, self.sent.payload
         rec_d, rec_s = Signal(Record), Signal(Record)
         m.d.comb += [
             rec_d.cycle.eq(d.arrival), rec_d.length.eq(d.length),
-            rec_d.w1.index.eq(n_decided), rec_d.w1.tx.eq(n_delivered), rec_d.w1.fate.eq(d.fate),
-            rec_d.w1.kind.eq(0), rec_d.w1.valid.eq(1),
+            rec_d.w1.index.eq(n_decided), rec_d.w1.tx.eq(pick(n_delivered, bucket(d.terminal))),
+            rec_d.w1.fate.eq(d.fate), rec_d.w1.kind.eq(0), rec_d.w1.valid.eq(1),
+            rec_d.w1.terminal.eq(d.terminal),
             rec_s.cycle.eq(s.start), rec_s.length.eq(s.length),
-            rec_s.w1.tx.eq(n_sent), rec_s.w1.kind.eq(1), rec_s.w1.late.eq(s.late),
-            rec_s.w1.valid.eq(1),
+            rec_s.w1.tx.eq(pick(n_sent, bucket(s.terminal))), rec_s.w1.kind.eq(1),
+            rec_s.w1.late.eq(s.late), rec_s.w1.valid.eq(1), rec_s.w1.terminal.eq(s.terminal),
         ]
         with m.If(self.decided.valid):
-            m.d.sync += [n_decided.eq(n_decided + 1),
-                         n_delivered.eq(n_delivered + (d.fate == int(Fate.DELIVERED)))]
-        with m.If(self.sent.valid):
-            m.d.sync += n_sent.eq(n_sent + 1)
+            m.d.sync += n_decided.eq(n_decided + 1)
+        for i in range(sets):
+            with m.If(self.decided.valid & (bucket(d.terminal) == i)
+                      & (d.fate == int(Fate.DELIVERED))):
+                m.d.sync += n_delivered[i].eq(n_delivered[i] + 1)
+            with m.If(self.sent.valid & (bucket(s.terminal) == i)):
+                m.d.sync += n_sent[i].eq(n_sent[i] + 1)
 
         # One holding register per event kind, into the FIFO one a cycle (a decided record
         # first): events of one kind come many cycles apart, so a register is free again long
@@ -97,7 +120,7 @@ class FrameLog(wiring.Component):
                 m.d.sync += held[k].eq(0)
             with m.If(event.valid & on):
                 with m.If(free):
-                    m.d.sync += [hold[k].eq(rec.as_value()[:Record.size - 10]), held[k].eq(1)]
+                    m.d.sync += [hold[k].eq(rec.as_value()[:Record.size - LAP_BITS]), held[k].eq(1)]
                 with m.Else():
                     m.d.comb += lost_now[k].eq(1)
 
@@ -105,12 +128,12 @@ class FrameLog(wiring.Component):
         mask = Signal(32)
         m.d.comb += mask.eq(Cat(*(Const(k, 5) < self.bits for k in range(32))))
         slot = Signal(32)
-        lap = Signal(10)
+        lap = Signal(LAP_BITS)
         inflight = Signal(5)            # records given to the writer, not yet done
         skip = Signal(5)                # done pulses of records given out before a clear
         out = Signal(Record)
         m.d.comb += [
-            out.as_value()[:Record.size - 10].eq(q.r_data), out.w1.lap.eq(lap),
+            out.as_value()[:Record.size - LAP_BITS].eq(q.r_data), out.w1.lap.eq(lap),
             self.write.valid.eq(q.r_rdy & on),
             self.write.payload.addr.eq(self.base + (slot << 1)),
             self.write.payload.data.eq(out),

@@ -2,10 +2,13 @@
 """Channel ingress: buffers each frame on chip and describes it when its last beat arrives."""
 
 from amaranth import Module, Signal, Mux
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Beat, IngressDesc
+from satemu.base.regmap import BOD_ENABLE
+
+from .classify import Classifier
+from .layouts import Beat, Config, IngressDesc
 
 
 class Ingress(wiring.Component):
@@ -21,12 +24,18 @@ class Ingress(wiring.Component):
 
     ``arrived`` pulses in the cycle a taken frame's last beat is accepted, ``overrun`` in the
     cycle a discarded frame's last beat goes by.
+
+    A channel with terminals (``params.terminals``) classifies each taken frame
+    (``satemu_gw.classify``: by its source on the BoD channel, port A's, else its destination)
+    with the table in force (``cfg``'s ``term_*``, ``keys``), and where the terminals have their
+    own shares of the delay line (BoD on and a table) the descriptor's ``freed`` is the frame's
+    terminal's (``freed_t``).
     """
 
     def __init__(self, params, mac_fed: bool = False):
         self.params = params
         self.mac_fed = mac_fed
-        super().__init__({
+        ports = {
             "sink": In(stream.Signature(Beat)),
             "beats": Out(stream.Signature(64)),
             "desc": Out(stream.Signature(IngressDesc)),
@@ -36,7 +45,12 @@ class Ingress(wiring.Component):
             "overrun": Out(1),
             "drop_overrun": Out(64, init=params.counter_init),
             "clear": In(1),
-        })
+        }
+        if params.terminals:
+            ports.update({"cfg": In(Config),
+                          "keys": In(data.ArrayLayout(48, params.terminals)),
+                          "freed_t": In(data.ArrayLayout(32, params.terminals))})
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
@@ -82,10 +96,22 @@ class Ingress(wiring.Component):
             desc.length.eq(Mux(total[16], 0xFFFF, total[:16])),
             desc.err.eq(beat.err | ~nb_ok),
             desc.stored.eq(stored + store),
-            desc.freed.eq(self.freed),
+            desc.freed.eq(self.freed), desc.freed_all.eq(self.freed),
             descs.w_data.eq(desc),
             descs.w_en.eq(fire & beat.last),
         ]
+        if p.terminals:
+            cfg = self.cfg
+            m.submodules.classify = cl = Classifier(p.terminals, source=p.bod)
+            m.d.comb += [cl.beat.eq(beat), cl.take.eq(fire), cl.length.eq(total),
+                         cl.match.eq(cfg.term_match), cl.n.eq(cfg.term_framed),
+                         cl.unclassified.eq(cfg.term_unclassified), cl.keys.eq(self.keys),
+                         desc.terminal.eq(cl.terminal), desc.known.eq(cl.known)]
+            # The frame's terminal's share of the delay line, where each has its own.
+            own = (cfg.bod_flags & BOD_ENABLE).any() & (cfg.term_match != 0) & cl.known
+            with m.If(own):
+                m.d.comb += desc.freed.eq(self.freed_t[cl.terminal[:max(
+                    (p.terminals - 1).bit_length(), 1)]])
         with m.If(fire):
             with m.If(beat.last):
                 m.d.sync += [length.eq(0), stored.eq(0)]

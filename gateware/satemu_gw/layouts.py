@@ -5,6 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from satemu.base.params import BEAT
+from satemu.base.terminals import NO_TERMINAL, TERMINAL_BITS
 from satemu.base.regmap import ADDR_BITS, CFG_FIELDS
 
 # One 64-bit beat of a frame (satemu.base.params.BEAT, where its fields are described).
@@ -13,13 +14,20 @@ Beat = data.StructLayout(dict(BEAT))
 # Every profile field, as the channel consumes it after COMMIT.
 Config = data.StructLayout({f.name: f.width for f in CFG_FIELDS})
 
+# A frame's terminal in the descriptors, headers and queue entries: TERMINAL_BITS, a table's
+# index or NO_TERMINAL (satemu.base.terminals); 0 on a channel without terminals.
+
 # A frame as the ingress saw it, when its last beat was accepted.
 IngressDesc = data.StructLayout({
     "arrival": 64,   # cycle of the last beat
     "length": 16,    # bytes, saturating
     "err": 1,        # bad FCS or malformed byte count
     "stored": 9,     # beats held in the ingress FIFO (longer frames are truncated there)
-    "freed": 32,     # memory words freed by egress before the arrival cycle (mod 2^32)
+    "freed": 32,     # memory words freed by egress before the arrival cycle (mod 2^32), of
+                     # the frame's terminal's share where the terminals have their own
+    "freed_all": 32,  # ... of the whole region
+    "terminal": TERMINAL_BITS,   # whose frame it is (satemu_gw.classify), if ``known``
+    "known": 1,
 })
 
 # The admission engine's verdict on a frame, for the memory writer.
@@ -30,11 +38,12 @@ Decision = data.StructLayout({
     "egress": 48,    # scheduled egress start cycle, mod 2^48
     "length": 16,
     "offset": 32,    # header word offset within the memory region
+    "terminal": TERMINAL_BITS,   # for its header (NO_TERMINAL: no one's)
 })
 
 # A frame in the bottleneck queue: its departure cycle (mod 2^48) and length, one memory word
 # where it spills (satemu_gw.depqueue).
-QueueEntry = data.StructLayout({"departure": 48, "length": 16})
+QueueEntry = data.StructLayout({"departure": 48, "length": 12, "terminal": TERMINAL_BITS})
 
 
 def SpillWrite(addr_width):
@@ -58,11 +67,15 @@ def frame_words(length):
     return frame_beats(length) + 1
 
 
-# Memory header word: the first word of every stored frame.
-Header = data.StructLayout({"length": 16, "egress": 48})
+# Memory header word: the first word of every stored frame (lengths up to 2048, max_frame).
+Header = data.StructLayout({"length": 12, "terminal": TERMINAL_BITS, "egress": 48})
 
 # The playout descriptor of a frame waiting for egress: its header word.
 PlayoutDesc = Header
+
+# A released frame's words in the region (a channel whose terminals have shares of their own):
+# its header word's offset, its words, and whose share it lies in (satemu_gw.writer, reader).
+Span = data.StructLayout({"offset": 32, "words": 9, "terminal": TERMINAL_BITS})
 
 
 def mem_cmd_layout(addr_width):

@@ -5,7 +5,10 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Config, Header, PlayoutDesc, frame_beats
+from satemu.base.regmap import BOD_ENABLE
+
+from .bod_terms import share_bits
+from .layouts import Config, Header, PlayoutDesc, Span, frame_beats
 
 
 class Reader(wiring.Component):
@@ -16,11 +19,16 @@ class Reader(wiring.Component):
 
     Read data may arrive after any latency; a read is issued only when its word is sure to find
     room, so ``rdata`` is never stalled and no round trip sits in the per-frame loop.
+
+    On a BoD channel with terminals (``params.terminals``) frames leave in the order their slots
+    release them, each from its terminal's share of the region: the reader reads the words of
+    each ``spans`` entry in turn (as far as ``written``, which commits them in that order),
+    wrapping within the entry's terminal's share.
     """
 
     def __init__(self, params):
         self.params = params
-        super().__init__({
+        ports = {
             "cmd": Out(stream.Signature(params.addr_width)),
             "rdata": In(stream.Signature(64)),
             "written": In(32),          # words the writer has committed, mod 2^32
@@ -28,7 +36,10 @@ class Reader(wiring.Component):
             "layout_reset": In(1),
             "data": Out(stream.Signature(64)),
             "desc": Out(stream.Signature(PlayoutDesc)),
-        })
+        }
+        if params.terminals:
+            ports["spans"] = In(stream.Signature(Span))
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
@@ -55,8 +66,48 @@ class Reader(wiring.Component):
                               & (pdesc.level + outstanding < desc_depth)),
         ]
         issue = self.cmd.valid & self.cmd.ready
-        with m.If(issue):
-            m.d.sync += [issued.eq(issued + 1), off.eq(Mux(nxt >= self.cfg.mem_size, 0, nxt))]
+        if p.terminals:
+            # Spans: the current one's words left, and its share's first word and end.
+            m.submodules.spanq = spanq = fifo.SyncFIFOBuffered(width=Span.size, depth=32)
+            wiring.connect(m, wiring.flipped(self.spans), spanq.w_stream)
+            cfg = self.cfg
+            by_span = (cfg.bod_flags & BOD_ENABLE).any()
+            left_w = Signal(9)
+            s_base = Signal(32)
+            s_end = Signal(33)
+            share = Signal(32)
+            n = Mux(cfg.term_match != 0, cfg.term_framed, 1)
+            m.d.comb += share.eq(cfg.mem_size >> share_bits(n))
+            span = Span(spanq.r_data)
+            take = Signal()
+            with m.If(by_span):
+                # A word of the current span, or the first of the next one.
+                have = (left_w != 0) | spanq.r_rdy
+                m.d.comb += self.cmd.valid.eq((issued != self.written) & have
+                                              & (pdata.level + outstanding < p.playout_beats)
+                                              & (pdesc.level + outstanding < desc_depth))
+                start = span.terminal * share
+                with m.If(left_w == 0):
+                    m.d.comb += [take.eq(issue), self.cmd.payload.eq(self.cfg.mem_base
+                                                                     + span.offset)]
+            m.d.comb += spanq.r_en.eq(take)
+            with m.If(issue & by_span):
+                first = Signal(33)
+                here = Mux(left_w == 0, span.offset, off)
+                m.d.comb += first.eq(here + 1)
+                end = Mux(left_w == 0, start + share, s_end)
+                beg = Mux(left_w == 0, start, s_base)
+                m.d.sync += [issued.eq(issued + 1), off.eq(Mux(first >= end, beg, first)),
+                             left_w.eq(Mux(left_w == 0, span.words, left_w) - 1)]
+                with m.If(left_w == 0):
+                    m.d.sync += [s_base.eq(start), s_end.eq(start + share)]
+            with m.Elif(issue):
+                m.d.sync += [issued.eq(issued + 1),
+                             off.eq(Mux(nxt >= self.cfg.mem_size, 0, nxt))]
+        else:
+            with m.If(issue):
+                m.d.sync += [issued.eq(issued + 1),
+                             off.eq(Mux(nxt >= self.cfg.mem_size, 0, nxt))]
         with m.If(self.layout_reset):
             m.d.sync += off.eq(0)
 

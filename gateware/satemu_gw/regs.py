@@ -3,14 +3,14 @@
 
 from dataclasses import asdict
 
-from amaranth import Module, Signal, Value, Cat, Mux
+from amaranth import Module, Signal, Value, Cat, Mux, Const
 from amaranth.hdl import Array
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from satemu.base.params import ChannelRegs
-from satemu.base.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
+from satemu.base.regmap import (TERM_WINDOW, TERM_WORDS, CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_LAYOUT,
     COMMIT_AT, STATS_SNAPSHOT, STATS_CLEAR, BOD_RECORD_WORDS, LAYOUT_FIELDS, LOG_CLEAR)
 
 from .layouts import Config, RegBusSignature
@@ -59,6 +59,12 @@ class Regs(wiring.Component):
             **{name: In(64) for name in STAT_INPUTS},
             **({"log_base": Out(32), "log_bits": Out(5), "log_clear": Out(1),
                 "log_count": In(64), "log_lost": In(32)} if params.frame_log else {}),
+            # The terminal table's window (satemu_gw.termtable) and the terminal counters'
+            # (satemu_gw.termstats), with terminals.
+            **({"t_w_en": Out(1), "t_w_word": Out(range(TERM_WORDS)), "t_w_sel": Out(8),
+                "t_w_data": Out(32), "l_en": Out(1), "l_word": Out(1), "l_sel": Out(16),
+                "l_data": Out(32), "t_commit": Out(1), "copying": In(1), "tstat_sel": Out(16),
+                "tstat": In(64)} if params.terminals else {}),
         })
 
     def elaborate(self, platform):
@@ -87,10 +93,13 @@ class Regs(wiring.Component):
             with m.If(bus.w_en & (bus.addr == cycle_reg + k)):
                 m.d.sync += commit_cycle[32 * k:32 * (k + 1)].eq(bus.w_data)
         commit_reg = REGMAP["commit"].offset
+        copying = self.copying if self.params.terminals else Const(0, 1)
         with m.If(bus.w_en & (bus.addr == commit_reg) & (bus.w_data & COMMIT_APPLY).any()):
-            with m.If(self.pending):
+            with m.If(self.pending | copying):
                 m.d.sync += refused.eq(1)
             with m.Else():
+                if self.params.terminals:
+                    m.d.comb += self.t_commit.eq(1)
                 at = (bus.w_data & COMMIT_AT).any()
                 ahead = at & (commit_cycle > self.now)
                 m.d.sync += [self.staged.eq(shadow), self.pending.eq(1), refused.eq(0),
@@ -165,7 +174,25 @@ class Regs(wiring.Component):
 
         words = {}
         words[REGMAP["status"].offset] = Cat(self.pending, layout_rejected, self.empty, refused,
-                                             late)
+                                             late, copying)
+        if self.params.terminals:
+            # The terminal window and the level table: written through, into the shadow table.
+            sels = {}
+            for name in ("term_sel", "level_sel", "tstat_sel"):
+                sels[name] = Signal(REGMAP[name].width, name=name)
+                with m.If(bus.w_en & (bus.addr == REGMAP[name].offset)):
+                    m.d.sync += sels[name].eq(bus.w_data)
+                words[REGMAP[name].offset] = sels[name]
+            window = bus.w_en & (bus.addr >= TERM_WINDOW) & (bus.addr < TERM_WINDOW + TERM_WORDS)
+            m.d.comb += [self.t_w_en.eq(window), self.t_w_word.eq(bus.addr - TERM_WINDOW),
+                         self.t_w_sel.eq(sels["term_sel"]), self.t_w_data.eq(bus.w_data),
+                         self.l_sel.eq(sels["level_sel"]), self.l_data.eq(bus.w_data),
+                         self.tstat_sel.eq(sels["tstat_sel"])]
+            for word, name in enumerate(("level_rate", "level_length")):
+                with m.If(bus.w_en & (bus.addr == REGMAP[name].offset)):
+                    m.d.comb += [self.l_en.eq(1), self.l_word.eq(word)]
+            words[REGMAP["tstat"].offset] = self.tstat[:32]
+            words[REGMAP["tstat"].offset + 1] = self.tstat[32:]
         words[REGMAP["bod_count"].offset] = self.bod_count
         bod_start = Signal(64)
         with m.If(self.bod_restart):

@@ -5,8 +5,9 @@ from amaranth import Module, Signal, Mux
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import Config, Decision, Header, SpillWrite, WData, frame_words
+from .layouts import Config, Decision, Header, Span, SpillWrite, WData, frame_words
 from .bod_slots import HeaderWrite
+from .bod_terms import TermHeader
 from .framelog import log_write_layout
 
 
@@ -37,7 +38,7 @@ class Writer(wiring.Component):
         self.params = params
         ports = {
             "decision": In(stream.Signature(Decision)),
-            "hdr": In(stream.Signature(HeaderWrite)),
+            "hdr": In(stream.Signature(TermHeader if params.terminals else HeaderWrite)),
             "beats": In(stream.Signature(64)),
             "cmd": Out(stream.Signature(params.addr_width)),
             "wdata": Out(stream.Signature(WData)),
@@ -51,6 +52,10 @@ class Writer(wiring.Component):
         if params.spill_words:
             ports["spill"] = In(stream.Signature(SpillWrite(params.addr_width)))
             ports["spill_done"] = Out(1)
+        if params.terminals:
+            # Each released frame's words, in the order their headers go (which is the order
+            # ``written`` commits them): where the reader finds it, terminals' shares apart.
+            ports["spans"] = Out(stream.Signature(Span))
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -76,6 +81,7 @@ class Writer(wiring.Component):
         spill_word = Signal() if spill else None
         m.d.comb += [
             header.length.eq(dec.length), header.egress.eq(dec.egress),
+            header.terminal.eq(dec.terminal),
             self.cmd.payload.eq(self.cfg.mem_base + off),
         ]
         w_data = word | (commits << 64) | ((log_end << flag_log) if p.frame_log else 0)
@@ -136,8 +142,18 @@ class Writer(wiring.Component):
                              word.eq(late), commits.eq(frame_words(h.length)),
                              self.cmd.payload.eq(self.cfg.mem_base + h.offset),
                              self.cmd.valid.eq(wq.w_rdy), wq.w_en.eq(self.cmd.ready)]
+                if p.terminals:
+                    m.d.comb += [late.terminal.eq(h.terminal),
+                                 self.spans.payload.offset.eq(h.offset),
+                                 self.spans.payload.words.eq(frame_words(h.length)),
+                                 self.spans.payload.terminal.eq(h.terminal)]
+                    # (the reader's span FIFO has room for every header in flight)
+                    with m.If(~self.spans.ready):
+                        m.d.comb += self.cmd.valid.eq(0)
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.comb += self.hdr.ready.eq(1)
+                    if p.terminals:
+                        m.d.comb += self.spans.valid.eq(1)
                     m.next = "IDLE"
 
             with m.State("HEADER"):

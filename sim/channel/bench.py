@@ -23,8 +23,11 @@ from satemu.base.records import unpack_record
 from satemu.model.channel import Commit, simulate
 from satemu.model.framelog import expected as log_expected, join as log_join, read_ring
 from satemu.base.params import ChannelParams, ChannelRegs, Fate
+from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_AT,
-    COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT)
+    COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATUS_COPYING, TERM_OFFSETS, TERM_WINDOW)
+from satemu.base.terminals import (MATCH_MAC, TERM_SYNTHETIC, TERMINAL_FIELDS, TerminalRegs,
+    TerminalTable, frame_key)
 
 # Where the frame log's ring lies in the bench's memory, unless a scenario says ("log"): far
 # above every delay-line region, 2^16 records.
@@ -35,12 +38,53 @@ MASK64 = (1 << 64) - 1
 MASK32 = (1 << 32) - 1
 
 
-def frame_bytes(seed: int, index: int, length: int) -> bytes:
-    """Deterministic payload; the first bytes carry the frame index."""
+def frame_bytes(seed: int, index: int, length: int, sc: dict | None = None) -> bytes:
+    """Deterministic payload; the first bytes carry the frame index. In a scenario with
+    terminals (``sc["table"]``) a frame's fourth element names whose it is (the index of a
+    terminal with frames, or -1: no terminal's): its source MAC address (bytes 6 to 11; on a
+    channel without BoD, port B's, its destination's, bytes 0 to 5), or its 802.1Q tag (bytes
+    12 to 15), is that terminal's key, where the frame is long enough."""
     body = bytearray(random.Random(seed * 1_000_003 + index).randbytes(length))
     tag = index.to_bytes(4, "little")
     body[:min(4, length)] = tag[:min(4, length)]
+    table = sc and sc.get("table")
+    if table:
+        who = sc["frames"][index][3]
+        keys = [t["key"] for t in table["terminals"] if not t["flags"] & TERM_SYNTHETIC]
+        key = keys[who] if who >= 0 else 0x02FFFFFF0000 + index   # no terminal's
+        if table["match"] == MATCH_MAC:
+            at = 6 if sc["params"]["bod"] else 0      # port A's source, port B's destination
+            body[at:at + 6] = key.to_bytes(6, "big")[:max(0, length - at)]
+        else:
+            tci = (key & 0xFFF if who >= 0 else 0).to_bytes(2, "big")
+            body[12:16] = (b"\x81\x00" + tci)[:max(0, length - 12)]
+        body = body[:length]
     return bytes(body)
+
+
+def table_of(d: dict | None) -> TerminalTable | None:
+    """A scenario's terminal table (``asdict`` of one), or None."""
+    if not d:
+        return None
+    return TerminalTable(d["match"], tuple(TerminalRegs(**t) for t in d["terminals"]),
+                         d["unclassified"], tuple(tuple(x) for x in d["levels"]), d["shared"])
+
+
+def table_writes(d: dict | None) -> list[tuple[int, int]]:
+    """Bus writes that load a terminal table's every field into the shadow table: each
+    terminal's through the terminal window, then the level table."""
+    out = []
+    if not d:
+        return out
+    for i, t in enumerate(d["terminals"]):
+        out.append((REGMAP["term_sel"].offset, i))
+        for name, width, _ in TERMINAL_FIELDS:
+            for k in range((width + 31) // 32):
+                out.append((TERM_WINDOW + TERM_OFFSETS[name] + k, (t[name] >> (32 * k)) & MASK32))
+    for i, (rate, length) in enumerate(d["levels"]):
+        out += [(REGMAP["level_sel"].offset, i), (REGMAP["level_rate"].offset, rate),
+                (REGMAP["level_length"].offset, length)]
+    return out
 
 
 def reg_writes(regs: dict) -> list[tuple[int, int]]:
@@ -139,7 +183,7 @@ class Bench:
         self.mem = Memory(self.pins, self.rng, m.get("cmd_ready", 1.0), m.get("wdata_ready", 1.0),
                           m.get("lat_min", 1), m.get("lat_max", 1))
         self.params = ChannelParams(**sc.get("params", {}))
-        self.frames = sc["frames"]            # [at, length, err]
+        self.frames = sc["frames"]            # [at, length, err] (and whose, with a table)
         self.arrivals: list[int] = []
         self.egress: list[tuple[int, bytes]] = []
         self.fates: list[int] = []
@@ -185,12 +229,13 @@ class Bench:
             ring = self.sc.get("log", {})
             log = [(REGMAP["log_base"].offset, ring.get("base", LOG_BASE)),
                    (REGMAP["log_ctl"].offset, ring.get("bits", LOG_BITS))]
-        for addr, value in log + reg_writes(regs) + [(REGMAP["commit"].offset, flags)]:
+        writes = log + reg_writes(regs) + table_writes(self.sc.get("table"))
+        for addr, value in writes + [(REGMAP["commit"].offset, flags)]:
             pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = addr, value, 1
             await RisingEdge(dut.clk)
         self.bod_start = pins["now"] + 1
         pins["bus__w_en"] = 0
-        while (await self.read_stat("status")) & 1:
+        while (await self.read_stat("status")) & (1 | STATUS_COPYING):
             pass
 
     async def run(self):
@@ -273,10 +318,12 @@ class Bench:
                     # Written in cycle t + 1; one named ahead (AT) takes effect at its cycle.
                     self.commits.append(Commit(max(t + 1, commit.get("cycle", 0)),
                                                ChannelRegs(**commit["regs"]),
-                                               bool(commit.get("reseed"))))
+                                               bool(commit.get("reseed")),
+                                               table_of(commit.get("table"))))
             elif commit_plan and t + 1 >= commit_plan[0]["at"]:
                 c = commit_plan.popleft()
-                ops = [(a, v, None) for a, v in reg_writes(c["regs"])]
+                ops = [(a, v, None) for a, v in reg_writes(c["regs"])
+                       + table_writes(c.get("table"))]
                 flags = COMMIT_APPLY | (COMMIT_RESEED if c.get("reseed") else 0)
                 if "cycle" in c:        # a commit named ahead, as the firmware runs a timeline
                     cycle = REGMAP["commit_cycle"].offset
@@ -286,8 +333,8 @@ class Bench:
                 self.bus_ops.extend(ops)
             # --- ingress: next beat
             if not driving and not beats and pending and t + 1 >= pending[0][1][0]:
-                idx, (at, length, err) = pending.popleft()
-                data = frame_bytes(seed, idx, length)
+                idx, (at, length, err, *_) = pending.popleft()
+                data = frame_bytes(seed, idx, length, sc)
                 nb = max(1, (length + 7) // 8)
                 for k in range(nb):
                     chunk = data[8 * k:8 * k + 8]
@@ -311,10 +358,9 @@ class Bench:
 
             # --- end of stimulus: predict, then run until the last expected egress
             if expect_end is None and not pending and not beats and not self.bus_ops and not commit_plan:
-                self.model = simulate(zip(self.arrivals, [f[1] for f in self.frames],
-                                          [f[2] for f in self.frames]),
+                self.model = simulate(self.model_frames(),
                                       ChannelRegs(**sc["regs"]), self.params, self.commits,
-                                      bod_start=self.bod_start)
+                                      bod_start=self.bod_start, table=self.table)
                 ends = [r.egress for r in self.model.frames if r.egress is not None]
                 expect_end = (max(ends) if ends else t) + self.params.max_beats + 64
                 expect_end = max(expect_end, t + sc.get("run_after", 0))
@@ -335,17 +381,50 @@ class Bench:
         assert now == t, f"the bench counted cycle {t}, the channel's counter says {now}"
         self.end = t
 
+    @property
+    def table(self) -> TerminalTable | None:
+        return table_of(self.sc.get("table"))
+
+    def model_frames(self) -> list[tuple]:
+        """The frames as the model takes them: arrival, length, error, and with a table the
+        key each frame's bytes carry."""
+        out = []
+        table = self.table
+        for i, (a, f) in enumerate(zip(self.arrivals, self.frames)):
+            frame = (a, f[1], f[2])
+            if table is not None:
+                data = frame_bytes(self.sc.get("tb_seed", 1), i, f[1], self.sc)
+                length = f[1] if f[2] != 2 else len(data)
+                frame += (frame_key(data[:length], table.match, source=self.params.bod),)
+            out.append(frame)
+        return out
+
+    async def terminal_stats(self) -> dict:
+        """Each terminal's counters (satemu_gw.termstats), and under None no one's."""
+        out = {}
+        framed = len(self.table.framed)
+        for who in [*range(framed), None]:
+            index = 15 if who is None else who
+            out[who] = {}
+            for k, name in enumerate(TERMINAL_COUNTERS):
+                await self.bus_write(REGMAP["tstat_sel"].offset, index << 4 | k)
+                await RisingEdge(self.dut.clk)
+                out[who][name] = await self.read_stat("tstat")
+        return out
+
     async def stats(self) -> dict:
         await self.bus_write(REGMAP["stats"].offset, STATS_SNAPSHOT)
         return {name: await self.read_stat(name) for name in COUNTERS + GAUGES}
 
     async def bod_ring(self) -> tuple[int, list]:
-        """The BoD statistics ring: the superframe count and the records still held."""
+        """The BoD statistics ring: the superframe count and the records still held (a terminal
+        each a superframe, superframe x terminals + terminal)."""
         count = await self.read_stat("bod_count")
         self.end = self.pins["now"]
+        per = len(self.table.terminals) if self.table else 1
         records = []
-        for sf in range(max(0, count - self.params.bod_ring), count):
-            await self.bus_write(REGMAP["bod_sel"].offset, sf)
+        for rec in range(max(0, count * per - self.params.bod_ring), count * per):
+            await self.bus_write(REGMAP["bod_sel"].offset, rec)
             records.append(unpack_record(await self.read_stat("bod_rec")))
         return count, records
 
@@ -395,19 +474,21 @@ def check_log(bench: Bench, count: int, lost: int) -> tuple[list, dict]:
 def check_bod(bench: Bench, count: int, records: list, end: int) -> tuple[list, dict]:
     """The ring against the model run to the bench's last cycle: every record equal."""
     sc = bench.sc
-    model = simulate(zip(bench.arrivals, [f[1] for f in bench.frames], [f[2] for f in bench.frames]),
-                     ChannelRegs(**sc["regs"]), bench.params, bench.commits,
-                     bod_start=bench.bod_start, until=end)
+    model = simulate(bench.model_frames(), ChannelRegs(**sc["regs"]), bench.params,
+                     bench.commits, bod_start=bench.bod_start, until=end, table=bench.table)
     errors = []
     want = model.bod
+    per = len(bench.table.terminals) if bench.table else 1
     # The scheduler trails the clock by a few cycles: at most one superframe may be pending.
-    if not len(want) - 1 <= count <= len(want):
-        errors.append(f"BoD ring holds {count} superframes, the model finished {len(want)}")
-    first = count - len(records)
-    for rec in records:
-        exp = want[rec.sf] if rec.sf < len(want) else None
-        if rec.sf < first or exp is None or rec != exp:
-            errors.append(f"superframe {rec.sf}: gateware {rec}, model {exp}")
+    if not len(want) // per - 1 <= count <= len(want) // per:
+        errors.append(f"BoD ring holds {count} superframes, the model finished "
+                      f"{len(want) // per}")
+    first = count * per - len(records)
+    for n, rec in enumerate(records, start=first):
+        exp = want[n] if n < len(want) else None
+        if exp is None or rec != exp:
+            errors.append(f"record {n} (superframe {rec.sf}, terminal {rec.terminal}): "
+                          f"gateware {rec}, model {exp}")
             if len(errors) > 20:
                 break
     granted = sum(r.granted for r in want)
@@ -424,7 +505,11 @@ def check(bench: Bench, hw: dict) -> dict:
     """Compare gateware and model; returns the summary, raises AssertionError on any difference."""
     model, sc = bench.model, bench.sc
     seed = sc.get("tb_seed", 1)
-    delivered = [(i, r) for i, r in enumerate(model.frames) if r.fate == Fate.DELIVERED]
+    # In the order they leave: arrival order but where terminals' slots release frames out of
+    # it (docs/bod.md, "Terminals"); frames still queued at the end have no egress.
+    delivered = sorted(((i, r) for i, r in enumerate(model.frames)
+                        if r.fate == Fate.DELIVERED and r.egress is not None),
+                       key=lambda x: x[1].egress)
     errors = []
     if len(delivered) != len(bench.egress):
         errors.append(f"{len(bench.egress)} frames left the channel, the model delivers {len(delivered)}")
@@ -432,7 +517,7 @@ def check(bench: Bench, hw: dict) -> dict:
     late = 0
     for k, ((i, r), (cycle, payload)) in enumerate(zip(delivered, bench.egress)):
         length = bench.frames[i][1]
-        if payload != frame_bytes(seed, i, length):
+        if payload != frame_bytes(seed, i, length, sc):
             got = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
             errors.append(f"egress #{k}: payload differs from frame {i} (tag {got}, {len(payload)} bytes)")
         late += cycle > r.egress
@@ -465,6 +550,14 @@ def check(bench: Bench, hw: dict) -> dict:
     for name, value in model.gauges.items():
         if hw[name] != value:
             errors.append(f"gauge {name}: gateware {hw[name]}, model {value}")
+    if bench.table is not None:
+        for who, counters in model.terminals.items():
+            for name, value in counters.items():
+                if name == "late" and not exact:
+                    continue
+                got = hw["terminals"][who][name]
+                if got != value & wrap:
+                    errors.append(f"terminal {who} counter {name}: gateware {got}, model {value}")
     drops = sum(count[n] for n in COUNTERS if n.startswith("drop_"))
     if count["rx_frames"] != count["tx_frames"] + drops or count["rx_frames"] != len(bench.frames):
         errors.append(f"conservation: rx {count['rx_frames']} != tx {count['tx_frames']} + drops"
@@ -496,7 +589,11 @@ async def channel_matches_model(dut):
     await bench.configure(sc["regs"], COMMIT_APPLY | COMMIT_RESEED | COMMIT_LAYOUT)
     await bench.run()
     hw = await bench.stats()
+    if bench.table is not None:
+        hw["terminals"] = await bench.terminal_stats()
     summary = check(bench, hw)
+    if bench.table is not None:
+        summary["terminals"] = {str(k): v for k, v in hw["terminals"].items()}
     if bench.params.frame_log:
         errors, summary["frame_log"] = check_log(bench, await bench.read_stat("log_count"),
                                            await bench.read_stat("log_lost"))

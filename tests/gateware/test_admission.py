@@ -143,7 +143,7 @@ def run_admission(frames, regs, params, commits=(), seed=0, p_ready=0.7, p_push=
                 a, length, err = frames[k]
                 fifo.append((k, {"arrival": a, "length": length, "err": err,
                                  "stored": min(frame_beats(length), params.max_beats),
-                                 "freed": freed_at[a]}))
+                                 "freed": freed_at[a], "freed_all": freed_at[a]}))
             ctx.set(dut.desc.valid, bool(fifo))
             if fifo:
                 ctx.set(dut.desc.payload, fifo[0][1])

@@ -80,7 +80,9 @@ def test_soak_prefix_crosses_the_wraps(tmp_path):
     params = WRAP_PARAMS
     words = soak["words_admitted"]
     fates = Counter(soak["fates"])
-    assert all(fates[f] >= 2 for f in Fate), "the prefix drops frames for every cause"
+    # (every cause but UNCLASSIFIED: without a terminal table a frame is no terminal's)
+    assert all(fates[f] >= 2 for f in Fate if f is not Fate.UNCLASSIFIED), \
+        "the prefix drops frames for every cause"
     across = straddling(frames, soak, (1 << 32) - params.word_init)
     assert len(across) > 50 and words > (1 << 32) - params.word_init   # the word counts cross
     assert sum(soak["fates"][i] == Fate.MEM for i in across) >= 10   # ... with the line full

@@ -112,9 +112,10 @@ def test_bod_allocator_matches_model():
             for k in range(200):
                 backlog = rng.choice([0, rng.randrange(1 << 16), rng.randrange(1 << 31)])
                 arrived = rng.choice([0, rng.randrange(1 << 14), rng.randrange(1 << 31)])
-                model.k, model.backlog, model.arrived = k, backlog, arrived
+                model.k = k
+                model.state[0].backlog, model.state[0].arrived = backlog, arrived
                 model._superframe()
-                want = model.cur
+                want = model.cur[0]
                 ctx.set(dut.k, k)
                 ctx.set(dut.backlog, backlog)
                 ctx.set(dut.arrived, arrived)
