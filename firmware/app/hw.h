@@ -8,6 +8,8 @@
 
 #include "satemu_proto.h"
 
+struct satemu_term_store;
+
 /* A region of the DRAM (a channel's delay line, its frame-log ring), in 64-bit words. */
 struct satemu_region {
     uint32_t base, words;
@@ -57,6 +59,9 @@ struct satemu_hw {
     /* The UART deframer's discards by cause (enum satemu_deframe_error), for LINK_STATS
      * (NULL: none kept). */
     const uint32_t *link_errors;
+    /* Each channel's terminal table and counters (struct satemu_term_store, terminals.h; NULL:
+     * the channel has none). */
+    struct satemu_term_store *terms[SATEMU_CHANNELS];
 };
 
 /* A register of `width` bits at `word` of a channel: one word, or two, least significant first. */

@@ -11,6 +11,7 @@
 #include "requests.h"
 #include "satemu_board_gen.h"
 #include "stats.h"
+#include "terminals.h"
 
 /* The channels' register windows at SATEMU_BASE (LiteX's mem.h), a register a word. */
 #define CHANNEL(ch) ((volatile uint32_t *)(SATEMU_BASE) + SATEMU_WINDOW_BYTES / 4 * (ch))
@@ -103,6 +104,20 @@ static uint32_t port_count(void *ctx, int ch, unsigned counter)
  * the statistics counters' width. */
 static struct satemu_deframer deframer;
 
+/* Each channel's terminal table and counters (terminals.h), sized by the board. */
+#define TERM_SETS (SATEMU_BOARD_TERMINALS + 1)
+static struct satemu_terminal terminals[SATEMU_CHANNELS][SATEMU_TERMINALS_MAX];
+static struct satemu_level levels[SATEMU_CHANNELS][SATEMU_LEVELS_MAX];
+static uint64_t term_counts[SATEMU_CHANNELS][TERM_SETS][SATEMU_TERMINAL_COUNTERS];
+static uint64_t term_raw[SATEMU_CHANNELS][TERM_SETS][SATEMU_TERMINAL_COUNTERS];
+static struct satemu_term_store term_store[SATEMU_CHANNELS] = {
+#define STORE(ch) { .t = terminals[ch], .cap = SATEMU_TERMINALS_MAX, .levels = levels[ch], \
+                    .level_cap = SATEMU_LEVELS_MAX, .counts = term_counts[ch], \
+                    .raw = term_raw[ch] }
+    STORE(0), STORE(1)
+#undef STORE
+};
+
 static const struct satemu_hw hw = {
     .read = reg_read, .write = reg_write, .commit = commit, .stats = stats,
     .port_count = port_count,
@@ -119,6 +134,7 @@ static const struct satemu_hw hw = {
     .mem_load = MEM_LOAD,
     .log_ctl = log_ctl,
     .link_errors = deframer.errors,
+    .terms = { &term_store[0], &term_store[1] },
 };
 
 /* Folds the statistics counters into their 64-bit counts once a second (timer0 reloads every

@@ -5,6 +5,7 @@
 #include "requests.h"
 #include "commit.h"
 #include "stats.h"
+#include "terminals.h"
 #include "timeline.h"
 #include "validate.h"
 
@@ -231,7 +232,22 @@ static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
         out[1] = SATEMU_COMMIT_ALREADY;
         return 2;
     }
-    if (!gen || st.staged[0] != gen || st.staged[1] != gen) {
+    /* The staged profiles, where a channel's declares terminals (read back from the shadow). */
+    uint64_t staged_f[SATEMU_CHANNELS][SATEMU_PROFILE_FIELDS];
+    const uint64_t *f[SATEMU_CHANNELS];
+    int terminals = 0;
+    for (int ch = 0; ch < SATEMU_CHANNELS; ch++) {
+        f[ch] = staged_f[ch];
+        staged_f[ch][SATEMU_F_TERM_MATCH] = hw->limits.terminals ? shadow(hw, ch, SATEMU_F_TERM_MATCH)
+                                                                 : 0;
+        if (staged_f[ch][SATEMU_F_TERM_MATCH]) {
+            terminals = 1;
+            for (int i = 0; i < SATEMU_PROFILE_FIELDS; i++)
+                staged_f[ch][i] = shadow(hw, ch, i);
+        }
+    }
+    if (!gen || st.staged[0] != gen || st.staged[1] != gen
+        || (terminals && !satemu_terminals_staged(hw, gen, f))) {
         out[0] = SATEMU_STATUS_INCOMPLETE;
         uint8_t *o = satemu_put_le(out + 1, st.staged[0], 4);
         o = satemu_put_le(o, st.staged[1], 4);
@@ -239,12 +255,28 @@ static size_t commit(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     }
     if (st.applying || pending(hw))
         return status_only(out, SATEMU_STATUS_BUSY);
+    if (terminals) {
+        struct satemu_term_verdict v;
+        satemu_terminals_check(hw, f, &v);
+        if (v.status) {
+            uint8_t *o = out;
+            *o++ = v.status;
+            o = satemu_put_le(o, v.index, 2);
+            *o++ = v.rule;
+            o = satemu_put_le(o, v.value, 8);
+            o = satemu_put_le(o, v.lo, 8);
+            o = satemu_put_le(o, v.hi, 8);
+            return (size_t)(o - out);
+        }
+    }
     uint32_t changes = layout_changes(hw), busy = 0;
     for (int ch = 0; ch < SATEMU_CHANNELS; ch++)
         if (((changes >> ch) & 1) && !(status_reg(hw, ch) & STATUS_EMPTY))
             busy |= 1u << ch;
     if (busy)                                         /* nothing applied; the load stays staged */
         return with_mask(out, SATEMU_STATUS_LAYOUT_BUSY, busy);
+    if (terminals)
+        satemu_terminals_write(hw, f);
     start_commit(hw, gen, changes, p[0] & SATEMU_COMMIT_RESEED);
     st.staged[0] = st.staged[1] = 0;
     for (unsigned n = 0; n < APPLY_WAIT_READS && pending(hw); n++)
@@ -281,7 +313,8 @@ static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     uint8_t *o = satemu_put_le(out + 1, SATEMU_PROTOCOL_VERSION, 2);
     o = satemu_put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0)
                   | (limits.log_records ? SATEMU_CAP_FRAME_LOG : 0)
-                  | (limits.timeline_entries ? SATEMU_CAP_TIMELINE : 0), 4);
+                  | (limits.timeline_entries ? SATEMU_CAP_TIMELINE : 0)
+                  | (limits.terminals ? SATEMU_CAP_TERMINALS : 0), 4);
 #define PUT_LIMIT(name, bytes) o = satemu_put_le(o, limits.name, bytes);
     SATEMU_LIMIT_LIST(PUT_LIMIT)
 #undef PUT_LIMIT
@@ -449,8 +482,11 @@ static size_t bod_trace(const struct satemu_hw *hw, const uint8_t *p, uint8_t *o
             break;
         start = again;
     }
+    /* A record a terminal a superframe (docs/bod.md, "Terminals"): `first` counts records. */
+    unsigned per = satemu_terminal_count(st.profile[ch]);
+    uint64_t records = (uint64_t)count * (per ? per : 1);
     uint64_t from = satemu_get_le(p + 1, 4);
-    uint32_t n = (uint32_t)ring_window(count, hw->bod_ring, &from, p[5], SATEMU_BOD_TRACE_MAX);
+    uint32_t n = (uint32_t)ring_window(records, hw->bod_ring, &from, p[5], SATEMU_BOD_TRACE_MAX);
     uint32_t first = (uint32_t)from;
     uint8_t *o = out;
     *o++ = SATEMU_STATUS_OK;
@@ -543,7 +579,18 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         return get_stats(hw, p[0], out);
     case SATEMU_OP_RESET_STATS:
         satemu_stats_reset(hw);
+        satemu_terminals_reset_stats(hw);
         return status_only(out, SATEMU_STATUS_OK);
+    case SATEMU_OP_TERMINAL_SET:
+        if (satemu_timeline_running())
+            return status_only(out, SATEMU_STATUS_RUNNING);
+        return satemu_terminal_set(hw, p, out);
+    case SATEMU_OP_LEVEL_SET:
+        if (satemu_timeline_running())
+            return status_only(out, SATEMU_STATUS_RUNNING);
+        return satemu_level_set(hw, p, out);
+    case SATEMU_OP_TERMINAL_STATS:
+        return satemu_terminal_stats(hw, p, out);
     case SATEMU_OP_BOD_TRACE:
         if (!((hw->bod_mask >> p[0]) & 1))
             return status_only(out, SATEMU_STATUS_NO_BOD);

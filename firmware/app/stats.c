@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Statistics: counter folding into 64-bit counts, and GET_STATS' values in their wire order. */
 #include "stats.h"
+#include "terminals.h"
 
 /* GET_STATS' answer is the counters, the gauges and the port's counters, in this order. */
 _Static_assert(SATEMU_COUNTERS + SATEMU_GAUGES + SATEMU_PORT_COUNTERS == SATEMU_STATS_FIELDS,
@@ -40,12 +41,13 @@ void satemu_fold_start(const struct satemu_hw *hw)
 {
     hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
     fold_next = 0;
+    satemu_terminals_fold_start();
 }
 
 int satemu_fold_step(const struct satemu_hw *hw)
 {
     if (fold_next >= FOLDS)
-        return 0;
+        return satemu_terminals_fold_step(hw);     /* then each terminal's counters */
     fold_one(hw, (int)(fold_next / SATEMU_COUNTERS), fold_next % SATEMU_COUNTERS);
     fold_next++;
     return 1;
@@ -53,9 +55,12 @@ int satemu_fold_step(const struct satemu_hw *hw)
 
 void satemu_fold_counters(const struct satemu_hw *hw)
 {
-    satemu_fold_start(hw);
-    while (satemu_fold_step(hw))
-        ;
+    /* The channels' counters only (a terminal's are folded when asked for, and in the
+     * periodic fold). */
+    hw->stats(hw->ctx, SATEMU_STATS_SNAPSHOT);
+    for (unsigned i = 0; i < FOLDS; i++)
+        fold_one(hw, (int)(i / SATEMU_COUNTERS), i % SATEMU_COUNTERS);
+    fold_next = FOLDS;
 }
 
 static uint32_t port_count(const struct satemu_hw *hw, int ch, unsigned i)

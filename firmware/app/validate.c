@@ -210,6 +210,25 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         BAD(SATEMU_F_QUEUE_FRAMES, 1, queue_cap(hw, channel, f));
     if (f[SATEMU_F_QUEUE_BYTES] < f[SATEMU_F_MIN_LEN])
         BAD(SATEMU_F_QUEUE_BYTES, f[SATEMU_F_MIN_LEN], 0xFFFFFFFFu);
+    /* The terminal table's registers (each terminal's own fields are checked at COMMIT). */
+    if (f[SATEMU_F_TERM_MATCH] > SATEMU_MATCH_VLAN)
+        BAD(SATEMU_F_TERM_MATCH, 0, SATEMU_MATCH_VLAN);
+    if (f[SATEMU_F_TERM_MATCH]) {
+        if (f[SATEMU_F_TERM_FRAMED] < 1 || f[SATEMU_F_TERM_FRAMED] > hw->limits.terminals)
+            BAD(SATEMU_F_TERM_FRAMED, 1, hw->limits.terminals);
+        uint64_t synthetic = (f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)
+                             && ((hw->bod_mask >> channel) & 1) ? hw->limits.synthetic : 0;
+        if (f[SATEMU_F_TERM_SYNTHETIC] > synthetic)
+            BAD(SATEMU_F_TERM_SYNTHETIC, 0, synthetic);
+        if (f[SATEMU_F_TERM_UNCLASSIFIED] != SATEMU_UNCLASSIFIED_DROP
+            && f[SATEMU_F_TERM_UNCLASSIFIED] >= f[SATEMU_F_TERM_FRAMED])
+            BAD(SATEMU_F_TERM_UNCLASSIFIED, 0, f[SATEMU_F_TERM_FRAMED] - 1);
+    } else {
+        if (f[SATEMU_F_TERM_FRAMED])
+            BAD(SATEMU_F_TERM_FRAMED, 0, 0);
+        if (f[SATEMU_F_TERM_SYNTHETIC])
+            BAD(SATEMU_F_TERM_SYNTHETIC, 0, 0);
+    }
     if (delta_coded(hw, channel) && !(f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)) {
         /* A frame's serialisation takes fewer than SATEMU_DELTA_FRAME_SPAN cycles. */
         uint64_t frame = f[SATEMU_F_MAX_LEN] + f[SATEMU_F_OVERHEAD];

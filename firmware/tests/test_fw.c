@@ -15,6 +15,12 @@
 #include "satemu_hello_vectors.h"
 #include "satemu_log_vectors.h"
 #include "satemu_write_vector.h"
+#include "satemu_terminal_vectors.h"
+#include "commit.h"
+#include "terminals.h"
+
+/* The tests' box tells terminals apart (limits, below): HELLO announces it. */
+#define TERMS SATEMU_CAP_TERMINALS
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -335,16 +341,17 @@ static void frame_log(struct satemu_hw *hw, struct bank *b)
     uint8_t ver[2] = { SATEMU_PROTOCOL_VERSION & 0xFF, SATEMU_PROTOCOL_VERSION >> 8 };
     box.bod_mask = 0;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS
+    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == (SATEMU_CAP_CHANNELS | TERMS)
            && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == 0, "hello without a log", 0);
     box.mem_read = mem_read;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES
-           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG)
+           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_FRAME_LOG | TERMS)
            && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == LOG_VEC_RING, "hello with a log", 0);
     box.log_bits = SATEMU_LOG_BITS_MAX + 1;
     n = request(&box, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(resp[3] == SATEMU_CAP_CHANNELS && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == 0,
+    expect(resp[3] == (SATEMU_CAP_CHANNELS | TERMS)
+           && get_u32(resp + SATEMU_HELLO_AT_LOG_RECORDS) == 0,
            "hello, log_bits too big", 0);
 
     /* At the start each channel with a log gets its ring, enabled and empty; one without none. */
@@ -369,6 +376,7 @@ static const struct satemu_limits limits = {
     .f_clk = 75000000u, .queue_depth = 1024, .queue_fifo = 1024, .bod_queue = 1024,
     .max_frame = 2048, .latency_floor = 2048,
     .mem_words = 6u << 20, .port_bps = 1000000000u,
+    .terminals = 4, .synthetic = 4, .demand_levels = 8,   /* command_layer.WRITE_BOX's */
 };
 
 /* The commit rules: only a load staged whole under one generation applies; a retried COMMIT
@@ -899,6 +907,49 @@ static void test_timeline(const uint64_t *fields)
            && resp[0] == SATEMU_STATUS_NO_TIMELINE, "no timeline store", 0);
 }
 
+static void terminal_checks(struct satemu_hw *hw)
+{
+    static struct satemu_terminal t[TERM_VEC_TERMINALS];
+    static struct satemu_level lv[TERM_VEC_LEVELS + 1];
+    static uint64_t counts[TERM_VEC_TERMINALS + 1][SATEMU_TERMINAL_COUNTERS];
+    static uint64_t raw[TERM_VEC_TERMINALS + 1][SATEMU_TERMINAL_COUNTERS];
+    struct satemu_term_store store = { t, TERM_VEC_TERMINALS, lv, TERM_VEC_LEVELS + 1,
+                                       counts, raw };
+    static const uint64_t none[SATEMU_PROFILE_FIELDS];
+    uint32_t gen = satemu_staged_load();
+    for (size_t i = 0; i < N(terminal_cases); i++) {
+        const struct terminal_case *c = &terminal_cases[i];
+        hw->limits = c->limits;
+        hw->bod_mask = c->bod_mask;
+        hw->terms[c->channel] = &store;
+        hw->terms[!c->channel] = NULL;
+        memset(t, 0, sizeof(t));
+        for (unsigned k = 0; k < c->n; k++) {
+            t[k].gen = gen;
+            memcpy(t[k].f, c->t[k], sizeof(t[k].f));
+        }
+        for (unsigned k = 0; k < TERM_VEC_LEVELS + 1; k++) {
+            lv[k].gen = k < c->levels ? gen : gen + 1;
+            lv[k].rate = k < c->levels ? c->level[k][0] : 0;
+            lv[k].length = k < c->levels ? c->level[k][1] : 0;
+        }
+        const uint64_t *f[SATEMU_CHANNELS];
+        f[c->channel] = c->fields;
+        f[!c->channel] = none;
+        struct satemu_term_verdict v;
+        satemu_terminals_check(hw, f, &v);
+        int same = v.status == c->status && (v.status == SATEMU_STATUS_OK
+            || (v.index == c->index && v.rule == c->rule && v.value == c->value
+                && v.lo == c->lo && v.hi == c->hi));
+        if (!same)
+            printf("  %s: status %u index %u rule %u value %llu range %llu..%llu\n", c->why,
+                   v.status, v.index, v.rule, (unsigned long long)v.value,
+                   (unsigned long long)v.lo, (unsigned long long)v.hi);
+        expect(same, "terminal verdict", (long)i);
+    }
+    hw->terms[0] = hw->terms[1] = NULL;
+}
+
 int main(void)
 {
     static struct bank bank;
@@ -925,6 +976,12 @@ int main(void)
                    (unsigned long long)v.hi);
         expect(same, "profile verdict", (long)i);
     }
+    hw.limits = limits;
+    hw.bod_mask = BOD_VEC_BOD_MASK;
+
+    /* Terminal tables at COMMIT: the same TERMINAL_BAD detail as satemu.base.validate's
+     * terminal_verdict and terminal_budget for every shared case. */
+    terminal_checks(&hw);
     hw.limits = limits;
     hw.bod_mask = BOD_VEC_BOD_MASK;
 
@@ -1021,12 +1078,13 @@ int main(void)
     ver[0] = SATEMU_PROTOCOL_VERSION;
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
     expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[0] == SATEMU_STATUS_OK
-           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_BOD), "hello announces BoD", 0);
+           && resp[3] == (SATEMU_CAP_CHANNELS | SATEMU_CAP_BOD | TERMS), "hello announces BoD",
+           0);
     hw.bod_mask = 0;
     hw.limits.mem_wpc_forward = 0x01020304u;
     hw.limits.mem_wpc_return = 0x05060708u;
     n = request(&hw, SATEMU_OP_HELLO, ver, 2, resp);
-    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == SATEMU_CAP_CHANNELS,
+    expect(n == 1 + SATEMU_HELLO_RESPONSE_BYTES && resp[3] == (SATEMU_CAP_CHANNELS | TERMS),
            "hello without BoD", 0);
     expect(get_u32(resp + SATEMU_HELLO_AT_MEM_WPC_FORWARD) == 0x01020304u
            && get_u32(resp + SATEMU_HELLO_AT_MEM_WPC_RETURN) == 0x05060708u,

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from satemu.base import protocol as P
-from satemu.base.gen_c import (PROTO_HEADER, bod_vectors_header, hello_vectors_header,
-    log_vectors_header, profile_vectors_header, proto_header, vectors_header)
-from satemu.base.params import ChannelRegs
+from satemu.base.gen_c import (BANNER, PROTO_HEADER, bod_vectors_header, hello_vectors_header,
+    limits_initializer, log_vectors_header, profile_vectors_header, proto_header,
+    vectors_header)
+from satemu.base.params import ChannelParams, ChannelRegs
 from satemu.base.regmap import BOD_BG_REPEAT, BOD_FCA, REGMAP, Field
 from satemu.base.hardware import Hardware
 from satemu.base.validate import validate
@@ -25,13 +26,16 @@ C_TESTS = ROOT / "firmware" / "tests"
 BUILD = ROOT / "build" / "firmware-host"
 VECTORS = json.loads((ROOT / "tests" / "vectors" / "protocol.json").read_text())
 PROFILE_CASES = json.loads((ROOT / "tests" / "vectors" / "profiles.json").read_text())
+TERMINAL_CASES = json.loads((ROOT / "tests" / "vectors" / "terminals.json").read_text())
 # The command layer: request handling, the timeline runner, profile checks, statistics, and the
 # codec under them.
-SOURCES = [APP / "requests.c", APP / "timeline.c", APP / "validate.c", APP / "stats.c", PROTO / "proto.c"]
+SOURCES = [APP / "requests.c", APP / "terminals.c", APP / "timeline.c", APP / "validate.c",
+           APP / "stats.c", PROTO / "proto.c"]
 SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 # The box test_fw.c checks SET_PROFILE's writes on (its struct satemu_limits) and the region it
 # gives the channel.
-WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20)
+WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20,
+                     params=ChannelParams(terminals=4, synthetic=4, demand_levels=8))
 
 
 def case_hardware(case: dict) -> Hardware:
@@ -51,12 +55,15 @@ def write_case(profile_fields: Sequence[Field]) -> dict[str, int]:
     differ, in each register word, so that a field written to another's register shows: the
     fields that no rule constrains while BoD is off (loss probabilities, seed, the BoD block's
     settings, any field a test adds) take random values of their width."""
-    base = ChannelRegs(loss_mode=2, rate_q=400, rate_num=3, rate_den=7, overhead=17, delay=1000,
+    base = ChannelRegs(loss_mode=2, rate_q=400, rate_num=3, rate_den=7, overhead=17,
+                       delay=5 << 32 | 1000,
                        queue_frames=50, queue_bytes=100_000, min_len=64, max_len=1500,
-                       bod_flags=BOD_FCA | BOD_BG_REPEAT)
+                       bod_flags=BOD_FCA | BOD_BG_REPEAT, term_match=1, term_framed=4,
+                       term_synthetic=0, term_unclassified=0xFF)
     fixed = {name: getattr(base, name) for name in (
         "loss_mode", "rate_q", "rate_num", "rate_den", "overhead", "delay", "queue_frames",
-        "queue_bytes", "min_len", "max_len", "bod_flags")}
+        "queue_bytes", "min_len", "max_len", "bod_flags", "term_match", "term_framed",
+        "term_synthetic", "term_unclassified")}
     rng = random.Random(11)
     for _ in range(1000):
         values = {f.name: fixed.get(f.name, rng.randrange(1, 1 << f.width)) for f in profile_fields}
@@ -92,6 +99,43 @@ def write_vector_header(profile_fields: Sequence[Field], regmap: Mapping[str, Fi
         *(f"    0x{w:08x}u," for w in image), "};", ""])
 
 
+def terminal_vectors_header(cases: Sequence[dict],
+                            profile_fields: Sequence[Field] | None = None) -> str:
+    """tests/vectors/terminals.json as C: each case's box, channel, profile fields, terminals
+    (fields in ``TERMINAL_FIELDS`` order) and levels, and the TERMINAL_BAD detail the COMMIT's
+    check must give (status OK with no detail for a table that runs). The profile fields in
+    ``profile_fields``' order (by default ``PROFILE_FIELDS``'), by name; one the cases lack
+    is 0."""
+    names = [f.name for f in P.PROFILE_FIELDS]
+    order = names if profile_fields is None else [f.name for f in profile_fields]
+    width = max(len(c["terminals"]) for c in cases)
+    depth = max(max((len(c["levels"]) for c in cases), default=1), 1)
+    out = [BANNER, "#include <stdint.h>", "",
+           f"#define TERM_VEC_TERMINALS {width}", f"#define TERM_VEC_LEVELS {depth}",
+           "static const struct terminal_case {", "    const char *why;",
+           "    struct satemu_limits limits;", "    uint32_t bod_mask;", "    int channel;",
+           "    uint64_t fields[SATEMU_PROFILE_FIELDS];", "    unsigned n;",
+           "    uint64_t t[TERM_VEC_TERMINALS][SATEMU_TERMINAL_FIELDS];", "    unsigned levels;",
+           "    uint32_t level[TERM_VEC_LEVELS][2];",
+           "    uint8_t status; uint16_t index; uint8_t rule; uint64_t value, lo, hi;",
+           "} terminal_cases[] = {"]
+    for c in cases:
+        v = c["verdict"] or {"index": 0, "rule": 0, "value": 0, "lo": 0, "hi": 0}
+        status = int(P.Status.TERMINAL_BAD if c["verdict"] else P.Status.OK)
+        values = dict(zip(names, c["fields"]))
+        limits = {name: c["limits"][name] for name, _ in P.LIMIT_FIELDS}
+        terms = ", ".join("{" + ", ".join(f"{x}u" for x in t) + "}" for t in c["terminals"])
+        levels = ", ".join(f"{{{r}u, {n}u}}" for r, n in c["levels"])
+        out.append(f"    {{\"{c['why']}\", {limits_initializer(limits)}, "
+                   f"{c['limits']['bod_mask']}u, {c['channel']}, "
+                   f"{{{', '.join(f'{values.get(n, 0)}u' for n in order)}}}, "
+                   f"{len(c['terminals'])}, "
+                   f"{{{terms}}}, {len(c['levels'])}, {{{levels or '{0}'}}}, {status}, "
+                   f"{v['index']}, {v['rule']}, {v['value']}u, {v['lo']}u, {v['hi']}u}},")
+    out.append("};")
+    return "\n".join(out) + "\n"
+
+
 def write_headers(out: Path, profile_fields: Sequence[Field] | None = None,
                   regmap: Mapping[str, Field] | None = None,
                   extra_cases: Sequence[dict] = ()) -> Path:
@@ -107,7 +151,9 @@ def write_headers(out: Path, profile_fields: Sequence[Field] | None = None,
              "satemu_log_vectors.h": log_vectors_header(VECTORS["read_log"]),
              "satemu_profile_vectors.h": profile_vectors_header(
                  [*PROFILE_CASES, *extra_cases], profile_fields),
-             "satemu_write_vector.h": write_vector_header(fields, regmap or REGMAP)}
+             "satemu_write_vector.h": write_vector_header(fields, regmap or REGMAP),
+             "satemu_terminal_vectors.h": terminal_vectors_header(TERMINAL_CASES,
+                                                                  profile_fields)}
     for name, text in texts.items():
         (out / name).write_text(text)
     return out

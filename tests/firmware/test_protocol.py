@@ -97,7 +97,8 @@ def test_hello_matches_vectors():
         assert info.pop("capabilities") == P.Capability.CHANNELS | (
             P.Capability.BOD if c["bod_mask"] else 0) | (
             P.Capability.FRAME_LOG if c["log_records"] else 0) | (
-            P.Capability.TIMELINE if c["timeline_entries"] else 0)
+            P.Capability.TIMELINE if c["timeline_entries"] else 0) | (
+            P.Capability.TERMINALS if c["terminals"] else 0)
         assert info == {k: c[k] for k in info}
     assert {c["mem_wpc_forward"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
     assert {c["mem_wpc_return"] for c in VECTORS["hello"]} >= {0, 0x6789, 0x8765_4321}
@@ -169,12 +170,17 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 12 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 13 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 54 and P.HELLO_FIELDS[-1] == "timeline_entries"
+    assert P.HELLO_RESPONSE.size == 58 and P.HELLO_FIELDS[-4] == "timeline_entries"
+    assert P.HELLO_FIELDS[-3:] == ("terminals", "synthetic", "demand_levels")
+    assert P.Op.TERMINAL_SET == 0x0F and P.Op.TERMINAL_STATS == 0x11
+    assert P.Status.TERMINAL_BAD == 17 and P.Capability.TERMINALS == 1 << 4
+    for op in (P.Op.TERMINAL_SET, P.Op.LEVEL_SET):
+        assert P.REQUESTS[op].size <= P.MAX_PAYLOAD
     assert P.HELLO_FIELDS[3:8] == ("queue_depth", "queue_fifo", "spill_mask", "bod_queue",
                                    "delta_queue")
     assert P.HELLO_FIELDS[12:14] == ("mem_wpc_forward", "mem_wpc_return")
@@ -264,3 +270,26 @@ def test_python_validator_matches_vectors():
         v = validate(fields, hw, c["channel"])
         assert [int(v.status), v.field, v.value, v.lo, v.hi] == \
             [c["verdict"][k] for k in ("status", "field", "value", "lo", "hi")], c["why"]
+
+
+def test_python_terminal_checks_match_vectors():
+    """tests/vectors/terminals.json, which test_fw.c holds the firmware's COMMIT check to, is
+    what satemu.base.validate's terminal_verdict and terminal_budget say of each table, read
+    back from the case as the firmware sees it (the term_* registers and the staged entries)."""
+    import sys
+    from pathlib import Path
+    from satemu.base.terminals import TerminalRegs, TerminalTable
+    from command_layer import TERMINAL_CASES, case_hardware
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vectors"))
+    from generate_terminals import verdict
+    assert sum(1 for c in TERMINAL_CASES if c["verdict"]) >= 20
+    for c in TERMINAL_CASES:
+        fields = {f.name: v for f, v in zip(P.PROFILE_FIELDS, c["fields"])}
+        regs = ChannelRegs(**fields, mem_base=0, mem_size=c["limits"]["mem_words"])
+        hw = case_hardware(c)
+        table = TerminalTable(fields["term_match"],
+                              tuple(TerminalRegs(*t) for t in c["terminals"]),
+                              fields["term_unclassified"], tuple(map(tuple, c["levels"])),
+                              shared=c["channel"] == P.CHANNEL_FORWARD)
+        side = P.CHANNEL_NAMES[c["channel"]]
+        assert verdict(table, regs, hw, side) == c["verdict"], c["why"]
