@@ -17,6 +17,7 @@ from satemu.model.board import (CHANNEL_OUT_OF, EGRESS_PORT, FORWARD, GAP_CYCLES
     PORT_A, PORT_B, RETURN, RX_LATENCY, TX_LATENCY, Egress, Traffic, arrival_from_wire,
     wire_cycles)
 from satemu.base.ether import padded, to_wire
+from satemu.base.terminals import frame_key
 
 
 class EthPorts:
@@ -126,14 +127,15 @@ class EthPorts:
 
 def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]]],
                 timeout: float = 300.0, bad_preamble: dict[int, set[int]] | None = None,
-                load: float = 0.25):
+                load: float = 0.25, tables: dict | None = None):
     """Send ``sent`` (per channel: frames and their bad-FCS flags) into a running board's ports,
     at ``load`` times the wire's rate (1.0: back to back), wait for every frame the reference
     model says leaves, and return
     (traffic, models, taken): what the board reported, ``satemu.model.channel.simulate`` on the
     arrivals of the frames each channel took (with the profiles read back from the firmware),
     and the indices of those frames. Frames listed in ``bad_preamble`` go out without an SFD;
-    the MAC must discard them before the channel."""
+    the MAC must discard them before the channel. ``tables``: each channel's terminal table
+    (satemu.base.terminals.TerminalTable, by channel), where the load had one."""
     from satemu.base.boards import BOARDS, DEFAULT_BOARD
     from satemu.model.channel import simulate
     from satemu.base.params import ChannelRegs, Fate
@@ -169,19 +171,24 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
             reaching = [i for i in range(len(frames)) if i not in bad]   # past the MAC, in order
             events = traffic.events[ch]
             taken[ch] = [i for i, (_, kind) in zip(reaching, events) if kind == "A"]
+            table = (tables or {}).get(ch)
+            keys = [frame_key(frames[i][0], table.match, source=ch == RETURN)
+                    if table is not None else None for i in taken[ch]]
             models[ch] = simulate(zip(traffic.arrivals(ch), [len(frames[i][0]) for i in taken[ch]],
-                                      [frames[i][1] for i in taken[ch]]), regs[ch], params[ch],
-                                  bod_start=bod_start[ch])
+                                      [frames[i][1] for i in taken[ch]], keys), regs[ch],
+                                  params[ch], bod_start=bod_start[ch], table=table)
         eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
                       for ch in sent}, timeout)
     return traffic, models, taken
 
 
 def expected_egress(sent, models, taken):
-    """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in order."""
+    """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in the
+    order they leave (with terminals, not always the order they came in)."""
     from satemu.base.params import Fate
-    return {ch: [(r.egress, padded(sent[ch][i][0])) for i, r in zip(taken[ch], models[ch].frames)
-                 if r.fate == Fate.DELIVERED] for ch in sent}
+    return {ch: sorted((r.egress, padded(sent[ch][i][0]))
+                       for i, r in zip(taken[ch], models[ch].frames)
+                       if r.fate == Fate.DELIVERED) for ch in sent}
 
 
 def observed_egress(traffic, ch):

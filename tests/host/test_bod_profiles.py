@@ -542,7 +542,7 @@ def test_records_to_rows_in_physical_units(tmp_path):
     # 25 ms superframes of a 75 MHz clock from cycle 2^33 + 7 on, 1 kbit a slot
     rows = records_to_rows(recs, (1 << 33) + 7, 1_875_000, 75_000_000, 125)
     assert rows[0]["cycle"] == (1 << 33) + 7 and rows[0]["time_s"] == 0
-    assert rows[1] == {"sf": 1, "cycle": (1 << 33) + 7 + 1_875_000, "time_s": 0.025,
+    assert rows[1] == {"sf": 1, "terminal": 0, "cycle": (1 << 33) + 7 + 1_875_000, "time_s": 0.025,
                        "rbdc_req_kbps": 140.0, "vbdc_req_bytes": 500,
                        "background_slots": 70, "granted_cra": 2, "granted_rbdc": 3,
                        "granted_vbdc": 4, "granted_fca": 1, "granted_slots": 10,
@@ -551,7 +551,7 @@ def test_records_to_rows_in_physical_units(tmp_path):
     path = write_csv(rows, tmp_path / "t.csv")
     lines = path.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
-    assert lines[2] == "1,8591809599,0.025,140.0,500,70,2,3,4,1,10,7,400.0,280.0,1500"
+    assert lines[2] == "1,0,8591809599,0.025,140.0,500,70,2,3,4,1,10,7,400.0,280.0,1500"
     png = plot_demand_grant(rows, tmp_path / "p.png", "test")
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 1000
     assert plot_demand_grant([], tmp_path / "empty.png", "none").exists()

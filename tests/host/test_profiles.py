@@ -8,6 +8,7 @@ import pytest
 from satemu.cli import main
 from satemu.link.profile import ProfileError, builtin_profiles, load_profile, parse_profile
 from satemu.base.hardware import Hardware
+from satemu.base.params import ChannelParams
 from satemu.base.units import (UnitError, parse_probability, parse_queue, parse_rate, parse_size,
     parse_time)
 
@@ -45,8 +46,15 @@ def test_builtin_profiles_load_and_fit_the_hardware():
     profiles = builtin_profiles()
     assert {"geo-testbed", "geo-small", "geo-medium", "geo-large", "geo-constrained-return",
             "sat-endres", "short-asym", "interop-longrtt"} <= set(profiles)
+    terms = Hardware(f_clk=75_000_000, mem_words=6 << 20,
+                     params=ChannelParams(terminals=8, synthetic=32, demand_levels=256))
     for p in profiles.values():
-        p.check(HW75)
+        if p.terminals is None:
+            p.check(HW75)
+            continue
+        p.check(terms)          # geo-shared-bod: on a box that tells terminals apart only
+        with pytest.raises(ProfileError, match="tells no terminals apart"):
+            p.check(HW75)
 
 
 def test_builtin_profiles_cite_their_sources():

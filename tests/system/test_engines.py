@@ -71,10 +71,42 @@ at = "200 ms"
 return = { delay = "20 ms", bod = { background = 0.3, rbdc_max = "1 Mbit/s" } }
 """
 
+# Three terminals on the BoD pool: the client's (satemu.quic.packets.CLIENT's MAC), carrying the
+# download's ACKs, and two synthetic ones whose demand loads the pool (docs/bod.md, "Terminals").
+TERMS = """
+name = "short-asym-terminals"
+[forward]
+rate = "8.5 Mbit/s"
+delay = "10 ms"
+[return]
+delay = "10 ms"
+queue = "50 packets"
+[return.bod]
+superframe = "26.5 ms"
+slots = 140
+slot_bytes = 188
+cra = "100 kbit/s"
+rbdc_max = "1.5 Mbit/s"
+rbdc_timeout = 8
+vbdc_max = "64 KB"
+latency = 4
+[terminals]
+match = "mac"
+[[terminal]]
+name = "client"
+mac = "02:53:41:54:00:02"
+[[terminal]]
+name = "load"
+count = 2
+demand = { kind = "onoff", rate = "3 Mbit/s", on = "100 ms", off = "100 ms" }
+rbdc_max = "4 Mbit/s"
+"""
+
 CASES = {
     "plain": ("short-asym", 150_000, "ratio:2", 3),
     "lossy": (LOSSY, 150_000, "ratio:10", 4),
     "bod": (BOD, 100_000, "adaptive", 5),
+    "terminals": (TERMS, 100_000, "ratio:2", 8),
 }
 # The second stack on the board: a quinn pair with 1280-byte datagrams on the lossy profile, and
 # a quinn server sending with BBR that asks an aioquic client for ACK 1:10 (ACK_FREQUENCY across
@@ -165,11 +197,15 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
     assert stats["forward"]["tx_frames"] > 50 and stats["return"]["tx_frames"] > 10
     if case == "lossy":
         assert stats["forward"]["drop_loss"] > 0 and stats["return"]["drop_loss"] > 0
-    if case == "bod":
+    if case in ("bod", "terminals"):
         records = model.bod["records"]
         assert len(records) == len(board.bod["records"]) > 10 and not board.bod["lost"]
         assert sum(r["g_rbdc"] + r["g_vbdc"] for r in records) > 0
         assert sum(r["used"] for r in records) > 0
+    if case == "terminals":         # every terminal's records, the synthetic ones requesting
+        assert {r["terminal"] for r in records} == {0, 1, 2}
+        assert sum(r["g_rbdc"] for r in records if r["terminal"]) > 0
+        assert sum(r["used"] for r in records if r["terminal"] == 0) > 0
 
 
 def test_a_run_killed_mid_transfer_leaves_nothing_for_the_next(board_state, tmp_path):

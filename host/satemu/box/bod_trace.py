@@ -4,6 +4,9 @@
 A row per superframe record, columns (:data:`COLUMNS`, in this order):
 
 * ``sf``: superframe number since the BoD block (re)started.
+* ``terminal``: whose record it is: a record a terminal a superframe where the profile declares
+  terminals (their index in its ``[[terminal]]`` tables, those with frames first; docs/bod.md,
+  "Terminals"), else 0, the channel's one terminal. The columns after it are that terminal's.
 * ``cycle``: box clock cycle the superframe began, ``bod_start`` + sf x superframe cycles
   (a superframe is bod_slots x bod_slot_cycles), on the clock of the box's other timestamps
   (e.g. the stats' ``snapshot_cycle``). Across a timeline's BoD steps the superframe's length
@@ -33,7 +36,7 @@ from satemu.base.regmap import BOD_RATE_ONE
 
 __all__ = ["COLUMNS", "records_to_rows", "write_csv", "superframe_segments", "superframe_at"]
 
-COLUMNS = ["sf", "cycle", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "background_slots",
+COLUMNS = ["sf", "terminal", "cycle", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "background_slots",
            "granted_cra", "granted_rbdc", "granted_vbdc", "granted_fca", "granted_slots",
            "used_slots", "granted_kbps", "used_kbps", "backlog_bytes"]
 
@@ -89,7 +92,7 @@ def records_to_rows(records: Iterable[BodRecord], start: int, superframe_cycles:
         def kbps(slots):
             return round(float(slots * kbps_per_slot), 3)
 
-        return {"sf": r.sf, "cycle": start + offset,
+        return {"sf": r.sf, "terminal": r.terminal, "cycle": start + offset,
                 "time_s": round(float(Fraction(offset, f_clk)), 6),
                 "rbdc_req_kbps": kbps(Fraction(r.rbdc_req, BOD_RATE_ONE)),
                 "vbdc_req_bytes": r.vbdc_req * nbytes, "background_slots": r.bg,

@@ -16,9 +16,9 @@ import serial
 
 from satemu.base import protocol as P
 from satemu.base.records import BodRecord
-from satemu.base.params import ChannelRegs
+from satemu.base.params import TERMINAL_COUNTERS, ChannelRegs
 from satemu.base.hardware import Hardware
-from satemu.base.validate import Verdict, profile_fields
+from satemu.base.validate import TerminalVerdict, Verdict, profile_fields
 
 __all__ = ["Device", "DeviceError", "CommitPending", "BodTrace", "hardware_of"]
 
@@ -187,6 +187,13 @@ class Device:
             need, have = P.THROUGHPUT_DETAIL.unpack(rest[:P.THROUGHPUT_DETAIL.size])
             raise DeviceError(f"the box rejected the profile: "
                               f"{Verdict(P.Status.THROUGHPUT, 0, need, 0, have).explain()}")
+        if status == P.Status.TERMINAL_BAD:
+            index, rule, value, lo, hi = P.TERMINAL_BAD_DETAIL.unpack(
+                rest[:P.TERMINAL_BAD_DETAIL.size])
+            name = P.TERMINAL_RULES[rule] if rule < len(P.TERMINAL_RULES) else str(rule)
+            verdict = TerminalVerdict(-1 if index == P.TABLE_INDEX else index, name, value, lo,
+                                      hi)
+            raise DeviceError(f"the box rejected the terminal table: {verdict.explain()}")
         if status == P.Status.NO_BOD:
             raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
         if status == P.Status.NO_LOG:
@@ -299,10 +306,14 @@ class Device:
         staged), from cycle ``start`` (None: ``lead`` cycles after the box's cycle then), again
         every ``timeline.period`` cycles: the one COMMIT applies the profile and starts its
         timeline, so a host that dies before it leaves the old profile in force, and one that
-        dies after it the new one with its timeline. ``self.timeline_start`` is its start."""
+        dies after it the new one with its timeline. ``self.timeline_start`` is its start.
+
+        A profile with terminals (``profile.tables``) stages each channel's terminal table under
+        the same generation, so the COMMIT applies it with the rest or nothing."""
         regs = regs or profile.check(self.hardware())
+        tables = profile.tables(self.hardware())
         try:
-            return self._load(regs, reseed, settle, timeline, start, lead)
+            return self._load(regs, reseed, settle, timeline, start, lead, tables)
         except TimelineRunning:
             if not stop_timeline:
                 raise
@@ -313,7 +324,7 @@ class Device:
         deadline = time.monotonic() + STOP_WAIT_S
         while True:
             try:
-                return self._load(regs, reseed, settle, timeline, start, lead)
+                return self._load(regs, reseed, settle, timeline, start, lead, tables)
             except Busy:
                 if time.monotonic() >= deadline:
                     raise DeviceError(f"the timeline stopped, but its last step had not taken "
@@ -327,12 +338,15 @@ class Device:
         return self._load(regs, reseed, settle)
 
     def _load(self, regs, reseed: bool, settle: float, timeline=None, start: int | None = None,
-              lead: int = 0) -> dict[str, ChannelRegs]:
+              lead: int = 0, tables=None) -> dict[str, ChannelRegs]:
         if timeline is not None:
             self.store_timeline(timeline.entries)
         generation = _RNG.randrange(1, (1 << 32) - 1)     # 2^32 - 1: the timeline's
         self.set_profile(P.CHANNEL_FORWARD, regs["forward"], generation)
         self.set_profile(P.CHANNEL_RETURN, regs["return"], generation)
+        for channel, name in enumerate(P.CHANNEL_NAMES):
+            if tables and tables.get(name) is not None and tables[name].terminals:
+                self.stage_table(channel, tables[name], generation)
         if timeline is not None:                          # armed for this load
             begin = self.now() + lead if start is None else start
             try:
@@ -347,6 +361,20 @@ class Device:
         if timeline is not None:
             self.timeline_start = begin
         return regs
+
+    def stage_table(self, channel: int, table, generation: int) -> None:
+        """Stages a channel's terminal table (``satemu.base.terminals.TerminalTable``) under
+        load ``generation``: each terminal (TERMINAL_SET), then the level table (LEVEL_SET)."""
+        for i, t in enumerate(table.terminals):
+            self.call(P.Op.TERMINAL_SET, P.TERMINAL_SET_REQUEST.pack(channel, generation, i,
+                                                                     *t.values()))
+        levels = list(table.levels)
+        for first in range(0, len(levels), P.LEVEL_SET_MAX):
+            chunk = levels[first:first + P.LEVEL_SET_MAX]
+            pad = [(0, 0)] * (P.LEVEL_SET_MAX - len(chunk))
+            self.call(P.Op.LEVEL_SET, P.LEVEL_SET_REQUEST.pack(
+                channel, generation, first, len(chunk),
+                *(x for rate, length in chunk + pad for x in (rate, length))))
 
     def store_timeline(self, entries) -> None:
         """TIMELINE_WRITE of ``entries`` ((offset, channel, field index, value) each, sorted by
@@ -389,13 +417,17 @@ class Device:
         self.call(P.Op.CLEAR_LOG)
 
     def bod_trace(self, first: int = 0, max_records: int = P.BOD_TRACE_MAX,
-                  channel: int = P.CHANNEL_RETURN) -> BodTrace:
+                  channel: int = P.CHANNEL_RETURN, terminals: int = 1) -> BodTrace:
         """The BoD records from superframe ``first`` up to the newest, ``max_records`` per request
-        (BOD_TRACE), until caught up with the box, with the cycle superframe 0 began. Records the
-        box's ring overwrote before they were read are listed in ``lost``. Should the block
-        restart meanwhile (a layout commit: the start changes), the reading starts over, so all
-        records belong to the run that began at ``start``. ``max_records=0`` asks once and
-        reads no record: just the count and the start."""
+        (BOD_TRACE), until caught up with the box or, should the box write records faster than
+        they are read (many terminals), once past the count of the first answer and no longer
+        gaining on it; with the cycle superframe 0 began: a record a
+        terminal a superframe, of the ``terminals`` the profile in force declares (one without a
+        table). Records the box's ring overwrote before they were read are listed in ``lost``
+        (by record: superframe x terminals + terminal). Should the block restart meanwhile (a
+        layout commit: the start changes), the reading starts over, so all records belong to
+        the run that began at ``start``. ``max_records=0`` asks once and reads no record: just
+        the count and the start."""
         if not 0 <= max_records <= 255:
             raise ValueError("max_records must lie in 0 .. 255")
         trace: BodTrace | None = None
@@ -406,7 +438,8 @@ class Device:
             else:
                 trace.lost.append((a, end))
 
-        want = first
+        want = first * terminals
+        snapshot = behind = None
         while True:
             rest = self.call(P.Op.BOD_TRACE, P.BOD_TRACE_REQUEST.pack(channel, want, max_records))
             try:
@@ -414,21 +447,33 @@ class Device:
             except P.ProtocolError as e:
                 raise DeviceError(f"{self.url}: {e}") from None
             if trace is not None and start != trace.start:    # restarted since the last answer
-                trace, want = None, first
+                trace, want = None, first * terminals
                 continue
             if trace is None:
                 trace = BodTrace([], count, start)
+                snapshot, behind = count * terminals, None
             trace.count = count
             if got > want:
                 lose(want, got)
-            for sf, rec in enumerate(records, got):
-                if rec.sf == sf & 0xFFFFFFFF:
+            for n, rec in enumerate(records, got):
+                sf, who = divmod(n, terminals)
+                if rec.sf == sf & 0xFFFFFFFF and rec.terminal == who:
                     trace.records.append(rec)
                 else:                   # overwritten by a newer superframe while being read
-                    lose(sf, sf + 1)
+                    lose(n, n + 1)
             want = got + len(records)
-            if not records or want >= trace.count:
+            gap = trace.count * terminals - want
+            if not records or gap <= 0 or (want >= snapshot and behind is not None
+                                           and gap >= behind):
                 return trace
+            behind = gap
+
+    def terminal_stats(self, channel: int, terminal: int | None) -> dict[str, int]:
+        """A terminal's counters on ``channel`` (TERMINAL_STATS: TERMINAL_COUNTERS, 64-bit
+        counts since the last RESET_STATS); ``terminal`` None: the frames of no terminal."""
+        who = P.NO_ONES if terminal is None else terminal
+        rest = self.call(P.Op.TERMINAL_STATS, P.TERMINAL_STATS_REQUEST.pack(channel, who))
+        return dict(zip(TERMINAL_COUNTERS, P.TERMINAL_STATS.unpack(rest)))
 
     def read_log(self, channel: int,
                  first: int = 0) -> tuple[int, int, int, list[tuple[int, int]]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from satemu.model.board import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B
 from satemu.box.port_capture import CAUSES, CHANNEL_NAMES, INTERFACES, PORT_NAMES, ms_of, ns_of
@@ -62,7 +63,13 @@ def read_box_log(dev, ring: int) -> dict[int, ChannelLog]:
     return logs
 
 
-def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
+def _whose(terminal: int) -> str:
+    from satemu.base.terminals import NO_TERMINAL
+    return "no terminal's" if terminal == NO_TERMINAL else f"terminal {terminal}"
+
+
+def _log_packets(logs: dict[int, ChannelLog], f_clk: int,
+                 tables: Iterable[int] = ()) -> list[dict]:
     """The frame log as packets, each a dict: ``ns`` (the channel's cycle, counted from the
     box's reset), ``port``, ``dir`` ("in"/"out"), ``length``, ``flags``, ``text``, ``channel``
     and ``n`` (its place among the channel's frames of that direction in the log read)."""
@@ -79,6 +86,8 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
         egress = unwrap([e.arrival if e.egress is None else e.egress for e in entries], first)
         for k, (e, a, g) in enumerate(zip(entries, arrivals, egress)):
             at = f"{CHANNEL_NAMES[ch]} channel, frame {e.index} in on port {name}"
+            if ch in tables:
+                at += f", {_whose(e.terminal)}"
             flags = INBOUND
             if e.fate is Fate.DELIVERED:
                 key = "delivered"
@@ -96,14 +105,16 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int) -> list[dict]:
                         "length": e.length, "flags": flags, "channel": ch, "n": k, "fate": key,
                         "text": text + f" (arrival: cycle {a})"})
         # A delivered frame's decided record, by the sent-index it took: its number, arrival.
-        decided = {r.tx: (r.index, a) for r, a in zip(
+        decided = {(r.terminal, r.tx): (r.index, a) for r, a in zip(
             [r for r in log.records if r.kind != SENT], arrivals) if Fate(r.fate) is Fate.DELIVERED}
         sent = [r for r in log.records if r.kind == SENT]
         for k, (r, g) in enumerate(zip(sent, unwrap([r.cycle for r in sent], first))):
-            origin = decided.get(r.tx)
-            text = (f"{CHANNEL_NAMES[ch]} channel, frame {origin[0]} in on port {name} at cycle "
-                    f"{origin[1]}, held {ms_of(g - origin[1], f_clk)}" if origin else
-                    f"{CHANNEL_NAMES[ch]} channel, a frame whose arrival is not in the log read")
+            origin = decided.get((r.terminal, r.tx))
+            who = f", {_whose(r.terminal)}" if ch in tables else ""
+            text = (f"{CHANNEL_NAMES[ch]} channel, frame {origin[0]} in on port {name}{who} at "
+                    f"cycle {origin[1]}, held {ms_of(g - origin[1], f_clk)}" if origin else
+                    f"{CHANNEL_NAMES[ch]} channel{who}, a frame whose arrival is not in the log "
+                    "read")
             if r.late:
                 text += "; it started later than scheduled"
             out.append({"ns": ns_of(g, 0, f_clk), "port": port_out, "dir": "out",
@@ -142,14 +153,15 @@ def _write_packets(path, packets: list[dict], comment: str) -> dict:
 
 
 def write_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: int,
-                      comment: str = "") -> dict:
+                      comment: str = "", tables: Iterable[int] = ()) -> dict:
     """Writes the pcapng of the box's frame log: the four interfaces of the co-simulation's
     captures, each frame without its payload (the box keeps none: 0 bytes captured, its length
     as the original length, no FCS) at the channel's own cycles, counted from the box's reset:
     a frame into a port at its arrival (the cycle its last beat entered the channel, after the
     MAC), a frame out of a port at its egress start (the cycle it began to leave the channel).
-    Comments and flags as ``write_capture``'s. Returns the counts."""
-    return _write_packets(path, _log_packets(logs, f_clk), comment)
+    Comments and flags as ``write_capture``'s; on the channels in ``tables`` (those with a
+    terminal table in force) each frame's terminal, by its index. Returns the counts."""
+    return _write_packets(path, _log_packets(logs, f_clk, tables), comment)
 
 
 MERGE_WINDOW = 32              # frames either side may skip to find the next match
@@ -197,7 +209,8 @@ def _match(host: list[int], box: list[int]) -> list[tuple[int, int]]:
 
 
 def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: int,
-                      hosts: dict[int, "str | Path"], comment: str = "") -> dict:
+                      hosts: dict[int, "str | Path"], comment: str = "",
+                      tables: Iterable[int] = ()) -> dict:
     """The box's frame log joined with host captures (pcapng) of the ports: ``hosts`` maps a
     port to a capture taken on the host's interface cabled to it, whose frames carry their
     direction (``epb_flags``: satemu's sniffer and dumpcap write it). The frames the host sent
@@ -209,7 +222,7 @@ def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: in
     not match the log (under half of the shorter side's frames: another run, or another port)."""
     from satemu.base.ether import MIN_FRAME
     from satemu.base.pcapng import read_pcapng
-    packets = _log_packets(logs, f_clk)
+    packets = _log_packets(logs, f_clk, tables)
     extra, offsets, summary = [], [], {}
     for port, host_path in hosts.items():
         cap = read_pcapng(host_path)

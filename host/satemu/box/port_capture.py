@@ -103,11 +103,13 @@ def ms_of(cycles: int, f_clk: int) -> str:
 
 def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tuple[int, bytes]]],
                   f_clk: int, origin: int = 0, keylog: bytes | None = None,
-                  comment: str = "") -> dict:
+                  comment: str = "", whose=None) -> dict:
     """Writes the pcapng of one run: ``wires`` holds, per port, the frames put on its wire
     (the cycle each started on the wire, its bytes from preamble to FCS), ``traffic`` what the
     engine reported. ``keylog`` (SSLKEYLOGFILE lines) goes in a Decryption Secrets Block ahead
-    of the packets. Returns the counts per interface and, per channel, per fate."""
+    of the packets. ``whose`` (``satemu.link.terminals.Terminals.whose``), where the profile
+    declares terminals, names each frame's terminal in its comments. Returns the counts per
+    interface and, per channel, per fate."""
     records = []                  # (timestamp ns, order, interface, data, flags, comment)
     counts = {f"{PORT_NAMES[p]}-{d}": 0 for p, d in INTERFACES}
     fates: dict[str, dict[str, int]] = {name: {} for name in CHANNEL_NAMES.values()}
@@ -122,6 +124,8 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
             data = wire[len(PREAMBLE):] if wire[:len(PREAMBLE)] == PREAMBLE else wire
             flags = INBOUND | FCS_FLAGS
             at = f"{CHANNEL_NAMES[ch]} channel, frame {n} in on port {name}"
+            if whose is not None:
+                at += f", {whose(ch, data)}"
             if r.egress is not None:
                 key = "delivered"
                 text = (f"{at}: delivered, left port {out_name} at cycle "
@@ -132,8 +136,8 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
                 seq += 1
                 records.append((ns_of(e.wire, origin, f_clk), seq, iface[(EGRESS_PORT[ch], "out")],
                                 e.data[len(PREAMBLE):], OUTBOUND | FCS_FLAGS,
-                                f"{CHANNEL_NAMES[ch]} channel, frame {n} in on port {name} at "
-                                f"cycle {cycle - origin}, held {ms_of(e.wire - cycle, f_clk)}"))
+                                f"{at} at cycle {cycle - origin}, held "
+                                f"{ms_of(e.wire - cycle, f_clk)}"))
                 counts[f"{out_name}-out"] += 1
             else:
                 cause, why, err = CAUSES[r.fate]

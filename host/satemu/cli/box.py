@@ -9,6 +9,7 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
+from satemu.base.params import TERMINAL_COUNTERS
 from satemu.box.device import Device, DeviceError
 from satemu.link.profile import load_profile
 from satemu.base.protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status,
@@ -115,6 +116,8 @@ def cmd_stats(args) -> int:
             print(f"  {'':<24}{'forward':>16}{'return':>16}")
             for key, label in STAT_ROWS:
                 print(f"  {label:<24}{fwd[key]:>16}{ret[key]:>16}")
+            if info["capabilities"] & Capability.TERMINALS:
+                _terminal_lines(dev)
             if info["capabilities"] & Capability.TIMELINE:
                 print(f"  {_timeline_line(dev.timeline_status(), info['f_clk'])}")
             link = dev.link_stats()
@@ -123,6 +126,28 @@ def cmd_stats(args) -> int:
             if not args.watch:
                 return 0
             time.sleep(args.watch)
+
+
+# A terminal's counters, as `satemu stats` shows them: rx, tx, then its drops by cause.
+TERMINAL_DROPS = [n for n in TERMINAL_COUNTERS if n.startswith("drop_")]
+
+
+def _terminal_lines(dev) -> None:
+    """Each terminal's counters (TERMINAL_STATS) on each channel with a table in force: a line
+    a terminal (by its index in the profile's [[terminal]] tables, those with frames), and one
+    for the frames of no terminal."""
+    for ch, name in ((CHANNEL_FORWARD, "forward"), (CHANNEL_RETURN, "return")):
+        framed = dev.get_profile(ch)["term_framed"]
+        if not framed:
+            continue
+        print(f"  {name} channel, by terminal:")
+        for who in [*range(framed), None]:
+            c = dev.terminal_stats(ch, who)
+            drops = ", ".join(f"{n[5:]} {c[n]}" for n in TERMINAL_DROPS if c[n]) or "none"
+            label = "no terminal's" if who is None else f"terminal {who}"
+            print(f"    {label:<16} rx {c['rx_frames']} frames {c['rx_bytes']} B, tx "
+                  f"{c['tx_frames']} frames {c['tx_bytes']} B, late {c['late']}; dropped: "
+                  f"{drops}")
 
 
 def _timeline_line(t: dict, f_clk: int) -> str:
@@ -174,7 +199,9 @@ def cmd_bod_trace(args) -> int:
         if not prof["bod_flags"] & BOD_ENABLE:
             raise DeviceError("BoD is off on the return channel: load a profile with a "
                               "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
-        trace = dev.bod_trace(first=args.from_sf)
+        # a record a terminal a superframe where the profile in force declares terminals
+        terminals = (prof["term_framed"] + prof["term_synthetic"]) if prof["term_match"] else 1
+        trace = dev.bod_trace(first=args.from_sf, terminals=terminals)
         timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
         segments = None
         if args.profile is not None:
@@ -190,13 +217,15 @@ def cmd_bod_trace(args) -> int:
               "superframe", file=sys.stderr)
     if trace.records:
         print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
-              f"{trace.count} recorded (a superframe is {format_time(superframe)})")
+              f"{trace.count} recorded (a superframe is {format_time(superframe)})"
+              + (f", a record each for {terminals} terminals" if terminals > 1 else ""))
     else:
         print(f"no records from superframe {args.from_sf} on; {trace.count} recorded so far")
     print(f"  superframe 0 began at cycle {trace.start} "
           f"({trace.start / info['f_clk']:.3f} s of box time)")
     if trace.lost:
-        print(f"  {trace.lost_count} superframes were overwritten in the box's ring before they "
+        what = "records (superframe x terminals + terminal)" if terminals > 1 else "superframes"
+        print(f"  {trace.lost_count} {what} were overwritten in the box's ring before they "
               f"were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in trace.lost))
     print(f"wrote {write_csv(rows, args.out)}")
     if args.plot:
@@ -271,6 +300,9 @@ def cmd_capture(args) -> int:
             return 0
         logs = read_box_log(dev, ring)
         f_clk = info["f_clk"]
+        # the channels with a terminal table in force: their frames' terminals are named
+        tables = [ch for ch in logs if dev.get_profile(ch)["term_match"]] \
+            if info["capabilities"] & Capability.TERMINALS else []
     nbytes = sum(16 * (len(log.records) + log.stale) for log in logs.values())
     wall = time.monotonic() - t0
     comment = (f"satemu frame log of {args.port}: timestamps are the box's cycles since its "
@@ -281,11 +313,11 @@ def cmd_capture(args) -> int:
         comment += "; PARTIAL: " + "; ".join(problems)
     if merges:
         try:
-            summary = merge_log_capture(args.out, logs, f_clk, merges, comment)
+            summary = merge_log_capture(args.out, logs, f_clk, merges, comment, tables)
         except (ValueError, OSError) as e:
             raise DeviceError(f"--merge: {e}") from None
     else:
-        summary = write_log_capture(args.out, logs, f_clk, comment)
+        summary = write_log_capture(args.out, logs, f_clk, comment, tables)
     records = sum(len(log.records) for log in logs.values())
     print(f"read {records} records of {sum(l.count for l in logs.values())} logged since the "
           f"last clear ({ring} records a channel's ring) in {wall:.1f} s "

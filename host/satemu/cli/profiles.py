@@ -83,7 +83,16 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
                 f"{format_rate(hw.port_bps)}{over}",
                 f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}",
                 f"       timelines: " + (f"up to {hw.timeline_entries} entries (a field of a "
-                                         f"channel each)" if hw.timeline_entries else "none")]
+                                         f"channel each)" if hw.timeline_entries else "none"),
+                f"       terminals: " + _terminal_limits(hw.channel_params("return"))]
+
+
+def _terminal_limits(p) -> str:
+    """What a board's return channel tells apart (HELLO's terminals, synthetic, demand_levels)."""
+    if not p.terminals:
+        return "none (this build tells no terminals apart)"
+    return (f"{p.terminals} with frames (by MAC or VLAN), {p.synthetic} synthetic, "
+            f"{p.demand_levels} demand levels")
 
 
 def cmd_show(args) -> int:
@@ -122,6 +131,9 @@ def cmd_show(args) -> int:
                 if hw.wpc(name)
                 else " (not limited)")
         print(f"           delay-line throughput: up to {wpc} words per 65536 cycles{have}")
+    if p.terminals is not None:
+        for line in p.terminals.describe(p.ret, hw):
+            print(f"  {line}")
     if p.timeline is not None:
         _show_timeline(p, hw, args)
     return 0

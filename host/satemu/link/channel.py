@@ -120,11 +120,13 @@ class BodProfile:
                      f"({format_time(self.latency * frame)})")
         if len(self.background) == 1 and self.background[0][1] is None:
             level = self.background[0][0]
-            lines.append(f"other terminals take {float(level) * 100:g}% of the slots")
+            if level:
+                lines.append(f"terminals not modelled take {float(level) * 100:g}% of the slots "
+                             "(the background)")
         else:
             steps = ", ".join(f"{float(level) * 100:g}% for {format_time(duration)}"
                               for level, duration in self.background)
-            lines.append(f"other terminals take {steps}"
+            lines.append(f"terminals not modelled take {steps}"
                          + (", repeating" if self.background_repeat else ", then the last holds"))
         return lines
 
@@ -221,9 +223,10 @@ class ChannelProfile:
         return "\n".join([", ".join(parts)] + [indent + line for line in lines])
 
 
-def check_meaning(name: str, ch: ChannelProfile):
+def check_meaning(name: str, ch: ChannelProfile, terminals: bool = False):
     """What registers cannot say: a shaped rate above zero, probabilities and shares within
-    0 .. 1, and a BoD channel that can be granted capacity at all."""
+    0 .. 1, and a BoD channel that can be granted capacity at all (with ``terminals``, the
+    terminals' own settings say that; ``satemu.link.terminals``)."""
     def bad(key, value, lo, hi):
         raise ProfileError(f"{name}.{key}: {value} is outside the allowed range {lo} .. {hi}")
     if ch.rate is not None and ch.rate <= 0:
@@ -241,6 +244,8 @@ def check_meaning(name: str, ch: ChannelProfile):
     for i, (level, _) in enumerate(b.background):
         if not 0 <= level <= 1:
             bad("bod.background" if constant else f"bod.background[{i}].level", float(level), 0, 1)
+    if terminals:
+        return
     if not (b.cra or b.rbdc_max or b.vbdc_max or b.fca):
         raise ProfileError(f"{name}.bod: no capacity could ever be granted; give cra, rbdc_max, "
                            f"vbdc_max or fca = true")

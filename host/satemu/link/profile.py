@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -65,6 +65,8 @@ from satemu.base.units import UnitError, parse_time, shown
 from satemu.base.hardware import Hardware
 from satemu.base.validate import profile_fields, validate
 from satemu.link.traces import MAX_STEPS
+from satemu.link.terminals import Terminals, parse_terminals
+from satemu.base.terminals import TerminalTable
 from satemu.link import timeline as _timeline
 
 if TYPE_CHECKING:
@@ -83,6 +85,7 @@ class Profile:
     source: str = ""
     path: Path | None = field(default=None, compare=False)
     timeline: "Timeline | None" = None     # the link's changes over time (satemu.link.timeline)
+    terminals: Terminals | None = None     # the terminals behind port A (satemu.link.terminals)
 
     def channels(self):
         return (("forward", self.forward), ("return", self.ret))
@@ -91,13 +94,23 @@ class Profile:
         """Validate against ``hw`` as the box's firmware will (``satemu.base.validate``); returns the
         registers of both channels. An error names the profile's key, in its units."""
         regs = {}
+        for name, ch in self.channels():
+            check_meaning(name, ch, self.terminals is not None)
+            regs[name] = ch.registers(hw, name)
+        if self.terminals is not None:
+            self.terminals.check(self.ret, regs, hw)
+            tables = self.tables(hw)
+            regs = {name: replace(r, **tables[name].registers()) for name, r in regs.items()}
         for index, (name, ch) in enumerate(self.channels()):
-            check_meaning(name, ch)
-            regs[name] = r = ch.registers(hw, name)
-            verdict = validate(profile_fields(r), hw, index)
+            verdict = validate(profile_fields(regs[name]), hw, index)
             if verdict.status != Status.OK:
                 raise ProfileError(explain(name, ch, hw, verdict))
         return regs
+
+    def tables(self, hw: Hardware) -> dict[str, TerminalTable] | None:
+        """Each channel's terminal table at ``hw``'s clock (``satemu.link.terminals``), or None
+        for a profile without terminals; only the conversion (``check`` validates them)."""
+        return None if self.terminals is None else self.terminals.tables(self.ret, hw)
 
 
 def _toml(text: str, where) -> dict:
@@ -114,7 +127,8 @@ def _toml(text: str, where) -> dict:
         raise ProfileError(f"{where}: not valid TOML: arrays or tables nested too deeply") from None
 
 
-TOP_KEYS = {"name", "description", "source", "forward", "return", "timeline", "timeline_repeat"}
+TOP_KEYS = {"name", "description", "source", "forward", "return", "timeline", "timeline_repeat",
+            "terminals", "terminal"}
 # A profile's text, at most: 64 bytes for each step of the longest timeline (MAX_STEPS), 16 MiB.
 # A longer one is refused before it is read as TOML (about a second a megabyte here); a long
 # timeline is better given as a trace file, which is read faster.
@@ -172,7 +186,8 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
         base_dir = path.parent
     return Profile(name=doc.get("name", name), description=doc.get("description", ""),
                    source=doc.get("source", ""), forward=forward, ret=ret, path=path,
-                   timeline=_timeline.parse_timeline(doc, base_dir))
+                   timeline=_timeline.parse_timeline(doc, base_dir),
+                   terminals=parse_terminals(doc, base_dir))
 
 
 def override_value(raw: str):

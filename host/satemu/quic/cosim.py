@@ -144,7 +144,8 @@ class CoSim:
                 self.delivered.append(Delivery(e.end, direction, len(e.frame)))
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
-    def write_capture(self, path, keylog: bytes | None = None, comment: str = "") -> dict:
+    def write_capture(self, path, keylog: bytes | None = None, comment: str = "",
+                      whose=None) -> dict:
         """The pcapng of the run (``satemu.box.port_capture``), once every frame has left the engine or
         been dropped (``record_rest``): the four interfaces of the two ports, each frame's fate,
         timestamps from the cycles counted from ``origin``, and ``keylog`` (TLS secrets) in a
@@ -160,7 +161,8 @@ class CoSim:
                 raise ValueError(f"port {port}: {len(sent)} frames sent, the engine reported "
                                  f"{len(starts)} on the wire")
             wires[port] = list(zip(starts, sent))
-        return write_capture(path, traffic, wires, self.f_clk, self.origin, keylog, comment)
+        return write_capture(path, traffic, wires, self.f_clk, self.origin, keylog, comment,
+                             whose)
 
 
 @contextmanager
@@ -249,7 +251,7 @@ def bod_dict(start: int, origin: int, regs, records, lost=(), commits=()) -> dic
 
 
 def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
-                      stats: dict) -> dict:
+                      stats: dict, whose=None) -> dict:
     """The run's capture at ``pcap`` (pcapng, the TLS secrets embedded) and ``keys.log`` beside
     it (SSLKEYLOGFILE), checked against the channels' counters ``stats``; returns the capture's
     summary for result.json (``satemu.box.port_capture.check_counts``'s findings in ``agrees``)."""
@@ -262,7 +264,7 @@ def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
     comment = (f"satemu co-simulation, {engine} engine, profile {profile}: timestamps are the "
                f"board's cycles from the transfer's start at {1e9 / sim.f_clk:g} ns a cycle "
                f"(origin: cycle {sim.origin})")
-    summary = sim.write_capture(pcap, keylog.encode(), comment)
+    summary = sim.write_capture(pcap, keylog.encode(), comment, whose)
     summary["path"], summary["keylog"] = pcap.name, keys.name     # beside result.json
     summary["disagreements"] = check_counts(summary, stats)
     return summary
@@ -296,9 +298,11 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
         for k in ("phase", "superframe_cycles", "slot_bytes", "segments"):
             if a.bod[k] != b.bod[k]:
                 out.append(f"bod.{k}: {a.bod[k]} against {b.bod[k]}")
-        ra = {r["sf"]: r for r in a.bod["records"]}
-        rb = {r["sf"]: r for r in b.bod["records"]}
+        # (a record a terminal a superframe, where the profile declares terminals)
+        ra = {(r["sf"], r.get("terminal", 0)): r for r in a.bod["records"]}
+        rb = {(r["sf"], r.get("terminal", 0)): r for r in b.bod["records"]}
         both = sorted(set(ra) & set(rb))
-        bad = [sf for sf in both if ra[sf] != rb[sf]]
-        out += [f"bod record {sf}: {ra[sf]} against {rb[sf]}" for sf in bad[:limit]]
+        bad = [k for k in both if ra[k] != rb[k]]
+        out += [f"bod record {sf} of terminal {who}: {ra[sf, who]} against {rb[sf, who]}"
+                for sf, who in bad[:limit]]
     return out

@@ -114,8 +114,11 @@ class ModelEngine:
             self.commits = {ch: compiled.commits(start, name, laps)
                             for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
             timeline = timeline_dict(link, compiled, start, board.f_clk)
+        tables = link.tables(board.hardware)
         self.model = BoardModel(self.regs, cycle=self.bod_phase, bod_start=1, board=board,
-                                commits=self.commits)
+                                commits=self.commits,
+                                tables=tables and {FORWARD: tables["forward"],
+                                                   RETURN: tables["return"]})
         yield Loaded(self.model, board.f_clk, timeline)
 
     def settle(self, sim: CoSim) -> Outcome:
@@ -183,7 +186,8 @@ def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "defaul
     t.exactness = outcome.exactness
     if pcap is not None:
         t.capture = write_run_capture(sim, pcap, keylog.getvalue(), engine.name, link.name,
-                                      outcome.stats)
+                                      outcome.stats,
+                                      link.terminals.whose() if link.terminals else None)
     t.timeline = loaded.timeline
     return t
 

@@ -141,11 +141,67 @@ def transfer_figures(t) -> list[tuple[str, object]]:
     return figures
 
 
+def _per_superframe(rows: Sequence[dict]) -> list[dict]:
+    """The rows of several terminals summed per superframe (rates, slots and backlogs; the
+    background is the pool's, the same in each)."""
+    out: dict[int, dict] = {}
+    for r in rows:
+        s = out.get(r["sf"])
+        if s is None:
+            out[r["sf"]] = dict(r)
+            continue
+        for k, v in r.items():
+            if k not in ("sf", "terminal", "cycle", "time_s", "background_slots"):
+                s[k] += v
+    return [out[sf] for sf in sorted(out)]
+
+
 def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
     """Requested capacity (RBDC rate plus the VBDC volume spread over its superframe) against
-    the granted and the used rate per superframe, with the terminal's backlog on a second axis;
-    a PNG."""
+    the granted and the used rate per superframe, with the backlog on a second axis; a PNG.
+    With several terminals' rows, the pool's sums, and below them each terminal's grants,
+    stacked."""
     path = Path(path)
+    terminals = sorted({r.get("terminal", 0) for r in rows})
+    if len(terminals) > 1:
+        return _plot_pool(rows, terminals, path, title)
+    return _demand_grant(rows, path, title)
+
+
+def _plot_pool(rows, terminals, path: Path, title: str) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(8, 7.5), dpi=100)
+    FigureCanvasAgg(fig)
+    from matplotlib import colormaps
+    cmap = colormaps["tab20"]
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    _demand_grant_axes(top, _per_superframe(rows), f"{title}, the pool")
+    top.set_xlabel("")
+    sfs = sorted({r["sf"] for r in rows})
+    time = {r["sf"]: r["time_s"] for r in rows}
+    grid = {(r["terminal"], r["sf"]): r["granted_kbps"] for r in rows}
+    bottom.stackplot([time[sf] for sf in sfs],
+                     *([grid.get((t, sf), 0) for sf in sfs] for t in terminals),
+                     labels=[f"terminal {t}" for t in terminals], step="post",
+                     colors=[cmap(i % 20) for i in range(len(terminals))])
+    bottom.grid(True, alpha=0.3)
+    _headroom(bottom, max((sum(grid.get((t, sf), 0) for t in terminals) for sf in sfs),
+                          default=0))
+    bottom.set_xlabel("time since superframe 0 began (s)")
+    bottom.set_ylabel("granted kbit/s by terminal")
+    bottom.legend(loc="upper right", ncol=min(len(terminals), 4), fontsize="small")
+    return _save(fig, path)
+
+
+def _demand_grant(rows: Sequence[dict], path: Path, title: str) -> Path:
+    fig, ax = _figure()
+    _demand_grant_axes(ax, rows, title)
+    return _save(fig, path)
+
+
+def _demand_grant_axes(ax, rows: Sequence[dict], title: str) -> None:
+    ax.grid(True, alpha=0.3)
     # The superframe from the rows themselves: time_s is sf x superframe.
     late = max(rows, key=lambda r: r["sf"], default=None)
     superframe_s = late["time_s"] / late["sf"] if late and late["sf"] else 1.0
@@ -153,7 +209,6 @@ def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
     demand = [r["rbdc_req_kbps"] + r["vbdc_req_bytes"] * 8 / superframe_s / 1000 for r in rows]
     granted = [r["granted_kbps"] for r in rows]
     used = [r["used_kbps"] for r in rows]
-    fig, ax = _figure()
     ax.plot(t, demand, drawstyle="steps-post", color="tab:orange", label="requested (RBDC + VBDC)")
     ax.plot(t, granted, drawstyle="steps-post", color="tab:blue", label="granted")
     ax.plot(t, used, drawstyle="steps-post", color="tab:green", label="used")
@@ -169,4 +224,3 @@ def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
     lines = ax.get_legend_handles_labels()
     more = backlog.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper right")
-    return _save(fig, path)
