@@ -190,7 +190,9 @@ class Admission(wiring.Component):
         if p.terminals:
             separate = bod & (cfg.term_match != 0)
             known = cur.known
-            terminal = Mux(known, cur.terminal, NO_TERMINAL)
+            # (with no table in force every frame is the channel's one terminal's, 0, as
+            # the header the BoD scheduler writes says: the frame log joins them so)
+            terminal = Mux(known, cur.terminal, Mux(cfg.term_match != 0, NO_TERMINAL, 0))
             fr = self.frame[who]
             own = {name: Mux(separate, fr[name], getattr(cfg, name))
                    for name in ("queue_frames", "queue_bytes", "loss_mode", "loss_p", "ge_p",

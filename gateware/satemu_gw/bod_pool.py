@@ -54,7 +54,8 @@ class PoolAllocator(wiring.Component):
     A terminal's BoD settings come from ``row`` (the terminal table's row ``row_addr``, the cycle
     after), or where the channel has no table (``term_match`` 0) from the channel's own
     ``bod_*`` registers: one terminal with frames. Every piece of state starts at zero: the
-    scheduler restarts the block with a reset when the BoD settings change (as ``BodAllocator``).
+    scheduler restarts the block with a reset when the BoD settings change (as ``BodAllocator``),
+    and superframe 0 zeroes the memories, which a reset leaves as they are.
     """
 
     def __init__(self, params):
@@ -124,6 +125,7 @@ class PoolAllocator(wiring.Component):
         assert TERM_SYNTHETIC == 1 and TERM_FCA == 2
 
         k = Signal(32)
+        clr = Signal(range(BOD_LATENCY_MAX * rows + 1))      # the row CLEAR zeroes
         first = Signal(tbits)                     # this superframe's first terminal: k mod T
         j = Signal(range(n_t + 1))                # the pass's step
         t = Signal(tbits)                         # the terminal of step j (in turn or by index)
@@ -170,6 +172,24 @@ class PoolAllocator(wiring.Component):
                                  given.eq(0), n_fca.eq(0), self.granted.eq(0), t.eq(0)]
                     with m.If(self.k == 0):
                         m.d.comb += prng.load.eq(1)
+                        m.d.sync += clr.eq(0)
+                        m.next = "CLEAR"
+                    with m.Else():
+                        m.next = "ARRIVE_L"
+
+            # ---- 0. after a restart, the run before it forgotten -----------------------------
+            # The block's reset leaves memories as they are: superframe 0 first zeroes every
+            # terminal's state and every request in flight, a row a cycle, so that a run starts
+            # as the model's does whatever ran before it (BOD_LATENCY_MAX x rows cycles).
+            with m.State("CLEAR"):
+                m.d.comb += [self.busy.eq(1), pv_wr.addr.eq(clr), pv_wr.data.eq(0),
+                             pv_wr.en.eq(1)]
+                with m.If(clr < rows):
+                    m.d.comb += [st_wr.data.eq(0), st_wr.en.eq(1)]      # (st_wr.addr is t)
+                    m.d.sync += t.eq(t + 1)
+                m.d.sync += clr.eq(clr + 1)
+                with m.If(clr == BOD_LATENCY_MAX * rows - 1):
+                    m.d.sync += t.eq(0)
                     m.next = "ARRIVE_L"
 
             # ---- 1. requests arrive; a synthetic terminal's demand (in index order) ----------

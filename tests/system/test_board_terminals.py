@@ -70,6 +70,8 @@ def test_terminals_share_the_pool_over_the_uart_as_the_model_says(url, board_sta
 
     path = tmp_path / "terminals.toml"
     path.write_text(PROFILE)
+    # (after whatever the board ran before: test_board_bod's BoD runs leave the block's
+    # memories as they were, which superframe 0 of this load's run zeroes)
     # (reseeded: the loss draws start from the profile's seed, as the model's do)
     assert main(["load", str(path), "--port", url, "--reseed"]) == 0
     hw = BOARDS["sim"].hardware
@@ -79,6 +81,7 @@ def test_terminals_share_the_pool_over_the_uart_as_the_model_says(url, board_sta
             FORWARD: [(_frame(rng, SERVER, rng.choice(MACS)), False) for _ in range(100)]}
     with Device(url) as dev:
         dev.reset_stats()
+        dev.clear_log()                 # (the capture below: this run's frames, every one)
     traffic, models, taken = run_traffic(url, board_state["eth_port"], sent, load=0.03,
                                          tables={RETURN: tables["return"],
                                                  FORWARD: tables["forward"]})
@@ -103,7 +106,8 @@ def test_terminals_share_the_pool_over_the_uart_as_the_model_says(url, board_sta
     assert main(["bod-trace", "--port", url, "--out", str(csv_path), "--plot", str(png)]) == 0
     assert "a record each for 7 terminals" in capsys.readouterr().out
     import csv
-    rows = list(csv.DictReader(csv_path.open()))
+    with csv_path.open() as f:
+        rows = list(csv.DictReader(f))
     assert rows[0]["terminal"] is not None and {int(r["terminal"]) for r in rows} == set(range(7))
     assert png.stat().st_size > 10_000
     # satemu capture: the frame log as pcapng, each frame's terminal named by its index.

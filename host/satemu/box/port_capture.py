@@ -41,6 +41,7 @@ CAUSES = {
     Fate.LOSS: ("loss", "the link's loss drew it", 0),
     Fate.QUEUE: ("queue", "the bottleneck queue was full", 0),
     Fate.MEM: ("mem", "the delay line's memory was full", 0),
+    Fate.UNCLASSIFIED: ("unclassified", "from no terminal the profile declares", 0),
     "overrun": ("overrun", "the channel's ingress FIFO had no room", 0),
     "preamble": ("preamble", "no preamble and SFD: the MAC discarded it", ERR_PREAMBLE),
 }

@@ -29,7 +29,7 @@ mod 2^6).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from satemu.base.params import Fate
@@ -49,7 +49,9 @@ class Entry:
     fate: Fate
     egress: int | None = None   # its start, mod 2^48; None: dropped, or not sent yet / lost
     late: bool = False
-    terminal: int = 0           # whose frame (NO_TERMINAL: no one's; 0 without terminals)
+    # whose frame (NO_TERMINAL: no one's; 0 without terminals): for a capture's comments;
+    # the join checks it (a record of another terminal does not join), equality does not
+    terminal: int = field(default=0, compare=False)
 
 
 def check_records(first: int, pairs, bits: int) -> tuple[list[Record], int]:
