@@ -50,11 +50,12 @@ def _frames(table: bool) -> list:
     return out
 
 
-def measure(name: str, params: ChannelParams, regs, table: TerminalTable | None) -> dict:
+def measure(name: str, params: ChannelParams, regs, table: TerminalTable | None,
+            run_after: int = 0) -> dict:
     if table is not None:
         regs = replace(regs, **table.registers())
     sc = scenario(f"terms-bench-{name}", f_clk=F_CLK, regs=regs, frames=_frames(table is not None),
-                  params=params, table=table,
+                  params=params, table=table, run_after=run_after,
                   mem={"cmd_ready": 1.0, "wdata_ready": 1.0, "lat_min": 16, "lat_max": 16})
     s = run_scenario(sc, ROOT / "build" / "bench" / sc["name"])
     if s["errors"] or s["failed"]:
@@ -78,7 +79,9 @@ def main():
     fwd_regs = channel_registers(f_clk=F_CLK, mem_size=1 << 20, delay_s=0)
     shared = TerminalTable(MATCH_MAC, tuple(TerminalRegs(key=k) for k in KEYS), shared=True)
     ret_params = replace(BOD_PARAMS, terminals=4, synthetic=2, demand_levels=4)
-    ret_regs = bod_regs(F_CLK, superframe=Fraction(1, 100), slots=40, slot_bytes=100,
+    # A 1 ms superframe of 40 slots of 100 bytes (32 Mbit/s), so that the queued frames have
+    # left by the end of the run (every frame's fate and egress checked).
+    ret_regs = bod_regs(F_CLK, superframe=Fraction(1, 1000), slots=40, slot_bytes=100,
                         cra=64_000, rbdc_max=1_600_000, timeout=8, vbdc_max=60, latency=8,
                         delay=Fraction(1, 1000), queue_frames=200)
     own = TerminalTable(MATCH_MAC, tuple(
@@ -86,8 +89,8 @@ def main():
                      rbdc_timeout=8, vbdc_max=60) for k in KEYS))
     runs = [measure("forward-plain", fwd_params, fwd_regs, None),
             measure("forward-terminals", fwd_params, fwd_regs, shared),
-            measure("return-bod-plain", ret_params, ret_regs, None),
-            measure("return-bod-terminals", ret_params, ret_regs, own)]
+            measure("return-bod-plain", ret_params, ret_regs, None, run_after=3_000_000),
+            measure("return-bod-terminals", ret_params, ret_regs, own, run_after=3_000_000)]
     boards = {}
     for name, board in BOARDS.items():
         p = board.hardware.channel_params("return")
