@@ -96,6 +96,18 @@ def main():
         p = board.hardware.channel_params("return")
         boards[name] = {"terminals": p.terminals, "synthetic": p.synthetic,
                         "demand_levels": p.demand_levels}
+        report = ROOT / "bench" / "results" / f"bitstream-{name}.json"
+        if report.is_file():            # a real board: its committed build's utilisation
+            boards[name]["utilisation"] = json.loads(report.read_text())["utilisation"]
+    # What 2 terminals with frames and 8 synthetic ones (16 demand levels) cost the Versa-5G's
+    # return channel, measured with the flow's yosys (synth_ecp5) against the same channel
+    # without terminals (docs/hardware.md, "Terminals on the real boards").
+    boards["versa-ecp5"]["return_channel_with_2_terminals_and_8_synthetic"] = {
+        "without": {"LUT4": 6767, "CCU2C": 2660, "TRELLIS_DPR16X4": 122, "TRELLIS_FF": 9051,
+                    "DP16KD": 59},
+        "with": {"LUT4": 13009, "CCU2C": 3946, "TRELLIS_DPR16X4": 258, "TRELLIS_FF": 14609,
+                 "DP16KD": 91},
+        "firmware_text_bytes": 6329, "rom_overflow_bytes": 2208}
     results = {"benchmark": "terminals-line-rate", "f_clk_reference": F_CLK,
                "date": time.strftime("%Y-%m-%d"),
                "line_rate_cycles_per_min_frame_75MHz": round(F_CLK / line_pps(60), 2),
