@@ -67,6 +67,8 @@ def make_configs(settings: Optional[EndpointSettings] = None, *, qlog: bool = Fa
 # bulk transfer application
 
 _PATTERN = bytes(range(256))
+# A request line longer than this without its newline is refused.
+MAX_REQUEST = 64
 
 
 def payload_bytes(offset: int, length: int) -> bytes:
@@ -132,31 +134,67 @@ class _Peer:
 
 
 class BulkAnswers:
-    """The server's half of the bulk application, whatever drives the connection (virtual time
-    here, aioquic's asyncio API in satemu.quic.aio): ``GET <size>\\n`` on a client stream
-    is answered with ``size`` bytes of :func:`payload_bytes` and FIN; a bad request resets the
-    stream."""
+    """The server's half of the application, whatever drives the connection (virtual time
+    here, aioquic's asyncio API in satemu.quic.aio), a request on each client stream:
+
+    * ``GET <size>\\n``: answered with ``size`` bytes of :func:`payload_bytes` and FIN;
+    * ``PUT <size>\\n`` then ``size`` bytes of :func:`payload_bytes` and FIN (an upload):
+      answered with ``OK <size>\\n`` and FIN once every byte came and was right.
+
+    A bad request, or an upload whose body differs or ends short or long, resets the stream
+    (code 1)."""
 
     def __init__(self) -> None:
         self.requests: dict[int, bytes] = {}
         self.served: dict[int, int] = {}        # stream -> bytes sent (-1: a bad request)
+        self.uploads: dict[int, list[int]] = {}  # stream -> [size, bytes received so far]
 
     def answer(self, conn: QuicConnection, event: StreamDataReceived) -> bool:
         """Take a stream's data; True once the stream got its answer (in this call)."""
-        if event.stream_id in self.served:
+        sid = event.stream_id
+        if sid in self.served:
             return False
-        request = self.requests.get(event.stream_id, b"") + event.data
-        self.requests[event.stream_id] = request
+        if sid in self.uploads:
+            return self._body(conn, sid, event.data, event.end_stream)
+        request = self.requests.get(sid, b"") + event.data
+        self.requests[sid] = request
         if b"\n" not in request:
+            if len(request) > MAX_REQUEST or event.end_stream:
+                return self._refuse(conn, sid)
             return False
-        words = request.split(b"\n", 1)[0].split()
-        if len(words) != 2 or words[0] != b"GET" or not words[1].isdigit():
-            conn.reset_stream(event.stream_id, error_code=1)
-            self.served[event.stream_id] = -1
-        else:
-            size = int(words[1])
-            self.served[event.stream_id] = size
-            conn.send_stream_data(event.stream_id, payload_bytes(0, size), end_stream=True)
+        line, rest = request.split(b"\n", 1)
+        words = line.split()
+        if len(words) != 2 or words[0] not in (b"GET", b"PUT") or not words[1].isdigit() \
+                or len(words[1]) > 20:
+            return self._refuse(conn, sid)
+        size = int(words[1])
+        if words[0] == b"PUT":
+            self.uploads[sid] = [size, 0]
+            del self.requests[sid]
+            return self._body(conn, sid, rest, event.end_stream)
+        self.served[sid] = size
+        conn.send_stream_data(sid, payload_bytes(0, size), end_stream=True)
+        return True
+
+    def _refuse(self, conn: QuicConnection, sid: int) -> bool:
+        conn.reset_stream(sid, error_code=1)
+        self.served[sid] = -1
+        return True
+
+    def _body(self, conn: QuicConnection, sid: int, data: bytes, end: bool) -> bool:
+        """An upload's body: checked as it comes; answered at its FIN."""
+        size, got = self.uploads[sid]
+        if got + len(data) > size or data != payload_bytes(got, len(data)):
+            del self.uploads[sid]
+            return self._refuse(conn, sid)
+        self.uploads[sid][1] = got = got + len(data)
+        if not end:
+            return False
+        del self.uploads[sid]
+        if got != size:
+            return self._refuse(conn, sid)
+        self.served[sid] = 0
+        conn.send_stream_data(sid, f"OK {size}\n".encode(), end_stream=True)
         return True
 
 

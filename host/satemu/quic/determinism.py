@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, x448, x25519
 from cryptography.x509.oid import NameOID
 
 __all__ = ["SERVER_NAME", "VirtualTimeLogger", "VirtualTimeTrace", "deterministic",
-           "server_certificate"]
+           "drawing_from", "server_certificate"]
 
 SERVER_NAME = "satemu-server"
 
@@ -144,6 +144,20 @@ class _KeyFactory:
         self.generate = generate
 
 
+class _Source:
+    """Where a deterministic block's random bytes come from: ``rng``, or another generator
+    for a while (:func:`drawing_from`)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def randbytes(self, n: int) -> bytes:
+        return self.rng.randbytes(n)
+
+
+_blocks: list[_Source] = []         # the deterministic blocks in force, innermost last
+
+
 @contextlib.contextmanager
 def deterministic(seed: int) -> Iterator[random.Random]:
     """Make aioquic's connection set-up repeatable: every random byte it draws comes from ``seed``.
@@ -155,28 +169,46 @@ def deterministic(seed: int) -> Iterator[random.Random]:
     production: the keys are predictable by design.
     """
     rng = random.Random(seed)
+    src = _Source(rng)
 
     def ec_key(curve: ec.EllipticCurve, backend: Any = None) -> ec.EllipticCurvePrivateKey:
-        scalar = (int.from_bytes(rng.randbytes((curve.key_size + 7) // 8), "big")
+        scalar = (int.from_bytes(src.randbytes((curve.key_size + 7) // 8), "big")
                   % (1 << (curve.key_size - 1))) | 1              # 0 < scalar < curve order
         return ec.derive_private_key(scalar, curve)
 
-    seeded_os = _ModuleProxy(os, urandom=rng.randbytes)
+    seeded_os = _ModuleProxy(os, urandom=src.randbytes)
     patches = [
         (aioquic_connection, "os", seeded_os),    # connection IDs, reset tokens, path challenges
         (aioquic_packet, "os", seeded_os),        # version negotiation's first byte
         (aioquic_tls, "os", seeded_os),           # client/server random, session tickets
         (aioquic_tls, "x25519", _ModuleProxy(x25519, X25519PrivateKey=_KeyFactory(
-            lambda: x25519.X25519PrivateKey.from_private_bytes(rng.randbytes(32))))),
+            lambda: x25519.X25519PrivateKey.from_private_bytes(src.randbytes(32))))),
         (aioquic_tls, "x448", _ModuleProxy(x448, X448PrivateKey=_KeyFactory(
-            lambda: x448.X448PrivateKey.from_private_bytes(rng.randbytes(56))))),
+            lambda: x448.X448PrivateKey.from_private_bytes(src.randbytes(56))))),
         (aioquic_tls, "ec", _ModuleProxy(ec, generate_private_key=ec_key)),
     ]
     saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
     try:
         for module, name, value in patches:
             setattr(module, name, value)
+        _blocks.append(src)
         yield rng
     finally:
+        _blocks.remove(src)
         for module, name, value in reversed(saved):
             setattr(module, name, value)
+
+
+@contextlib.contextmanager
+def drawing_from(rng: random.Random) -> Iterator[None]:
+    """Inside a :func:`deterministic` block: aioquic's random bytes come from ``rng`` for the
+    ``with`` block, so that each of several connections draws from its own seed whatever the
+    others draw (a scenario's flows)."""
+    if not _blocks:
+        raise RuntimeError("drawing_from() outside a deterministic() block")
+    src = _blocks[-1]
+    saved, src.rng = src.rng, rng
+    try:
+        yield
+    finally:
+        src.rng = saved

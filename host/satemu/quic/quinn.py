@@ -35,8 +35,9 @@ from satemu.quic.bulk import ALPN, BulkAnswers, TimedDownload
 from satemu.quic.determinism import SERVER_NAME, server_certificate
 from satemu.quic.packets import CLIENT, SERVER, Endpoint
 from satemu.quic.settings import EndpointSettings, quinn_limits
+from satemu.quic.workload import FlowTimes, Request, Requests
 
-__all__ = ["QuinnClient", "QuinnDatagramInfo", "QuinnServer", "quinn_policy"]
+__all__ = ["QuinnClient", "QuinnDatagramInfo", "QuinnFlowClient", "QuinnServer", "quinn_policy"]
 
 SEED_LIMIT = 1 << 64
 
@@ -253,3 +254,34 @@ class QuinnClient(_QuinnPeer, TimedDownload):
             self.error = "server reset the stream"
         elif kind == "data" and event[1] == self.stream_id:
             self.arrived(_StreamData(*event[1:]), now)
+
+
+class QuinnFlowClient(FlowTimes, _QuinnPeer):
+    """A client on quinn running ``requests``; quinn names each stream it opens later
+    (its ``opened`` events, in the order asked)."""
+
+    def __init__(self, settings, requests: list[Request], parallel: bool,
+                 policy: "str | AckPolicy", seed: int, local: Endpoint,
+                 remote: Endpoint) -> None:
+        self.policy = quinn_policy(policy)
+        _QuinnPeer.__init__(self, "client", settings, seed, local, remote)
+        self.conn = self.endpoint
+        self.app = Requests(requests, parallel)
+
+    def start(self, now: float) -> None:
+        self.started_at = now
+        self.endpoint.connect(_ns(now))
+        self.app.begin(now, lambda data, fin: self.endpoint.open_bidi(data, fin))
+        self._events(now)
+
+    def on_event(self, event: tuple, now: float) -> None:
+        _QuinnPeer.on_event(self, event, now)
+        kind = event[0]
+        if kind == "connected":
+            self.handshake_at = now
+        elif kind == "opened":
+            self.app.opened(event[1])
+        elif kind == "reset":
+            self.app.reset(event[1])
+        elif kind == "data":
+            self.app.data(event[1], event[2], event[3], now)
