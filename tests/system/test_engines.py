@@ -253,3 +253,63 @@ def test_a_run_killed_mid_transfer_leaves_nothing_for_the_next(board_state, tmp_
     model = model_twin(board, profile, max_seconds=30)
     assert model.exactness["exact"]
     assert differences(board, model) == [], left
+
+
+# Several flows in one run (satemu.quic.scenario): two and five flows of mixed workloads and
+# both stacks, on two terminals with frames and a synthetic one loading the pool.
+SCENARIOS = {
+    "two-flows": """
+[[flow]]
+terminal = "client"
+ack = "ratio:10"
+workload = {kind = "bulk", size = "60 KB"}
+[[flow]]
+terminal = "neighbour"
+stack = "quinn"
+start = "30 ms"
+workload = {kind = "objects", sizes = ["20 KB", "10 KB"], order = "parallel"}
+""",
+    "five-flows": """
+[[flow]]
+terminal = "client"
+workload = {kind = "bulk", size = "40 KB"}
+[[flow]]
+terminal = "neighbour"
+workload = {kind = "objects", sizes = ["15 KB", "5 KB"], order = "sequence"}
+[[flow]]
+terminal = "neighbour"
+stack = "aioquic/quinn"
+workload = {kind = "objects", sizes = ["10 KB", "10 KB"], over = "connections"}
+[[flow]]
+terminal = "client"
+workload = {kind = "upload", size = "12 KB"}
+[[flow]]
+terminal = "neighbour"
+stack = "quinn"
+start = "20 ms"
+workload = {kind = "bulk", size = "30 KB"}
+""",
+}
+
+
+@pytest.mark.parametrize("case", list(SCENARIOS))
+def test_a_scenario_on_the_board_equals_the_model(board_state, tmp_path, case):
+    from satemu.quic.scenario import parse_scenario, run_scenario, scenario_twin
+    from satemu.quic.engine import make_engine
+    text = TERMS.replace('[[terminal]]\nname = "load"',
+                         '[[terminal]]\nname = "neighbour"\nmac = "02:53:41:54:00:12"\n'
+                         '[[terminal]]\nname = "load"').replace("count = 2", "count = 1")
+    (tmp_path / "shared.toml").write_text(text)
+    sc = parse_scenario('profile = "shared.toml"\nseed = 9\n' + SCENARIOS[case], case, tmp_path)
+    engine = make_engine("board", board_state)
+    board = run_scenario(engine, sc, max_seconds=30)
+    assert all(f.done and f.error is None for f in board.flows), [f.error for f in board.flows]
+    for d in ("forward", "return"):
+        assert board.board_stats[d]["drop_overrun"] == 0 and board.board_stats[d]["late"] == 0
+    model = scenario_twin(board, max_seconds=30)
+    assert model.exactness["exact"]
+    assert differences(board, model) == []
+    assert {p.flow for p in board.sent} == set(range(len(sc.flows)))
+    records = board.bod["records"]
+    assert {r["terminal"] for r in records} == {0, 1, 2} and not board.bod["lost"]
+    assert all(sum(r["used"] for r in records if r["terminal"] == t) > 0 for t in (0, 1))

@@ -20,6 +20,10 @@ def add_quic(sub) -> None:
                                        "virtual time, with results and plots")
     quic.add_argument("--profile", type=given("a profile"),
                       help="a built-in profile name or a TOML file (simulated board)")
+    quic.add_argument("--scenario", metavar="FILE", type=given("a scenario file"),
+                      help="several flows in one run, each on a terminal of the scenario's "
+                      "profile with its own stacks, ACK policy, settings, seed, start and "
+                      "workload (a TOML file: docs/scenarios.md); in place of --profile")
     quic.add_argument("--size", default="1MB", help="bytes to download, e.g. 100KB, 10MB")
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
                       "ratio:N, adaptive or ack-frequency:N (default %(default)s)")
@@ -94,6 +98,8 @@ def cmd_quic_realtime(args, size: int, ack: str) -> int:
 
 def cmd_quic(args) -> int:
     from satemu.report.files import write_transfer
+    if args.scenario:
+        return cmd_scenario(args)
     size, ack = read_size(args.size), check_ack(args.ack)
     if args.realtime:
         return cmd_quic_realtime(args, size, ack)
@@ -169,6 +175,76 @@ def _compare_with_model(t, args, out: Path) -> bool:
           f"and {len(t.delivered)} deliveries at the same cycles, every counter{bod} "
           f"({m.wall_s:.2f} s against the board's {t.wall_s:.0f} s; {out}/compare.json)")
     return True
+
+
+def _scenario_options(args) -> None:
+    """UsageError (one line) for an option a scenario's flows carry themselves."""
+    from satemu.quic.settings import SETTINGS
+    if args.profile:
+        raise UsageError("--scenario names its profile itself: not with --profile")
+    for flag, on in (("--realtime", args.realtime), ("--qlog", args.qlog),
+                     ("--client-if", args.client_if), ("--client-cmd", args.client_cmd),
+                     ("--server-cmd", args.server_cmd), ("--netem", args.netem)):
+        if on:
+            raise UsageError(f"{flag}: not with --scenario (a scenario runs in virtual time)")
+    given_here = [("--size", args.size != "1MB"), ("--ack", args.ack != "default"),
+                  ("--seed", args.seed != 0)]
+    given_here += [(s.option, getattr(args, s.name) != s.default()) for s in SETTINGS]
+    for flag, on in given_here:
+        if on:
+            raise UsageError(f"{flag}: a scenario's flows carry their own (in its [[flow]] "
+                             f"tables)")
+
+
+def cmd_scenario(args) -> int:
+    """`satemu quic --scenario FILE`: the scenario's flows across the simulated board or the
+    model, results into OUT (result.json, flows.csv, objects.csv, packets.csv)."""
+    from satemu.quic.scenario import ScenarioError, load_scenario, run_scenario, scenario_twin
+    from satemu.report.flows import write_scenario
+    _scenario_options(args)
+    if args.compare and args.engine != "board":
+        raise UsageError("--compare runs the scenario on the board, then on the model: "
+                         "not with --engine model")
+    try:
+        sc = load_scenario(args.scenario)
+        sc.check_time(args.max_time)
+    except ScenarioError as e:
+        raise UsageError(f"--scenario: {e}") from None
+    out = output_dir(Path(args.out or f"satemu-scenario-{sc.name}"), "--out")
+    pcap = out / "capture.pcapng" if args.pcap else None
+    with simulated_board(args) as state:
+        run = run_scenario(args.engine, sc, max_seconds=args.max_time, board=state,
+                           pcap=pcap)
+    s = write_scenario(run, out)
+    print(f"{sc.name}: {len(sc.flows)} flows across {sc.profile.name}, {run.virtual_s:.3f} s of "
+          f"link time in {run.wall_s:.1f} s on the {run.engine} engine")
+    for f in s["flows"]:
+        state_ = (f"done in {f['completion_s']:.3f} s, {f['goodput_mbps']:.3f} Mbit/s"
+                  if f["completed"] else f"NOT completed ({f['error'] or 'time limit'})")
+        ratio = f"{f['ack_ratio']:.2f}" if f["ack_ratio"] is not None else "-"
+        print(f"  {f['name']}: {f['terminal'] or 'port A'}, {f['stacks']['client']}, ACK "
+              f"{f['ack']}, {_describe(sc, f['name'])}: {state_}; return {f['return_packets']} "
+              f"packets, {f['return_bytes']} bytes, {ratio} data packets an ACK")
+    fair = s["fairness"]
+    if fair["goodput_jain"] is not None:
+        print(f"  fairness (Jain): goodput {fair['goodput_jain']:.3f}" +
+              (f", slots granted to terminals with frames {fair['slots_granted_jain']:.3f}"
+               if fair["slots_granted_jain"] is not None else ""))
+    print(f"  wrote {out}/result.json, flows.csv, objects.csv and packets.csv"
+          + (f", {out}/capture.pcapng" if run.capture else ""))
+    same = True
+    if args.compare:
+        from satemu.quic.cosim import differences
+        m = scenario_twin(run, max_seconds=args.max_time)
+        diff = differences(run, m)
+        same = not diff
+        print("  the model engine gives the same run, frame for frame" if same else
+              f"  the model engine DIFFERS from the board: {diff[0]}")
+    return 0 if s["completed"] and same else 1
+
+
+def _describe(sc, name: str) -> str:
+    return next(f.workload.describe() for f in sc.flows if f.name == name)
 
 
 # `satemu experiment`'s defaults for the options a preset (satemu.sweep.PRESETS) may set.

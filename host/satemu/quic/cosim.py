@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,10 +31,31 @@ from satemu.base.ether import to_wire
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 from satemu.quic.packets import build_frame, parse_frame
 
-__all__ = ["CoSim", "endpoints", "make_transfer", "bod_dict", "write_run_capture", "differences"]
+__all__ = ["CoSim", "Pair", "endpoints", "make_transfer", "bod_dict", "write_run_capture", "differences"]
 
 IDLE_STEP = 1 << 22          # how far the engine may run when no endpoint has a timer (cycles)
 PORT_A, PORT_B = 0, 1
+
+
+@dataclass
+class Pair:
+    """One connection's client (port A) and server (port B), of flow ``flow``. It starts
+    ``start`` cycles after the run's origin, or, with ``after``, when the client of pair
+    ``after`` is done (a flow's connections in sequence). With ``rng``, aioquic's random bytes
+    come from it while its endpoints act (``satemu.quic.determinism.drawing_from``)."""
+    client: object
+    server: object
+    flow: int = 0
+    start: int = 0
+    after: int | None = None
+    rng: object = None
+    started: bool = False
+
+    def acting(self):
+        if self.rng is None:
+            return nullcontext()
+        from satemu.quic.determinism import drawing_from
+        return drawing_from(self.rng)
 
 
 @dataclass
@@ -42,15 +63,18 @@ class CoSim:
     """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
     ``satemu.quic.bulk.BulkClient``/``BulkServer``: ``transmit(now)``, ``timer(now)``,
     ``handle_timer(now)``, ``receive(data, now)``, and ``local``/``remote`` addressing, across
-    ``eth``, an engine's wire (``satemu.quic.engine.Wire``)."""
+    ``eth``, an engine's wire (``satemu.quic.engine.Wire``); or, in their place, several
+    ``pairs`` (a scenario's flows), each frame that leaves a port handed to the endpoint it is
+    addressed to: a client by its destination address, a server by both addresses."""
 
     eth: object
     f_clk: int
-    client: object
-    server: object
+    client: object = None
+    server: object = None
     sent: list[PacketRecord] = field(default_factory=list)
     delivered: list[Delivery] = field(default_factory=list)
     undecodable: int = 0
+    unrouted: int = 0                # frames addressed to no endpoint of the run
     origin: int = 0
     now_cycle: int = 0
     steps: int = 0
@@ -58,8 +82,27 @@ class CoSim:
     # for :meth:`write_capture`.
     capture: bool = False
     wires: dict[int, list[bytes]] = field(default_factory=lambda: {PORT_A: [], PORT_B: []})
-    # The data sender's (the server's) RTT estimate each time it changed: (cycle, ms).
+    # The data sender's (the first pair's server's) RTT estimate each time it changed:
+    # (cycle, ms); ``rtts``: every pair's.
     rtt: list[tuple[int, float]] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
+    rtts: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.pairs:
+            if self.client is None or self.server is None:
+                raise ValueError("CoSim needs a client and a server, or pairs")
+            self.pairs = [Pair(self.client, self.server)]
+        self.client, self.server = self.pairs[0].client, self.pairs[0].server
+        self.rtts = {i: (self.rtt if i == 0 else []) for i in range(len(self.pairs))}
+        clients, servers = {}, {}
+        for i, p in enumerate(self.pairs):
+            a, b = p.client.local.addr, p.server.local.addr
+            if a in clients:
+                raise ValueError(f"two connections' clients at {a[0]}:{a[1]}")
+            clients[a] = i
+            servers[a, b] = i
+        self._clients, self._servers = clients, servers
 
     def time(self, cycle: int) -> float:
         return (cycle - self.origin) / self.f_clk
@@ -68,59 +111,108 @@ class CoSim:
         return self.origin + max(0, math.ceil(round(t * self.f_clk, 6)))
 
     def start(self) -> None:
-        """Enter lock-step at the engine's present cycle and start the client."""
+        """Enter lock-step at the engine's present cycle and start the clients due then."""
         self.now_cycle = self.origin = self.eth.run(self.eth.now() + 1)
         self._seen = {ch: len(self.eth.traffic.egress[ch]) for ch in (0, 1)}
         self._ip_id = {PORT_A: 0, PORT_B: 0}
-        self.client.start(self.time(self.now_cycle))
+        self._start_due()
         self._transmit()
+
+    def _start_due(self) -> None:
+        for p in self.pairs:
+            if p.started:
+                continue
+            if p.after is not None:
+                if not self.pairs[p.after].client.done:
+                    continue
+            elif self.origin + p.start > self.now_cycle:
+                continue
+            p.started = True
+            with p.acting():
+                p.client.start(self.time(self.now_cycle))
 
     def _transmit(self) -> None:
         now = self.time(self.now_cycle)
-        for peer, port, direction in ((self.client, PORT_A, "return"),
-                                      (self.server, PORT_B, "forward")):
-            for data, info in peer.transmit(now):
-                self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
-                frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
-                wire = to_wire(frame)
-                self.eth.send(port, wire, self.now_cycle)
-                if self.capture:
-                    self.wires[port].append(wire)
-                self.sent.append(PacketRecord(self.now_cycle, direction, len(frame), len(data),
-                                              bool(info.ack_only)))
+        for p in self.pairs:
+            if not p.started:
+                continue
+            for peer, port, direction in ((p.client, PORT_A, "return"),
+                                          (p.server, PORT_B, "forward")):
+                with p.acting():
+                    out = peer.transmit(now)
+                for data, info in out:
+                    self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
+                    frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
+                    wire = to_wire(frame)
+                    self.eth.send(port, wire, self.now_cycle)
+                    if self.capture:
+                        self.wires[port].append(wire)
+                    self.sent.append(PacketRecord(self.now_cycle, direction, len(frame),
+                                                  len(data), bool(info.ack_only), p.flow))
+
+    def _route(self, ch: int, src, dst) -> int | None:
+        """The pair a frame leaving channel ``ch`` is for (None: no endpoint's)."""
+        if ch == 0:
+            return self._clients.get(dst.addr)
+        return self._servers.get((src.addr, dst.addr))
 
     def step(self) -> None:
         """Run the engine to the next instant an endpoint may act, and let the endpoints act."""
         now = self.time(self.now_cycle)
-        due = {id(p): p.timer(now) for p in (self.client, self.server)}
-        timers = [self.cycle_of(t) for t in due.values() if t is not None]
+        due = {}
+        for i, p in enumerate(self.pairs):
+            if p.started:
+                with p.acting():
+                    due[i] = (p.client.timer(now), p.server.timer(now))
+        timers = [self.cycle_of(t) for ts in due.values() for t in ts if t is not None]
+        timers += [self.origin + p.start for p in self.pairs
+                   if not p.started and p.after is None]
         limit = max(min(timers) if timers else self.now_cycle + IDLE_STEP, self.now_cycle + 1)
         self.now_cycle = self.eth.run(limit)
         self.steps += 1
         now = self.time(self.now_cycle)
-        # Frames that left a port: port A's (forward channel) to the client, port B's to the server.
-        for ch, peer, direction in ((0, self.client, "forward"), (1, self.server, "return")):
+        # Frames that left a port: port A's (forward channel) to a client, port B's to a server.
+        for ch, direction in ((0, "forward"), (1, "return")):
             out = self.eth.traffic.egress[ch]
             for e in out[self._seen[ch]:]:
                 frame, ok = e.frame, e.wire_ok
                 try:
-                    _src, _dst, payload = parse_frame(frame)
+                    src, dst, payload = parse_frame(frame)
                 except ValueError:
                     ok = False
                 if not ok:
                     self.undecodable += 1
                     continue
-                self.delivered.append(Delivery(self.now_cycle, direction, len(frame)))
-                peer.receive(payload, now)
+                i = self._route(ch, src, dst)
+                if i is None or not self.pairs[i].started:
+                    self.unrouted += 1
+                    self.delivered.append(Delivery(self.now_cycle, direction, len(frame), -1))
+                    continue
+                p = self.pairs[i]
+                self.delivered.append(Delivery(self.now_cycle, direction, len(frame), p.flow))
+                with p.acting():
+                    (p.client if ch == 0 else p.server).receive(payload, now)
             self._seen[ch] = len(out)
-        rtt = self.server.rtt_ms()
-        if rtt is not None and (not self.rtt or self.rtt[-1][1] != rtt):
-            self.rtt.append((self.now_cycle, rtt))
-        for peer in (self.client, self.server):
-            t = due[id(peer)]
-            if t is not None and self.cycle_of(t) <= self.now_cycle:
-                peer.handle_timer(now)
+        for i, p in enumerate(self.pairs):
+            if not p.started:
+                continue
+            rtt = p.server.rtt_ms()
+            seen = self.rtts[i]
+            if rtt is not None and (not seen or seen[-1][1] != rtt):
+                seen.append((self.now_cycle, rtt))
+        for i, (tc, ts) in due.items():
+            p = self.pairs[i]
+            for peer, t in ((p.client, tc), (p.server, ts)):
+                if t is not None and self.cycle_of(t) <= self.now_cycle:
+                    with p.acting():
+                        peer.handle_timer(now)
+        self._start_due()
         self._transmit()
+
+    def finished(self) -> bool:
+        """Every pair's client done, or one failed (its ``error``)."""
+        return all(p.client.done for p in self.pairs) or \
+            any(p.client.error is not None for p in self.pairs if p.started)
 
     def run(self, done: Callable[[], bool], max_seconds: float,
             progress: Callable[["CoSim"], None] | None = None, every: float = 1.0) -> bool:
@@ -141,7 +233,13 @@ class CoSim:
         delivered, at the cycle after their last beat, though no endpoint reads them."""
         for ch, direction in ((0, "forward"), (1, "return")):
             for e in self.eth.traffic.egress[ch][self._seen[ch]:]:
-                self.delivered.append(Delivery(e.end, direction, len(e.frame)))
+                try:
+                    src, dst, _ = parse_frame(e.frame)
+                    i = self._route(ch, src, dst)
+                except ValueError:
+                    i = None
+                flow = -1 if i is None else self.pairs[i].flow
+                self.delivered.append(Delivery(e.end, direction, len(e.frame), flow))
             self._seen[ch] = len(self.eth.traffic.egress[ch])
 
     def write_capture(self, path, keylog: bytes | None = None, comment: str = "",
@@ -271,17 +369,17 @@ def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
 
 
 def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
-    """Where two transfers of the same profile, size, policy and seed differ (empty: they are
-    equal frame for frame): every datagram sent (cycle from the start, direction, sizes,
-    ACK-only), every delivery, every counter of both channels but the read's cycle, and every
+    """Where two transfers of the same profile, size, policy and seed (or two runs of one
+    scenario) differ (empty: they are equal frame for frame): every datagram sent (cycle from
+    the start, direction, sizes, ACK-only, flow), every delivery, every counter of both channels but the read's cycle, and every
     BoD record both hold. At most ``limit`` differences of each kind are listed."""
     out: list[str] = []
 
     def rows(t, records, fields):
         return [tuple([r.cycle - t.origin] + [getattr(r, f) for f in fields]) for r in records]
 
-    for name, fields in (("sent", ("direction", "size", "udp_size", "ack_only")),
-                         ("delivered", ("direction", "size"))):
+    for name, fields in (("sent", ("direction", "size", "udp_size", "ack_only", "flow")),
+                         ("delivered", ("direction", "size", "flow"))):
         ra, rb = rows(a, getattr(a, name), fields), rows(b, getattr(b, name), fields)
         if len(ra) != len(rb):
             out.append(f"{name}: {len(ra)} records against {len(rb)}")

@@ -28,7 +28,7 @@ from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer, write_r
 from satemu.quic.transfer import Transfer
 
 __all__ = ["ENGINES", "GROUP", "Engine", "EngineError", "Loaded", "Outcome", "ModelEngine",
-           "engine_class", "run_transfer", "run_model_transfer", "model_twin"]
+           "engine_class", "make_engine", "run_transfer", "run_model_transfer", "model_twin", "twin_engine"]
 
 GROUP = "satemu.engines"
 ENGINES = ("board", "model")         # the engines the tool knows; `--engine` takes these
@@ -153,6 +153,19 @@ def engine_class(name: str) -> type:
     return _entry_point(name)
 
 
+def make_engine(engine: "Engine | str", board: dict | None = None) -> Engine:
+    """``engine`` itself, or the engine of that name: ``board`` runs on the simulated board
+    whose UART URL and Ethernet port ``board`` holds (``url``, ``eth_port``)."""
+    if not isinstance(engine, str):
+        return engine
+    cls = engine_class(engine)
+    if engine == "board":
+        if not board:
+            raise ValueError("the board engine needs a running simulated board")
+        return cls(board["url"], board["eth_port"])
+    return cls()
+
+
 def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "default",
                  seed: int = 0, max_seconds: float = 600.0, settings=None, stacks="aioquic",
                  progress: Callable[[CoSim], None] | None = None, qlog_dir=None,
@@ -162,14 +175,7 @@ def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "defaul
     and Ethernet port ``board`` holds, ``url`` and ``eth_port``). ``profile``: a name, a path or
     a Profile. ``pcap``: where to write the run's capture (``write_run_capture``)."""
     from satemu.quic.settings import EndpointSettings
-    if isinstance(engine, str):
-        cls = engine_class(engine)
-        if engine == "board":
-            if not board:
-                raise ValueError("the board engine needs a running simulated board")
-            engine = cls(board["url"], board["eth_port"])
-        else:
-            engine = cls()
+    engine = make_engine(engine, board)
     settings = settings or EndpointSettings()
     link = profile if isinstance(profile, Profile) else load_profile(profile)
     keylog = io.StringIO() if pcap is not None else None
@@ -203,16 +209,21 @@ def run_model_transfer(profile, size: int, ack: str = "default", seed: int = 0,
                         stacks=stacks, progress=progress, qlog_dir=qlog_dir, pcap=pcap)
 
 
+def twin_engine(t) -> ModelEngine:
+    """The model engine that runs as the board ran ``t`` (a Transfer or a scenario's run): the
+    board's BoD phase, as many superframe records as it read, and where its timeline started."""
+    phase = t.bod["phase"] if t.bod else 0
+    superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
+    offset = t.timeline["start_cycle"] - t.origin if t.timeline else 0
+    return ModelEngine(phase, superframes, offset)
+
+
 def model_twin(t: Transfer, profile, max_seconds: float = 600.0, pcap=None) -> Transfer:
     """The model engine's run of board transfer ``t`` (the same profile, size, policy, seed,
     endpoint settings and stacks, the board's BoD phase and where its timeline started), for
     ``satemu.quic.cosim.differences``; with its capture at ``pcap``."""
     from satemu.quic.settings import EndpointSettings
-    phase = t.bod["phase"] if t.bod else 0
-    superframes = max((r["sf"] for r in t.bod["records"]), default=-1) + 1 if t.bod else 0
-    offset = t.timeline["start_cycle"] - t.origin if t.timeline else 0
-    return run_model_transfer(profile, t.size, ack=t.ack, seed=t.seed, max_seconds=max_seconds,
-                              settings=EndpointSettings.from_dict(t.settings),
-                              stacks=(t.stacks["client"], t.stacks["server"]),
-                              bod_phase=phase, bod_superframes=superframes, pcap=pcap,
-                              timeline_offset=offset)
+    return run_transfer(twin_engine(t), profile, t.size, ack=t.ack, seed=t.seed,
+                        max_seconds=max_seconds,
+                        settings=EndpointSettings.from_dict(t.settings),
+                        stacks=(t.stacks["client"], t.stacks["server"]), pcap=pcap)

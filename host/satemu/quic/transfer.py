@@ -15,6 +15,7 @@ class PacketRecord:
     size: int               # frame bytes without FCS: what the channel counts
     udp_size: int           # UDP payload (QUIC datagram) bytes
     ack_only: bool
+    flow: int = 0           # a scenario's flow (satemu.quic.scenario), else 0
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Delivery:
     cycle: int              # the cycle the endpoint received it
     direction: str
     size: int
+    flow: int = 0           # a scenario's flow; -1: addressed to no endpoint of the run
 
 
 @dataclass

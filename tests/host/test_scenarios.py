@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Scenarios (satemu.quic.scenario): several flows of any workload in one virtual time on the
+model engine; each workload's bytes arrive exactly, its objects in the order it implies, their
+times at the flows' own deliveries; bad scenario files refused in one line."""
+
+import pytest
+
+from satemu.quic.cosim import differences
+from satemu.quic.scenario import ScenarioError, parse_scenario, run_scenario
+from satemu.quic.workload import Workload, parse_workload
+from satemu.report.flows import jain, summarize_scenario
+
+# Two terminals with frames on a short BoD path, and a synthetic one loading the pool.
+PROFILE = """
+name = "short-shared"
+[forward]
+rate = "8.5 Mbit/s"
+delay = "10 ms"
+[return]
+delay = "10 ms"
+queue = "50 packets"
+[return.bod]
+superframe = "26.5 ms"
+slots = 140
+slot_bytes = 188
+cra = "100 kbit/s"
+rbdc_max = "1.5 Mbit/s"
+rbdc_timeout = 8
+vbdc_max = "64 KB"
+latency = 4
+[terminals]
+match = "mac"
+[[terminal]]
+name = "a"
+mac = "02:53:41:54:00:02"
+[[terminal]]
+name = "b"
+mac = "02:53:41:54:00:12"
+[[terminal]]
+name = "load"
+demand = { kind = "constant", rate = "2 Mbit/s" }
+"""
+
+FLOWS = """
+name = "mixed"
+profile = "{profile}"
+seed = 3
+
+[[flow]]
+name = "bulk"
+terminal = "a"
+ack = "ratio:10"
+workload = {{kind = "bulk", size = "120 KB"}}
+
+[[flow]]
+name = "parallel"
+terminal = "b"
+stack = "quinn"
+start = "50 ms"
+workload = {{kind = "objects", sizes = ["40 KB", "25 KB", "10 KB"], order = "parallel"}}
+
+[[flow]]
+name = "sequence"
+terminal = "b"
+cc = "cubic"
+workload = {{kind = "objects", sizes = ["30 KB", "5 KB"], order = "sequence"}}
+
+[[flow]]
+name = "connections"
+terminal = "a"
+stack = "aioquic/quinn"
+workload = {{kind = "objects", sizes = ["20 KB", "15 KB"], over = "connections"}}
+
+[[flow]]
+name = "upload"
+terminal = "b"
+workload = {{kind = "upload", size = "30 KB"}}
+"""
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scenario")
+    (d / "short-shared.toml").write_text(PROFILE)
+    sc = parse_scenario(FLOWS.format(profile="short-shared.toml"), "mixed.toml", d)
+    return sc, run_scenario("model", sc, max_seconds=30)
+
+
+def test_every_flow_gets_its_bytes_in_the_order_its_workload_implies(mixed):
+    sc, run = mixed
+    assert [f.done for f in run.flows] == [True] * 5 and run.unrouted == run.undecodable == 0
+    for f in run.flows:
+        objects = [o for c in f.clients for o in c.app.objects]
+        assert [o.size for o in sorted(objects, key=lambda o: o.index)] == \
+            list(f.spec.workload.sizes)
+        for o in objects:
+            assert o.error is None and o.completed_at is not None
+            if o.method == "GET":
+                assert o.received == o.size          # every byte, checked on arrival
+            else:
+                assert o.answer == f"OK {o.size}\n".encode()
+        start = float(f.spec.start)
+        times = sorted(objects, key=lambda o: o.index)
+        if f.spec.workload.parallel:
+            assert all(o.requested_at == start for o in times)
+        else:                       # each asked for when the one before completed
+            assert times[0].requested_at == start
+            assert all(b.requested_at == a.completed_at for a, b in zip(times, times[1:]))
+    # the servers took the uploads whole, and served each download's size
+    up = run.flows[4]
+    assert list(up.servers[0].served.values()) == [0]
+    conns = run.flows[3]
+    assert [list(s.served.values()) for s in conns.servers] == [[20_000], [15_000]]
+    assert len({c.local.port for c in conns.clients}) == 2
+
+
+def test_object_times_are_the_flows_own_deliveries(mixed):
+    """Each object completes at the cycle one of its flow's frames was delivered (toward its
+    client; an upload's answer too), never before its flow started."""
+    sc, run = mixed
+    for i, f in enumerate(run.flows):
+        cycles = {d.cycle for d in run.delivered if d.flow == i and d.direction == "forward"}
+        for c in f.clients:
+            for o in c.app.objects:
+                cycle = run.origin + round(o.completed_at * run.f_clk)
+                assert cycle in cycles, (f.spec.name, o.index)
+                assert o.requested_at >= float(f.spec.start)
+    # every datagram and delivery is some flow's: the flows' records add up to the run's
+    assert {p.flow for p in run.sent} == set(range(5))
+    assert all(d.flow >= 0 for d in run.delivered)
+
+
+def test_the_summary_per_flow_and_terminal(mixed):
+    sc, run = mixed
+    s = summarize_scenario(run)
+    flows = {f["name"]: f for f in s["flows"]}
+    assert flows["bulk"]["bytes"] == 120_000 and flows["bulk"]["completed"]
+    assert flows["bulk"]["ack_ratio"] > flows["sequence"]["ack_ratio"]      # 1:10 against 1:2
+    assert flows["upload"]["return_bytes"] > 30_000 > flows["upload"]["forward_bytes"]
+    assert flows["parallel"]["start_s"] == 0.05 and flows["connections"]["connections"] == 2
+    assert sum(f["forward_packets"] + f["return_packets"] for f in s["flows"]) == len(run.sent)
+    terms = {t["terminal"]: t for t in s["terminals"]}
+    assert set(terms) == {"a", "b", "load"} and terms["load"]["synthetic"]
+    assert terms["a"]["used_slots"] > 0 and terms["b"]["used_slots"] > 0
+    assert terms["load"]["granted_slots"] > 0
+    assert 0 < s["fairness"]["goodput_jain"] <= 1 and 0 < s["fairness"]["slots_granted_jain"] <= 1
+
+
+def test_a_scenario_repeats_exactly(mixed):
+    sc, run = mixed
+    again = run_scenario("model", sc, max_seconds=30)
+    assert differences(run, again) == []
+
+
+def test_jain():
+    assert jain([1, 1, 1]) == 1 and jain([1, 0, 0, 0]) == 0.25
+    assert jain([]) is None and jain([0, 0]) is None
+
+
+@pytest.mark.parametrize("table, error", [
+    ({"kind": "objects", "sizes": ["0 B"]}, "at least 1"),
+    ({"kind": "objects", "sizes": []}, "at least one"),
+    ({"kind": "objects", "sizes": ["1 KB"], "order": "random"}, "order"),
+    ({"kind": "bulk"}, "needs its size"),
+    ({"kind": "upload", "size": "1 KB", "order": "parallel"}, "only objects"),
+    ({"kind": "stream", "size": "1 KB"}, "kind"),
+    ({"kind": "objects", "sizes": ["1 KB"] * 10, "count": 11}, "at most 100"),
+    ({"kind": "bulk", "size": "20 GB"}, "at most"),
+    ("1 MB", "a table"),
+])
+def test_bad_workloads(table, error):
+    with pytest.raises(ValueError, match=error) as e:
+        parse_workload("flow.1.workload", table)
+    assert "\n" not in str(e.value) and str(e.value).startswith("flow.1.workload")
+
+
+def test_workload_connections():
+    w = Workload("objects", (1, 2, 3), "sequence", "connections")
+    assert [[r.size for r in c] for c in w.connections()] == [[1], [2], [3]]
+    assert Workload.bulk(5).connections()[0][0].line() == b"GET 5\n"
+
+
+def _scenario(tmp_path, flows: str, profile: str = "short-shared.toml"):
+    (tmp_path / "short-shared.toml").write_text(PROFILE)
+    return parse_scenario(f'profile = "{profile}"\n' + flows, "bad.toml", tmp_path)
+
+
+@pytest.mark.parametrize("flows, error", [
+    ('[[flow]]\nterminal = "c"\n', r"flow\.1\.terminal: 'c' is not a terminal"),
+    ('[[flow]]\nterminal = "load"\n', "synthetic"),
+    ('[[flow]]\n', "name the flow's"),
+    ('[[flow]]\nterminal = "a"\nclient_port = 5000\n[[flow]]\nterminal = "a"\n'
+     'client_port = 5000\n', "two flows on one address and port"),
+    ('[[flow]]\nterminal = "a"\nworkload = {kind = "objects", sizes = [0]}\n',
+     "at least 1"),
+    ('[[flow]]\nterminal = "a"\nstart = "-1 s"\n', "start: expected a time"),
+    ('[[flow]]\nterminal = "a"\nspeed = 3\n', "unknown key"),
+    ('[[flow]]\nterminal = "a"\ncc = "vegas"\n', r"flow\.1: "),
+    ('[[flow]]\nterminal = "a"\nstack = "quinn"\nack = "ratio:10"\n', "aioquic's endpoint"),
+    ('[[flow]]\nterminal = "a"\nname = "x"\n[[flow]]\nterminal = "b"\nname = "x"\n',
+     "names two flows"),
+    ("", "at least one"),
+])
+def test_bad_scenarios(tmp_path, flows, error):
+    with pytest.raises(ScenarioError, match=error) as e:
+        _scenario(tmp_path, flows)
+    assert "\n" not in str(e.value)
+
+
+def test_flows_on_terminals_need_a_profile_with_them(tmp_path):
+    with pytest.raises(ScenarioError, match="declares no terminals"):
+        _scenario(tmp_path, '[[flow]]\nterminal = "a"\n', "short-asym")
+    with pytest.raises(ScenarioError, match="profile: .*no built-in"):
+        _scenario(tmp_path, '[[flow]]\n', "nowhere")
+
+
+def test_a_start_beyond_the_time_limit(tmp_path):
+    sc = _scenario(tmp_path, '[[flow]]\nterminal = "a"\nstart = "40 s"\n')
+    with pytest.raises(ScenarioError, match=r"flow\.1\.start: 40 s is not before"):
+        run_scenario("model", sc, max_seconds=30)
