@@ -29,10 +29,16 @@ def add_experiment(sub) -> None:
     exp = sub.add_parser("experiment", help="a sweep of QUIC downloads, in parallel and "
                          "resumable, with results.csv and a Markdown report",
                          conflict_handler="resolve")
-    exp.add_argument("kind", choices=["ack-policy", "constrained-return"],
+    exp.add_argument("kind", choices=["ack-policy", "constrained-return", "scenario",
+                                      "shared-return", "satcom-objects"],
                      help="ack-policy: the sweep the options give; constrained-return: the "
                      "constrained-return-link study's matrix (docs/profiles.md, \"Presets\"), "
-                     "each of its options replaced by any given here")
+                     "each of its options replaced by any given here; scenario: a scenario "
+                     "(--scenario) swept over its fields (--set flow.N.KEY=..., a profile "
+                     "field) and seeds; shared-return, satcom-objects: the scenario studies "
+                     "(docs/scenarios.md, \"Presets\")")
+    exp.add_argument("--scenario", metavar="FILE", type=given("a scenario"),
+                     help="with 'scenario': a scenario file or built-in name")
     exp.add_argument("--profile", nargs="+", type=given("a profile"),
                      help="one or more profiles (default geo-testbed)")
     exp.add_argument("--sizes", type=given("sizes"), help="comma-separated sizes (default 100KB)")
@@ -81,6 +87,11 @@ def cmd_experiment(args) -> int:
     from satemu.report.sweep import sweep_markdown, write_results
     from satemu.report.tables import experiment_markdown, format_table
     from satemu.sweep import PRESETS, parse_sets, plan, record_of, run_sweep, split_values
+    if args.kind in ("scenario", "shared-return", "satcom-objects"):
+        return cmd_scenario_sweep(args)
+    if args.scenario:
+        raise UsageError(f"--scenario: a sweep of scenarios is 'satemu experiment scenario', "
+                         f"not {args.kind}")
     preset = PRESETS[args.kind]
     for option, default in EXPERIMENT_DEFAULTS.items():     # what the command line left alone
         if getattr(args, option) is None:
@@ -96,13 +107,7 @@ def cmd_experiment(args) -> int:
     except argparse.ArgumentTypeError:
         raise UsageError(f"--seeds {args.seeds[:40]!r}: whole numbers in 0 .. 2^64-1, such as "
                          "0,1,2") from None
-    if args.engine == "model" and (args.port or args.eth_port):
-        raise UsageError("--port and --eth-port name a simulated board: not with "
-                         "--engine model")
-    if args.port and (args.dask or (args.jobs or 1) > 1):
-        raise UsageError("--port names one simulated board, which runs the points one by "
-                         "one: not with --jobs above 1 or --dask")
-    jobs = args.jobs or (1 if args.port else os.cpu_count() or 1)
+    jobs = _jobs(args)
     # Every point, its profile parsed with its --set values and checked against the simulated
     # board's hardware, before anything starts.
     endpoint, stacks = endpoint_settings(args, cc="reno")     # --cc's list is an axis
@@ -151,3 +156,87 @@ def cmd_experiment(args) -> int:
           + (f", {len(failed)} FAILED: run again to retry them)" if failed else ")"))
     return 0 if not failed and all(s["completed"] and s["consistency"]["consistent"]
                                    for s, _ in table) else 1
+
+
+def _jobs(args) -> int:
+    if args.engine == "model" and (args.port or args.eth_port):
+        raise UsageError("--port and --eth-port name a simulated board: not with "
+                         "--engine model")
+    if args.port and (args.dask or (args.jobs or 1) > 1):
+        raise UsageError("--port names one simulated board, which runs the points one by "
+                         "one: not with --jobs above 1 or --dask")
+    return args.jobs or (1 if args.port else os.cpu_count() or 1)
+
+
+def cmd_scenario_sweep(args) -> int:
+    """`satemu experiment scenario|shared-return|satcom-objects`: a scenario (the study's, or
+    --scenario's) at every combination of --set values and --seeds; results.csv (a row a
+    run), flows.csv (a row a flow of each run), each run's results and plots, report.md."""
+    from satemu.base.boards import BOARDS
+    from satemu.report.flows import scenario_sweep_markdown
+    from satemu.report.sweep import write_results
+    from satemu.sweep import parse_sets, record_of, run_sweep, split_values
+    from satemu.sweep.scenarios import SCENARIO_PRESETS, plan_scenarios
+    preset = SCENARIO_PRESETS[args.kind]
+    for flag, value in (("--profile", args.profile), ("--sizes", args.sizes),
+                        ("--policies", args.policies), ("--cc", args.cc),
+                        ("--stack", args.stack)):
+        if value is not None:
+            raise UsageError(f"{flag}: a scenario's flows carry their own; sweep them with "
+                             f"--set flow.N.KEY=V1,V2")
+    for s in SETTINGS:
+        if s.name not in ("stack", "cc") and getattr(args, s.name) != s.default():
+            raise UsageError(f"{s.option}: a scenario's flows carry their own; sweep it with "
+                             f"--set flow.N.{s.name}=V1,V2")
+    if args.kind == "scenario" and not args.scenario:
+        raise UsageError("experiment scenario needs --scenario FILE (or a built-in name)")
+    if args.kind != "scenario" and args.scenario:
+        raise UsageError(f"--scenario: {args.kind} is its own scenario; give 'experiment "
+                         f"scenario --scenario FILE' to sweep another")
+    given = {text.partition("=")[0].strip() for text in args.set or ()}
+    sets = [t for t in preset.get("set", ()) if t.partition("=")[0] not in given] + \
+        list(args.set or ())
+    try:
+        seeds = ([whole(0, U64_MAX, "a seed")(x) for x in split_values(args.seeds)]
+                 if args.seeds else None)
+    except argparse.ArgumentTypeError:
+        raise UsageError(f"--seeds {args.seeds[:40]!r}: whole numbers in 0 .. 2^64-1") \
+            from None
+    engine = args.engine or preset.get("engine", "board")
+    args.engine = engine
+    jobs = _jobs(args)
+    points = plan_scenarios(engine, args.scenario or preset["scenario"], parse_sets(sets),
+                            seeds, max_time=args.max_time, hardware=BOARDS["sim"].hardware,
+                            pcap=args.pcap)
+    if engine == "board" and not args.dask:
+        engine_class("board")
+    name = args.kind if args.kind != "scenario" else points[0].base
+    out = output_dir(Path(args.out or f"satemu-experiment-{name}"), "--out")
+    where = (f"on the Dask scheduler {args.dask}" if args.dask else
+             f"on {jobs} worker processes" if jobs > 1 else "one after another")
+    print(f"{len(points)} run{'' if len(points) == 1 else 's'} of {points[0].base}, {where}, "
+          f"into {out}", file=sys.stderr)
+    pending = args.force or any(record_of(p, out) is None for p in points)
+    if engine == "board" and not args.dask and jobs == 1 and pending:
+        with simulated_board(args) as state:
+            outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
+    else:
+        if engine == "board" and not args.dask and pending:
+            board = engine_class("board")
+            try:
+                board.build_board(verbose=True)
+            except board.BoardError as e:
+                raise DeviceError(str(e)) from None
+        outcome = run_sweep(points, out, jobs=jobs, dask=args.dask, force=args.force)
+    done = [(p, outcome.records[p]) for p in points if outcome.records[p] is not None]
+    rows = [r["row"] for _, r in done]
+    failed = [{"point": p.id, "label": p.label(), "run_dir": p.run_rel.as_posix(),
+               "error": error, "log": log} for p, (error, log) in outcome.failed.items()]
+    write_results(rows, out, failed)
+    report = scenario_sweep_markdown([(p, out / p.run_rel) for p, _ in done], rows, failed, out,
+                                     f"{points[0].base}: satemu experiment {args.kind}")
+    print(f"wrote {report}, {out / 'results.csv'}, {out / 'flows.csv'} and "
+          f"{out / 'results.json'} ({len(outcome.ran)} run now, {len(rows) - len(outcome.ran)} "
+          f"from before" + (f", {len(failed)} FAILED: run again to retry them)" if failed
+                            else ")"))
+    return 0 if not failed and all(r["completed"] for r in rows) else 1

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING
 from satemu.base.params import ChannelRegs
 from satemu.link.channel import (CHANNEL_KEYS, BodProfile, ChannelProfile, check_meaning, explain,
                                  parse_channel)
-from satemu.link.tables import ProfileError, toml_key
+from satemu.link.tables import ProfileError, toml_key, toml_key_bare, toml_value
 from satemu.base.protocol import Status
 from satemu.base.units import UnitError, parse_time, shown
 from satemu.base.hardware import Hardware
@@ -205,25 +205,6 @@ def override_profile(text: str, overrides, name: str) -> str:
     ``forward.loss``, ``return.bod.cra``); a value is read as TOML (``3``, ``true``,
     ``["50 packets", "640 KB"]``) or else taken as a string (``100 kbit/s``). The result is
     parsed here, so a bad field or value raises the parser's ProfileError, which names it."""
-    import json
-    import re
-
-    def toml(v) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return repr(v)
-        if isinstance(v, str):
-            return json.dumps(v)            # a TOML basic string: JSON's escapes are TOML's
-        if isinstance(v, list):
-            return "[" + ", ".join(toml(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{key(k)} = {toml(x)}" for k, x in v.items()) + "}"
-        raise ProfileError(f"{v!r}: a value a profile cannot hold")
-
-    def key(k: str) -> str:
-        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
-
     _check_text(text, name)
     doc = _toml(text, name)
     for path, raw in overrides:
@@ -239,10 +220,12 @@ def override_profile(text: str, overrides, name: str) -> str:
                                    f"{parts[i + 1]}")
         table[parts[-1]] = override_value(raw)
     doc["name"] = name
-    lines = [f"{key(k)} = {toml(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    lines = [f"{toml_key_bare(k)} = {toml_value(v)}" for k, v in doc.items()
+             if not isinstance(v, dict)]
     for side, table in doc.items():
         if isinstance(table, dict):
-            lines += ["", f"[{key(side)}]"] + [f"{key(k)} = {toml(v)}" for k, v in table.items()]
+            lines += ["", f"[{toml_key_bare(side)}]"] + [f"{toml_key_bare(k)} = {toml_value(v)}"
+                                                         for k, v in table.items()]
     out = "\n".join(lines) + "\n"
     parse_profile(out, name)
     return out

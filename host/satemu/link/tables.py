@@ -16,6 +16,30 @@ class ProfileError(ValueError):
     """A profile that cannot be loaded: the message starts with the field's path."""
 
 
+def toml_value(v) -> str:
+    """``v`` (a value TOML reads back as it is: bool, int, float, str, list, dict) as TOML
+    text, a dict as an inline table; ProfileError for anything else."""
+    import json
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)            # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{toml_key_bare(k)} = {toml_value(x)}" for k, x in v.items()) \
+            + "}"
+    raise ProfileError(f"{v!r}: a value a profile cannot hold")
+
+
+def toml_key_bare(k: str) -> str:
+    """``k`` as a TOML key: bare if it may be, else quoted."""
+    import json
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+
 def toml_key(key: str) -> str:
     """A TOML key for a message's path: as written if a bare key, else quoted (one line)."""
     return key if re.fullmatch(r"[A-Za-z0-9_-]{1,40}", key) else shown(key)

@@ -46,7 +46,7 @@ from satemu.quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
 from satemu.quic.workload import MAX_OBJECTS, Workload, parse_workload
 
 __all__ = ["ScenarioError", "FlowSpec", "Scenario", "parse_scenario", "load_scenario",
-           "run_scenario", "scenario_twin", "ScenarioRun", "FlowRun", "MAX_FLOWS", "MAX_SCENARIO_BYTES"]
+           "run_scenario", "scenario_twin", "read_scenario_text", "builtin_scenarios", "ScenarioRun", "FlowRun", "MAX_FLOWS", "MAX_SCENARIO_BYTES"]
 
 MAX_FLOWS = 64
 MAX_SCENARIO_BYTES = 1 << 16
@@ -256,21 +256,42 @@ def parse_scenario(text: str, where: str = "scenario", base_dir: Path | None = N
     return Scenario(name, profile, specs, seed, description)
 
 
-def load_scenario(path) -> Scenario:
-    """The scenario in file ``path`` (ScenarioError, one line, if it cannot be read or run)."""
-    path = Path(path)
+def builtin_scenarios() -> dict[str, str]:
+    """The scenarios shipped in ``satemu/scenarios/``: name -> TOML text."""
+    from importlib import resources
+    folder = resources.files("satemu").joinpath("scenarios")
+    return {e.name[:-5]: e.read_text(encoding="utf-8")
+            for e in sorted(folder.iterdir(), key=lambda e: e.name) if e.name.endswith(".toml")}
+
+
+def read_scenario_text(path: Path) -> str:
+    """The text of scenario file ``path`` (ScenarioError, one line, if it cannot be read, is
+    longer than MAX_SCENARIO_BYTES, read no further, or is not UTF-8)."""
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except (OSError, ValueError) as e:
+        raise ScenarioError(f"{path}: cannot read it: {getattr(e, 'strerror', None) or e}") \
+            from None
     if len(data) > MAX_SCENARIO_BYTES:
         raise ScenarioError(f"{path}: longer than {MAX_SCENARIO_BYTES} bytes")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError(f"{path}: not UTF-8 text") from None
-    sc = parse_scenario(text, str(path), path.parent)
+
+
+def load_scenario(path) -> Scenario:
+    """The scenario in file ``path``, or a built-in one by name (ScenarioError, one line, if it
+    cannot be read or run)."""
+    path = Path(path)
+    if not path.exists() and path.suffix != ".toml":
+        builtins = builtin_scenarios()
+        if str(path) in builtins:
+            return parse_scenario(builtins[str(path)], str(path))
+        raise ScenarioError(f"{path}: no such file, nor a built-in scenario (those: "
+                            f"{', '.join(builtins)})")
+    sc = parse_scenario(read_scenario_text(path), str(path), path.parent)
     return Scenario(sc.name, sc.profile, sc.flows, sc.seed, sc.description, path)
 
 
@@ -328,6 +349,8 @@ class ScenarioRun:
     timeline: dict | None = None
     capture: dict | None = None
     rtts: dict = field(default_factory=dict)
+    # (satemu.report.metrics reads a run's span from its records where this is None)
+    completion_s = None
 
 
 def _pairs(sc: Scenario, f_clk: int, keylog=None):

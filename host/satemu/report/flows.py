@@ -9,7 +9,10 @@ import csv
 import json
 from pathlib import Path
 
-__all__ = ["jain", "summarize_scenario", "write_scenario"]
+__all__ = ["jain", "summarize_scenario", "write_scenario", "plot_scenario",
+           "scenario_sweep_markdown", "first_against_others"]
+
+SCENARIO_PLOTS = ("flows_goodput", "objects")
 
 
 def jain(values) -> float | None:
@@ -136,6 +139,7 @@ def write_scenario(run, outdir) -> dict:
                 w.writerow([f["name"]] + ["" if o[k] is None else o[k] for k in
                                           ("index", "method", "size", "requested_s",
                                            "first_byte_s", "completed_s", "time_s", "error")])
+    plot_scenario(run, outdir)
     names = [f.spec.name for f in run.flows]
     with open(outdir / "packets.csv", "w", newline="") as fh:
         fh.write("time_s,flow,direction,size,ack_only\n")
@@ -143,3 +147,182 @@ def write_scenario(run, outdir) -> dict:
             fh.write(f"{(p.cycle - run.origin) / run.f_clk:.9f},{names[p.flow]},"
                      f"{p.direction},{p.size},{int(bool(p.ack_only))}\n")
     return s
+
+
+def plot_scenario(run, outdir) -> list[Path]:
+    """A scenario's PNGs: each flow's goodput over time, a line a flow (its data direction's
+    delivered frame bytes); each object from its request to its completion, a bar an object,
+    by flow; on a BoD return link, the pool's demand and grants above each terminal's grants."""
+    from matplotlib import colormaps
+    from satemu.report.metrics import bin_width, binned
+    from satemu.report.plots import _figure, _headroom, _save, plot_demand_grant
+    outdir = Path(outdir)
+    cmap = colormaps["tab10"]
+    paths = []
+    ms, label = bin_width(run)
+    bin_s = ms / 1000
+    fig, ax = _figure()
+    top = 0.0
+    for i, f in enumerate(run.flows):
+        way = "return" if f.spec.workload.kind == "upload" else "forward"
+        series = [b * 8 / bin_s / 1e6 for b in binned(
+            run, [d for d in run.delivered if d.flow == i and d.direction == way],
+            lambda d: d.size)]
+        ax.stairs(series, [k * bin_s for k in range(len(series) + 1)], color=cmap(i % 10),
+                  label=f"{f.spec.name} ({way})", linewidth=1.5)
+        top = max([top, *series])
+    _headroom(ax, top)
+    ax.set_title(f"Goodput by flow, per {label} ({run.scenario.name})")
+    ax.set_xlabel("time since the run's first datagram (s)")
+    ax.set_ylabel(f"delivered frame bytes (Mbit/s, {label} bins)")
+    ax.legend(loc="upper right", fontsize="small")
+    paths.append(_save(fig, outdir / "flows_goodput.png"))
+
+    fig, ax = _figure()
+    y, ticks = 0, []
+    for i, f in enumerate(run.flows):
+        for o in f.objects():
+            end = o["completed_s"] if o["completed_s"] is not None else run.virtual_s
+            start = o["requested_s"] if o["requested_s"] is not None else end
+            ax.barh(y, end - start, left=start, color=cmap(i % 10),
+                    alpha=1.0 if o["completed_s"] is not None else 0.3)
+            ticks.append((y, f"{f.spec.name} #{o['index']} ({o['size'] / 1000:g} KB)"))
+            y += 1
+    ax.set_yticks([t for t, _ in ticks], [n for _, n in ticks], fontsize="x-small")
+    ax.invert_yaxis()
+    ax.set_title(f"Objects from request to completion ({run.scenario.name})")
+    ax.set_xlabel("time since the run's start (s)")
+    paths.append(_save(fig, outdir / "objects.png"))
+
+    if run.bod:
+        from satemu.base.records import BodRecord
+        from satemu.box.bod_trace import records_to_rows
+        b = run.bod
+        rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
+                               b["superframe_cycles"], run.f_clk, b["slot_bytes"],
+                               b.get("segments"))
+        labels = {}
+        terms = run.scenario.profile.terminals
+        if terms is not None:          # the synthetic terminals' grants as one band
+            synthetic = {i for i, t in enumerate(terms.terminals) if t.synthetic}
+            labels = {i: t.name for i, t in enumerate(terms.terminals)}
+            if synthetic:
+                group = max(synthetic)
+                labels[group] = f"synthetic ({len(synthetic)})"
+                merged, out = {}, []
+                for r in rows:
+                    if r["terminal"] not in synthetic:
+                        out.append(r)
+                    elif r["sf"] not in merged:
+                        merged[r["sf"]] = dict(r, terminal=group)
+                    else:
+                        m = merged[r["sf"]]
+                        for k, v in r.items():
+                            if k not in ("sf", "terminal", "cycle", "time_s", "background_slots"):
+                                m[k] += v
+                rows = sorted(out + list(merged.values()), key=lambda r: (r["sf"], r["terminal"]))
+        paths.append(plot_demand_grant(rows, outdir / "demand_grant.png",
+                                       f"BoD return pool ({run.scenario.name})", labels))
+    return paths
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+
+
+def first_against_others(s: dict) -> dict:
+    """What a run's first flow took and what the others got (the shared-return study's
+    measure): its return packets and bytes and its terminal's slots; the other flows' mean
+    goodput and mean object time; the slots granted to the other terminals with frames and to
+    the synthetic ones."""
+    first, others = s["flows"][0], s["flows"][1:]
+    terms = s.get("terminals") or []
+    mine = [t for t in terms if t["terminal"] == first["terminal"]]
+    times = [o["time_s"] for f in others for o in f["objects"]]
+    return {
+        "first_return_packets": first["return_packets"],
+        "first_return_bytes": first["return_bytes"],
+        "first_terminal_slots_used": mine[0]["used_slots"] if mine else None,
+        "others_goodput_mbps": _mean(f["goodput_mbps"] for f in others),
+        "others_object_s": _mean(times) if times and None not in times else None,
+        "other_terminals_slots": sum(t["granted_slots"] for t in terms
+                                     if not t["synthetic"] and t["terminal"] !=
+                                     first["terminal"]) if terms else None,
+        "synthetic_slots": sum(t["granted_slots"] for t in terms if t["synthetic"])
+        if terms else None,
+    }
+
+
+def _cell(v, spec=".3f") -> str:
+    if v is None:
+        return "-"
+    return format(v, spec) if isinstance(v, float) else str(v)
+
+
+def scenario_sweep_markdown(runs, rows, failed, out, title: str) -> Path:
+    """A scenario sweep's flows.csv (a row a flow of each run) and report.md: a table of the
+    runs (each flow's completion and goodput, the fairness), the first flow against the others
+    (where its settings vary), links to each run's plots, the points that failed. ``runs``:
+    (point, its run directory) of each run done."""
+    out = Path(out)
+    summaries = [(p, json.loads((d / "result.json").read_text())) for p, d in runs]
+    columns = ["point", "overrides", "seed", "flow"] + [c for c in FLOW_COLUMNS if c != "name"]
+    with open(out / "flows.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(columns)
+        for p, s in summaries:
+            for f in s["flows"]:
+                stacks = f["stacks"]
+                row = dict(f, point=p.id, seed=p.seed, flow=f["name"],
+                           overrides=";".join(f"{k}={v}" for k, v in p.overrides),
+                           stack=stacks["client"] if stacks["client"] == stacks["server"]
+                           else f"{stacks['client']}/{stacks['server']}",
+                           cc=f["settings"]["cc"], workload=f["workload"]["kind"])
+                w.writerow(["" if row[c] is None else row[c] for c in columns])
+    lines = [f"# {title}", ""]
+    if summaries:
+        names = [f["name"] for f in summaries[0][1]["flows"]]
+        lines += [f"{len(summaries)} runs of {summaries[0][0].base}; a row each in "
+                  "[results.csv](results.csv), a row a flow in [flows.csv](flows.csv).", "",
+                  "| run | " + " | ".join(f"{n}: s, Mbit/s" for n in names)
+                  + " | Jain goodput | Jain slots |",
+                  "|---|" + "---|" * (len(names) + 2)]
+        for p, s in summaries:
+            cells = [f"{_cell(f['completion_s'])}, {_cell(f['goodput_mbps'])}"
+                     if f["completed"] else "NOT done" for f in s["flows"]]
+            fair = s["fairness"]
+            lines.append(f"| {_label(p)} | " + " | ".join(cells) +
+                         f" | {_cell(fair['goodput_jain'])} | {_cell(fair['slots_granted_jain'])} |")
+        if len(names) > 1:
+            lines += ["", f"## What {names[0]} takes from the others", "",
+                      f"{names[0]}'s return packets and bytes and the slots its terminal used; the "
+                      "other flows' mean goodput and mean object time; the slots granted to "
+                      "the other terminals with frames and to the synthetic ones.", "",
+                      "| run | return packets | return bytes | slots used | others' goodput "
+                      "Mbit/s | others' object s | others' slots | synthetic slots |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for p, s in summaries:
+                c = first_against_others(s)
+                lines.append(f"| {_label(p)} | " + " | ".join(_cell(c[k]) for k in (
+                    "first_return_packets", "first_return_bytes", "first_terminal_slots_used",
+                    "others_goodput_mbps", "others_object_s", "other_terminals_slots",
+                    "synthetic_slots")) + " |")
+        lines += ["", "## Each run's plots", ""]
+        for p, s in summaries:
+            rel = p.run_rel.as_posix()
+            plots = list(SCENARIO_PLOTS) + (["demand_grant"] if s["terminals"] else [])
+            lines.append(f"* {_label(p)}: " + ", ".join(f"[{n}]({rel}/{n}.png)" for n in plots))
+    if failed:
+        lines += ["", "Failed (a rerun retries them):", ""]
+        lines += [f"* {f['label']}: {f['error']}" + (f" (log: `{f['log']}`)" if f["log"] else "")
+                  for f in failed]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _label(p) -> str:
+    """A run by its --set values, each shortened to 48 characters, and its seed."""
+    parts = [f"{f}={v if len(v) <= 48 else v[:45] + '...'}" for f, v in p.overrides]
+    return ", ".join(parts + [f"seed {p.seed}"])

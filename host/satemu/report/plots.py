@@ -156,19 +156,20 @@ def _per_superframe(rows: Sequence[dict]) -> list[dict]:
     return [out[sf] for sf in sorted(out)]
 
 
-def plot_demand_grant(rows: Sequence[dict], path, title: str) -> Path:
+def plot_demand_grant(rows: Sequence[dict], path, title: str,
+                      labels: dict | None = None) -> Path:
     """Requested capacity (RBDC rate plus the VBDC volume spread over its superframe) against
     the granted and the used rate per superframe, with the backlog on a second axis; a PNG.
     With several terminals' rows, the pool's sums, and below them each terminal's grants,
-    stacked."""
+    stacked (``labels``: a name for each terminal's index, else "terminal N")."""
     path = Path(path)
     terminals = sorted({r.get("terminal", 0) for r in rows})
     if len(terminals) > 1:
-        return _plot_pool(rows, terminals, path, title)
+        return _plot_pool(rows, terminals, path, title, labels or {})
     return _demand_grant(rows, path, title)
 
 
-def _plot_pool(rows, terminals, path: Path, title: str) -> Path:
+def _plot_pool(rows, terminals, path: Path, title: str, labels: dict) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(8, 7.5), dpi=100)
@@ -183,7 +184,7 @@ def _plot_pool(rows, terminals, path: Path, title: str) -> Path:
     grid = {(r["terminal"], r["sf"]): r["granted_kbps"] for r in rows}
     bottom.stackplot([time[sf] for sf in sfs],
                      *([grid.get((t, sf), 0) for sf in sfs] for t in terminals),
-                     labels=[f"terminal {t}" for t in terminals], step="post",
+                     labels=[labels.get(t, f"terminal {t}") for t in terminals], step="post",
                      colors=[cmap(i % 20) for i in range(len(terminals))])
     bottom.grid(True, alpha=0.3)
     _headroom(bottom, max((sum(grid.get((t, sf), 0) for t in terminals) for sf in sfs),

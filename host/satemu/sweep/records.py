@@ -43,8 +43,31 @@ def record_of(point: Point, out: Path) -> dict | None:
     return record
 
 
+def scenario_row(point, summary: dict) -> dict:
+    """A scenario point's row of results.csv: its parameters, then the run's figures
+    (satemu.report.flows.summarize_scenario); its flows' rows are in flows.csv."""
+    row = {"point": point.id, "engine": point.engine, "scenario": point.base,
+           "overrides": ";".join(f"{f}={v}" for f, v in point.overrides), "seed": point.seed}
+    for field, value in point.overrides:
+        row[field] = value
+    flows = summary["flows"]
+    goodputs = [f["goodput_mbps"] for f in flows if f["goodput_mbps"] is not None]
+    row.update(completed=summary["completed"], flows=len(flows),
+               flows_completed=sum(f["completed"] for f in flows),
+               goodput_mbps_mean=sum(goodputs) / len(goodputs) if goodputs else None,
+               goodput_jain=summary["fairness"]["goodput_jain"],
+               slots_granted_jain=summary["fairness"]["slots_granted_jain"],
+               return_bytes=sum(f["return_bytes"] for f in flows),
+               return_packets=sum(f["return_packets"] for f in flows),
+               virtual_s=summary["virtual_s"], wall_s=summary["wall_s"],
+               run_dir=point.run_rel.as_posix())
+    return row
+
+
 def row_of(point: Point, summary: dict, link=None) -> dict:
     """The point's row of results.csv: its parameters, then the summary's figures."""
+    if getattr(point, "kind", "") == "scenario":
+        return scenario_row(point, summary)
     row = {"point": point.id, **{k: v for k, v in point.key().items() if k != "profile_sha"}}
     row["profile"] = point.name
     row["base_profile"] = point.base
@@ -69,7 +92,10 @@ def _store(point: Point, out: Path, outcome: dict) -> dict:
     (run / RECORD).unlink(missing_ok=True)
     for name, data in outcome["files"].items():
         _write_atomic(run / name, data)
-    link = parse_profile(point.toml, point.name) if point.toml else load_profile(point.profile)
+    link = None
+    if getattr(point, "kind", "") != "scenario":
+        link = parse_profile(point.toml, point.name) if point.toml \
+            else load_profile(point.profile)
     record = {"id": point.id, "key": point.key(), "point": asdict(point) | {"toml": None},
               "row": row_of(point, outcome["summary"], link), "finished": time.time()}
     _write_atomic(run / RECORD, (json.dumps(record, indent=2, sort_keys=True, default=str)

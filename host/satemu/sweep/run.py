@@ -29,6 +29,18 @@ class Outcome:
     failed: dict
 
 
+def _said(r: dict) -> str:
+    """A finished point's row in a few words."""
+    if "flows" in r:                                    # a scenario's run
+        done = f"{r['flows_completed']} of {r['flows']} flows done"
+        mean = r["goodput_mbps_mean"]
+        return done + (f", mean goodput {mean:.3f} Mbit/s" if mean is not None else "") + \
+            f", return {r['return_bytes']} B"
+    return (f"{r['completion_s']:.3f} s, {r['goodput_mbps']:.3f} Mbit/s, "
+            f"return {r['return_bytes']} B" if r["completed"]
+            else f"NOT completed ({r['outcome'] or r['error']})")
+
+
 def _serial(points, board, ticker):
     for p in points:
         yield p, run_point(p, board, ticker(p))
@@ -77,7 +89,8 @@ def run_sweep(points, out, *, jobs: int = 1, dask: str | None = None, force: boo
             if now - last[0] < (1.0 if tty else 30.0):
                 return
             last[0] = now
-            text = f"{virtual_s:.2f} s of link time, {100 * received / p.size:.0f}%"
+            text = f"{virtual_s:.2f} s of link time" + \
+                (f", {100 * received / p.size:.0f}%" if hasattr(p, "size") else "")
             if tty:
                 bar.set_postfix_str(text)
             else:
@@ -101,10 +114,7 @@ def run_sweep(points, out, *, jobs: int = 1, dask: str | None = None, force: boo
                 if outcome["ok"]:
                     records[p] = _store(p, out, outcome)
                     ran.append(p)
-                    r = records[p]["row"]
-                    what = (f"{r['completion_s']:.3f} s, {r['goodput_mbps']:.3f} Mbit/s, "
-                            f"return {r['return_bytes']} B" if r["completed"]
-                            else f"NOT completed ({r['outcome'] or r['error']})")
+                    what = _said(records[p]["row"])
                     say(f"[{done}/{len(points)}] {p.label()}: {what} "
                         f"({outcome.get('point_wall_s', 0):.1f} s wall)")
                 else:

@@ -77,6 +77,19 @@ def _log_of(state: dict | None) -> str | None:
     return None
 
 
+def _run_scenario(point, state, tmp: Path) -> tuple[dict, dict]:
+    """A scenario point (satemu.sweep.scenarios.ScenarioPoint) run in ``tmp``: its summary and
+    its run directory's files."""
+    from satemu.quic.scenario import run_scenario
+    from satemu.report.flows import write_scenario
+    sc = point.load(tmp)
+    run = tmp / "run"
+    r = run_scenario(point.engine, sc, max_seconds=point.max_time, board=state,
+                     pcap=run / CAPTURE if point.pcap else None)
+    summary = write_scenario(r, run)
+    return summary, {p.name: p.read_bytes() for p in sorted(run.iterdir()) if p.is_file()}
+
+
 def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
     """Run ``point`` and return its outcome: ``ok``, the summary and the run directory's
     files (result.json, packets.csv, plots) as bytes, so that the caller writes them wherever
@@ -93,6 +106,10 @@ def run_point(point: Point, board: dict | None = None, progress=None) -> dict:
         if own:
             state = BOARD.get()
         with tempfile.TemporaryDirectory(prefix="satemu-point-") as tmp:
+            if getattr(point, "kind", "") == "scenario":
+                summary, files = _run_scenario(point, state, Path(tmp))
+                return {"ok": True, "summary": summary, "files": files, "pid": os.getpid(),
+                        "point_wall_s": time.monotonic() - t0}
             profile = point.profile
             if not profile:
                 profile = str(Path(tmp) / f"{point.name}.toml")
