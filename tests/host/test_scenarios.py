@@ -142,7 +142,10 @@ def test_the_summary_per_flow_and_terminal(mixed):
     terms = {t["terminal"]: t for t in s["terminals"]}
     assert set(terms) == {"a", "b", "load"} and terms["load"]["synthetic"]
     assert terms["a"]["used_slots"] > 0 and terms["b"]["used_slots"] > 0
-    assert terms["load"]["granted_slots"] > 0
+    assert terms["load"]["granted_slots"] > 0 and terms["load"]["return_bytes"] == 0
+    assert terms["a"]["return_bytes"] + terms["b"]["return_bytes"] == \
+        sum(f["return_bytes"] for f in s["flows"])
+    assert terms["a"]["queueing_delay_s_est"] > 0
     assert 0 < s["fairness"]["goodput_jain"] <= 1 and 0 < s["fairness"]["slots_granted_jain"] <= 1
 
 
@@ -218,3 +221,18 @@ def test_a_start_beyond_the_time_limit(tmp_path):
     sc = _scenario(tmp_path, '[[flow]]\nterminal = "a"\nstart = "40 s"\n')
     with pytest.raises(ScenarioError, match=r"flow\.1\.start: 40 s is not before"):
         run_scenario("model", sc, max_seconds=30)
+
+
+def test_a_scenarios_capture(mixed, tmp_path):
+    """--pcap: every frame of every flow, with its fate and terminal, the counts agreeing with
+    the channels' counters, and every connection's TLS secrets (both stacks')."""
+    from satemu.base.pcapng import read_pcapng
+    sc, _ = mixed
+    run = run_scenario("model", sc, max_seconds=30, pcap=tmp_path / "capture.pcapng")
+    assert run.capture["disagreements"] == []
+    cap = read_pcapng(tmp_path / "capture.pcapng")
+    comments = [c for p in cap.packets for c in p.comments]
+    assert any("terminal a" in c for c in comments) and any("terminal b" in c for c in comments)
+    keys = (tmp_path / "keys.log").read_text().splitlines()
+    randoms = {line.split()[1] for line in keys if line.startswith("CLIENT_TRAFFIC_SECRET_0")}
+    assert len(randoms) == sum(len(f.clients) for f in run.flows)       # one a connection

@@ -64,22 +64,38 @@ def _flow(run, i: int) -> dict:
 
 
 def _terminals(run) -> list[dict] | None:
-    """Each terminal's share of the return pool over the run, from the BoD records."""
+    """Each terminal's share of the return pool over the run, from the BoD records, and what
+    its flows' hosts sent toward port B."""
     terms = run.scenario.profile.terminals
     if terms is None or run.bod is None:
         return None
+    b = run.bod
+    superframe_s = b["superframe_cycles"] / run.f_clk
+    sent = {}
+    for p in run.sent:
+        if p.direction == "return":
+            who = run.flows[p.flow].spec.terminal
+            n, size = sent.get(who, (0, 0))
+            sent[who] = (n + 1, size + p.size)
     rows = []
     for index, t in enumerate(terms.terminals):
-        recs = [r for r in run.bod["records"] if r.get("terminal", 0) == index]
+        recs = [r for r in b["records"] if r.get("terminal", 0) == index]
         granted = {k: sum(r[f"g_{k}"] for r in recs) for k in ("cra", "rbdc", "vbdc", "fca")}
+        used = sum(r["used"] for r in recs)
+        backlog = (sum(r["backlog"] for r in recs) / len(recs)) if recs else 0
+        # Little's law over the run: the mean backlog over the mean rate the slots carried
+        # it away (slot bytes a used slot); an estimate, not each frame's own wait.
+        rate = used * b["slot_bytes"] / (len(recs) * superframe_s) if recs else 0
         rows.append({
             "terminal": t.name, "index": index, "synthetic": t.synthetic,
             "superframes": len(recs),
+            "return_packets": sent.get(t.name, (0, 0))[0],
+            "return_bytes": sent.get(t.name, (0, 0))[1],
             "rbdc_requested": sum(r["rbdc_req"] for r in recs),
             "vbdc_requested": sum(r["vbdc_req"] for r in recs),
             "granted": granted, "granted_slots": sum(granted.values()),
-            "used_slots": sum(r["used"] for r in recs),
-            "backlog_mean_bytes": (sum(r["backlog"] for r in recs) / len(recs)) if recs else 0,
+            "used_slots": used, "backlog_mean_bytes": backlog,
+            "queueing_delay_s_est": backlog / rate if rate else None,
         })
     return rows
 
