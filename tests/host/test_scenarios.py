@@ -236,3 +236,23 @@ def test_a_scenarios_capture(mixed, tmp_path):
     keys = (tmp_path / "keys.log").read_text().splitlines()
     randoms = {line.split()[1] for line in keys if line.startswith("CLIENT_TRAFFIC_SECRET_0")}
     assert len(randoms) == sum(len(f.clients) for f in run.flows)       # one a connection
+
+
+def test_the_run_goes_on_when_a_flow_fails():
+    """CoSim.finished: a failed connection (its client's error) ends neither the run nor the
+    other flows; a connection waiting for a failed one counts as ended (it never starts)."""
+    from types import SimpleNamespace as NS
+    from satemu.quic.cosim import CoSim, Pair
+    from satemu.quic.packets import CLIENT, SERVER, Endpoint
+
+    def peer(port, done=False, error=None):
+        return NS(local=Endpoint(CLIENT.mac, CLIENT.ipv4, port), remote=SERVER, done=done,
+                  error=error)
+    failed, waiting, running = peer(1, error="reset"), peer(2), peer(3)
+    sim = CoSim(None, 1, pairs=[Pair(failed, NS(local=SERVER)), Pair(waiting, NS(local=SERVER),
+                                                                  after=0),
+                                Pair(running, NS(local=SERVER), flow=1)])
+    sim.pairs[0].started = sim.pairs[2].started = True
+    assert not sim.finished()                  # flow 1 still runs
+    running.done = True
+    assert sim.finished()

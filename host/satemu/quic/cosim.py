@@ -209,10 +209,18 @@ class CoSim:
         self._start_due()
         self._transmit()
 
+    def _failed(self, i: int) -> bool:
+        """Pair ``i`` failed (its client's ``error``), or never will start: the pair it waits
+        for failed."""
+        p = self.pairs[i]
+        if p.started:
+            return p.client.error is not None
+        return p.after is not None and self._failed(p.after)
+
     def finished(self) -> bool:
-        """Every pair's client done, or one failed (its ``error``)."""
-        return all(p.client.done for p in self.pairs) or \
-            any(p.client.error is not None for p in self.pairs if p.started)
+        """Every pair's client is done or failed (one that waits for a failed pair never
+        starts): the other flows run on when one fails."""
+        return all(p.client.done or self._failed(i) for i, p in enumerate(self.pairs))
 
     def run(self, done: Callable[[], bool], max_seconds: float,
             progress: Callable[["CoSim"], None] | None = None, every: float = 1.0) -> bool:

@@ -293,5 +293,7 @@ class FlowTimes:
         if self.app.error is not None:
             return self.app.error
         if self.terminated is not None and not self.app.done:
-            return f"connection closed: {self.terminated}"
+            why = getattr(self.terminated, "reason_phrase", None) or self.terminated
+            code = getattr(self.terminated, "error_code", None)
+            return f"connection closed: {why}" + (f" (code {code})" if code else "")
         return None
