@@ -129,9 +129,7 @@ def _bod_trace(dev, regs, origin: int, commits=()) -> dict | None:
     the return channel, which may change its superframes."""
     if not regs.bod:
         return None
-    # a record a terminal a superframe where the profile declares terminals
-    terminals = regs.term_framed + regs.term_synthetic if regs.term_match else 1
-    trace = dev.bod_trace(terminals=terminals)
+    trace = dev.bod_trace()         # a record a terminal a superframe, as the profile says
     return bod_dict(trace.start, origin, regs, trace.records, trace.lost, commits)
 
 

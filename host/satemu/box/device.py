@@ -75,6 +75,7 @@ class BodTrace:
     start: int                  # the box's cycle superframe 0 began (bod_start)
     # (first, end) superframe ranges that were overwritten in the box's ring before they were read
     lost: list[tuple[int, int]] = field(default_factory=list)
+    terminals: int = 1          # records a superframe: a terminal each, where a table is in force
 
     @property
     def lost_count(self) -> int:
@@ -417,19 +418,23 @@ class Device:
         self.call(P.Op.CLEAR_LOG)
 
     def bod_trace(self, first: int = 0, max_records: int = P.BOD_TRACE_MAX,
-                  channel: int = P.CHANNEL_RETURN, terminals: int = 1) -> BodTrace:
+                  channel: int = P.CHANNEL_RETURN, terminals: int | None = None) -> BodTrace:
         """The BoD records from superframe ``first`` up to the newest, ``max_records`` per request
         (BOD_TRACE), until caught up with the box or, should the box write records faster than
         they are read (many terminals), once past the count of the first answer and no longer
         gaining on it; with the cycle superframe 0 began: a record a
         terminal a superframe, of the ``terminals`` the profile in force declares (one without a
-        table). Records the box's ring overwrote before they were read are listed in ``lost``
+        table; None: as many as the channel's profile in force says, read first). Records the box's ring overwrote before they were read are listed in ``lost``
         (by record: superframe x terminals + terminal). Should the block restart meanwhile (a
         layout commit: the start changes), the reading starts over, so all records belong to
         the run that began at ``start``. ``max_records=0`` asks once and reads no record: just
         the count and the start."""
         if not 0 <= max_records <= 255:
             raise ValueError("max_records must lie in 0 .. 255")
+        if terminals is None:
+            prof = self.get_profile(channel)
+            terminals = (prof["term_framed"] + prof["term_synthetic"]) if prof["term_match"] \
+                else 1
         trace: BodTrace | None = None
 
         def lose(a, end):
@@ -450,7 +455,7 @@ class Device:
                 trace, want = None, first * terminals
                 continue
             if trace is None:
-                trace = BodTrace([], count, start)
+                trace = BodTrace([], count, start, terminals=terminals)
                 snapshot, behind = count * terminals, None
             trace.count = count
             if got > want:

@@ -200,8 +200,8 @@ def cmd_bod_trace(args) -> int:
             raise DeviceError("BoD is off on the return channel: load a profile with a "
                               "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
         # a record a terminal a superframe where the profile in force declares terminals
-        terminals = (prof["term_framed"] + prof["term_synthetic"]) if prof["term_match"] else 1
-        trace = dev.bod_trace(first=args.from_sf, terminals=terminals)
+        trace = dev.bod_trace(first=args.from_sf)
+        terminals = trace.terminals
         timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
         segments = None
         if args.profile is not None:
