@@ -223,24 +223,32 @@ def test_a_run_killed_mid_transfer_leaves_nothing_for_the_next(board_state, tmp_
 
     profile = _profile(tmp_path, "bod", BOD)
     url, eth = board_state["url"], board_state["eth_port"]
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "satemu", "quic", "--profile", profile, "--size", "2MB",
-         "--port", url, "--eth-port", str(eth), "--out", str(tmp_path / "killed")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with Device(url, timeout=10.0) as dev:     # the BoD block's start before the run
+        before = dev.bod_trace(max_records=0, terminals=1).start \
+            if dev.get_profile(CHANNEL_RETURN)["bod_flags"] else None
+    log = tmp_path / "killed.log"
+    with open(log, "w") as out:
+        killed = subprocess.Popen(
+            [sys.executable, "-m", "satemu.cli", "quic", "--profile", profile, "--size", "2MB",
+             "--port", url, "--eth-port", str(eth), "--out", str(tmp_path / "killed")],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300
-        while True:                     # until the return link carries the download's ACKs
-            assert killed.poll() is None, "the run ended before it could be killed"
+        while True:                     # until the return link carries this run's ACKs
+            assert killed.poll() is None, \
+                f"the run ended before it could be killed: {log.read_text()[-500:]}"
             assert time.monotonic() < deadline, "the run carried no traffic"
             try:
                 with Device(url, timeout=10.0) as dev:
-                    if dev.get_stats(CHANNEL_RETURN)["rx_frames"] > 20:
+                    # its load restarted the BoD block (a new start); then its ACKs cross
+                    if dev.bod_trace(max_records=0, terminals=1).start != before and \
+                            dev.get_stats(CHANNEL_RETURN)["rx_frames"] > 20:
                         break
             except Exception:           # the run holds the UART while it loads
                 pass
             time.sleep(0.5)
         os.kill(killed.pid, signal.SIGKILL)
-        killed.wait()
+        assert killed.wait() == -signal.SIGKILL       # it was running, mid-transfer
     finally:
         if killed.poll() is None:
             killed.kill()
