@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from satemu.base.ether import to_wire
+from satemu.quic.ackpolicy import TIMER_RESOLUTION
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 from satemu.quic.packets import build_frame, parse_frame
 
@@ -65,7 +66,12 @@ class CoSim:
     ``handle_timer(now)``, ``receive(data, now)``, and ``local``/``remote`` addressing, across
     ``eth``, an engine's wire (``satemu.quic.engine.Wire``); or, in their place, several
     ``pairs`` (a scenario's flows), each frame that leaves a port handed to the endpoint it is
-    addressed to: a client by its destination address, a server by both addresses."""
+    addressed to: a client by its destination address, a server by both addresses.
+
+    In a step only the pairs that acted (a datagram in, a timer due, a start) are asked for
+    datagrams and timers, so a step costs what happens in it, not the number of pairs. This
+    holds because an endpoint changes only when called, and its ``timer(now)`` is
+    ``max(T, now + TIMER_RESOLUTION)`` for a T that only its actions change (both stacks')."""
 
     eth: object
     f_clk: int
@@ -115,6 +121,8 @@ class CoSim:
         self.now_cycle = self.origin = self.eth.run(self.eth.now() + 1)
         self._seen = {ch: len(self.eth.traffic.egress[ch]) for ch in (0, 1)}
         self._ip_id = {PORT_A: 0, PORT_B: 0}
+        self._timers: dict[int, tuple] = {}
+        self._acted: set[int] = set()
         self._start_due()
         self._transmit()
 
@@ -128,14 +136,16 @@ class CoSim:
             elif self.origin + p.start > self.now_cycle:
                 continue
             p.started = True
+            self._acted.add(self.pairs.index(p))
             with p.acting():
                 p.client.start(self.time(self.now_cycle))
 
     def _transmit(self) -> None:
+        """The datagrams of the pairs that acted in this step onto their ports' wires (in the
+        pairs' order), then each such pair's timers as they now stand."""
         now = self.time(self.now_cycle)
-        for p in self.pairs:
-            if not p.started:
-                continue
+        for i in sorted(self._acted):
+            p = self.pairs[i]
             for peer, port, direction in ((p.client, PORT_A, "return"),
                                           (p.server, PORT_B, "forward")):
                 with p.acting():
@@ -149,6 +159,10 @@ class CoSim:
                         self.wires[port].append(wire)
                     self.sent.append(PacketRecord(self.now_cycle, direction, len(frame),
                                                   len(data), bool(info.ack_only), p.flow))
+            with p.acting():
+                self._timers[i] = tuple(None if t is None else self.cycle_of(t)
+                                        for t in (p.client.timer(now), p.server.timer(now)))
+        self._acted.clear()
 
     def _route(self, ch: int, src, dst) -> int | None:
         """The pair a frame leaving channel ``ch`` is for (None: no endpoint's)."""
@@ -159,12 +173,13 @@ class CoSim:
     def step(self) -> None:
         """Run the engine to the next instant an endpoint may act, and let the endpoints act."""
         now = self.time(self.now_cycle)
-        due = {}
-        for i, p in enumerate(self.pairs):
-            if p.started:
-                with p.acting():
-                    due[i] = (p.client.timer(now), p.server.timer(now))
-        timers = [self.cycle_of(t) for ts in due.values() for t in ts if t is not None]
+        # Each pair's timers as of its last action, at ``now``: an endpoint's timer(now) is
+        # max(T, now + TIMER_RESOLUTION), T changing only when it acts (see the class); kept as
+        # cycles (cycle_of is monotonic, so it keeps max).
+        floor = self.cycle_of(now + TIMER_RESOLUTION)
+        due = {i: tuple(None if c is None else max(c, floor) for c in cs)
+               for i, cs in self._timers.items()}
+        timers = [c for cs in due.values() for c in cs if c is not None]
         timers += [self.origin + p.start for p in self.pairs
                    if not p.started and p.after is None]
         limit = max(min(timers) if timers else self.now_cycle + IDLE_STEP, self.now_cycle + 1)
@@ -190,12 +205,12 @@ class CoSim:
                     continue
                 p = self.pairs[i]
                 self.delivered.append(Delivery(self.now_cycle, direction, len(frame), p.flow))
+                self._acted.add(i)
                 with p.acting():
                     (p.client if ch == 0 else p.server).receive(payload, now)
             self._seen[ch] = len(out)
-        for i, p in enumerate(self.pairs):
-            if not p.started:
-                continue
+        for i in sorted(self._acted):
+            p = self.pairs[i]
             rtt = p.server.rtt_ms()
             seen = self.rtts[i]
             if rtt is not None and (not seen or seen[-1][1] != rtt):
@@ -203,7 +218,8 @@ class CoSim:
         for i, (tc, ts) in due.items():
             p = self.pairs[i]
             for peer, t in ((p.client, tc), (p.server, ts)):
-                if t is not None and self.cycle_of(t) <= self.now_cycle:
+                if t is not None and t <= self.now_cycle:
+                    self._acted.add(i)
                     with p.acting():
                         peer.handle_timer(now)
         self._start_due()

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import struct
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ class Endpoint:
         """The network address as a QUIC connection sees it: (IPv4 address, UDP port)."""
         return (self.ipv4, self.port)
 
-    @property
+    @functools.cached_property
     def ip_bytes(self) -> bytes:
         return ipaddress.IPv4Address(self.ipv4).packed
 
