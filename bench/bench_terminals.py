@@ -100,14 +100,20 @@ def main():
         if report.is_file():            # a real board: its committed build's utilisation
             boards[name]["utilisation"] = json.loads(report.read_text())["utilisation"]
     # What 2 terminals with frames and 8 synthetic ones (16 demand levels) cost the Versa-5G's
-    # return channel, measured with the flow's yosys (synth_ecp5) against the same channel
-    # without terminals (docs/hardware.md, "Terminals on the real boards").
-    boards["versa-ecp5"]["return_channel_with_2_terminals_and_8_synthetic"] = {
-        "without": {"LUT4": 6767, "CCU2C": 2660, "TRELLIS_DPR16X4": 122, "TRELLIS_FF": 9051,
-                    "DP16KD": 59},
-        "with": {"LUT4": 13009, "CCU2C": 3946, "TRELLIS_DPR16X4": 258, "TRELLIS_FF": 14609,
-                 "DP16KD": 91},
-        "firmware_text_bytes": 6329, "rom_overflow_bytes": 2208}
+    # return channel against the same channel without terminals: the cells of
+    # bench/bench_terminal_cost.py's syntheses (the flow's yosys, synth_ecp5), where it has run;
+    # the firmware's figures are a firmware build's (docs/hardware.md, "Terminals on the real
+    # boards").
+    versa = {}
+    cost = ROOT / "bench" / "results" / "terminal_cost.json"
+    if cost.is_file():
+        variants = json.loads(cost.read_text())["variants"]
+        cells = ("LUT4", "CCU2C", "TRELLIS_DPR16X4", "TRELLIS_FF", "DP16KD")
+        versa = {side: {c: variants[name][c] for c in cells}
+                 for side, name in (("without", "return-t0-s0-l0"), ("with", "return-t2-s8-l16"))}
+        versa["from"] = str(cost.relative_to(ROOT))
+    versa.update(firmware_text_bytes=6329, rom_overflow_bytes=2208)
+    boards["versa-ecp5"]["return_channel_with_2_terminals_and_8_synthetic"] = versa
     results = {"benchmark": "terminals-line-rate", "f_clk_reference": F_CLK,
                "date": time.strftime("%Y-%m-%d"),
                "line_rate_cycles_per_min_frame_75MHz": round(F_CLK / line_pps(60), 2),
