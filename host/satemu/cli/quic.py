@@ -230,7 +230,7 @@ def cmd_scenario(args) -> int:
         print(f"  fairness (Jain): goodput {fair['goodput_jain']:.3f}" +
               (f", slots granted to terminals with frames {fair['slots_granted_jain']:.3f}"
                if fair["slots_granted_jain"] is not None else ""))
-    print(f"  wrote {out}/result.json, flows.csv, objects.csv and packets.csv"
+    print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv and plots"
           + (f", {out}/capture.pcapng" if run.capture else ""))
     same = True
     if args.compare:
