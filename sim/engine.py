@@ -18,7 +18,7 @@ from satemu.base import protocol as P
 from satemu.base.params import FATE_COUNTER
 from satemu.box.device import Device
 from satemu.quic.cosim import CoSim, bod_dict
-from satemu.quic.engine import Loaded, Outcome, run_transfer as run_on
+from satemu.quic.engine import Loaded, Outcome, run_transfer as run_on, terminal_counters
 from satemu.quic.transfer import Transfer
 from sim import board as _board
 from sim.frames import EthPorts
@@ -81,7 +81,15 @@ class BoardEngine:
             drain(sim, dev)
             stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
                      "return": dev.get_stats(P.CHANNEL_RETURN)}
-            return Outcome(stats, _bod_trace(dev, self.regs["return"], sim.origin, self.commits))
+            terminals = None
+            if self.regs["return"].term_match:      # each terminal's counters, both ways
+                terminals = {name: terminal_counters(
+                    {who: dev.terminal_stats(ch, who)
+                     for who in [*range(self.regs[name].term_framed), None]})
+                    for ch, name in ((P.CHANNEL_FORWARD, "forward"),
+                                     (P.CHANNEL_RETURN, "return"))}
+            return Outcome(stats, _bod_trace(dev, self.regs["return"], sim.origin, self.commits),
+                           terminals=terminals)
 
 
 def make_clean(dev, timeout: float = CLEAN_WAIT_S) -> None:

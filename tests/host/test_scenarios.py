@@ -146,6 +146,13 @@ def test_the_summary_per_flow_and_terminal(mixed):
     assert terms["a"]["return_bytes"] + terms["b"]["return_bytes"] == \
         sum(f["return_bytes"] for f in s["flows"])
     assert terms["a"]["queueing_delay_s_est"] > 0
+    # the channels' own counters of each terminal's frames: all its hosts sent came in
+    for name in ("a", "b"):
+        c = terms[name]["counters"]
+        assert c["return"]["rx_frames"] == terms[name]["return_packets"]
+        assert c["forward"]["rx_frames"] == sum(
+            f["forward_packets"] for f in s["flows"] if f["terminal"] == name)
+    assert terms["load"]["counters"] is None
     assert 0 < s["fairness"]["goodput_jain"] <= 1 and 0 < s["fairness"]["slots_granted_jain"] <= 1
 
 

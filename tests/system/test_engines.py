@@ -313,6 +313,8 @@ def test_a_scenario_on_the_board_equals_the_model(board_state, tmp_path, case):
     assert model.exactness["exact"]
     assert differences(board, model) == []
     assert {p.flow for p in board.sent} == set(range(len(sc.flows)))
+    # each terminal's own counters, read over the UART, are the model's (differences above)
+    assert board.terminal_stats["return"]["1"]["rx_frames"] > 0
     records = board.bod["records"]
     assert {r["terminal"] for r in records} == {0, 1, 2} and not board.bod["lost"]
     assert all(sum(r["used"] for r in records if r["terminal"] == t) > 0 for t in (0, 1))

@@ -414,6 +414,12 @@ def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
         for k in sorted(set(sa) | set(sb) - {"snapshot_cycle"}):
             if k != "snapshot_cycle" and sa.get(k) != sb.get(k):
                 out.append(f"{d}.{k}: {sa.get(k)} against {sb.get(k)}")
+    ta, tb = getattr(a, "terminal_stats", None) or {}, getattr(b, "terminal_stats", None) or {}
+    for d in sorted(set(ta) | set(tb)):
+        for who in sorted(set(ta.get(d, {})) | set(tb.get(d, {}))):
+            x, y = ta.get(d, {}).get(who), tb.get(d, {}).get(who)
+            if x != y:
+                out.append(f"{d} terminal {who}: {x} against {y}")
     if (a.bod is None) != (b.bod is None):
         out.append("bod: only one of them has BoD records")
     elif a.bod is not None:

@@ -28,7 +28,7 @@ from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer, write_r
 from satemu.quic.transfer import Transfer
 
 __all__ = ["ENGINES", "GROUP", "Engine", "EngineError", "Loaded", "Outcome", "ModelEngine",
-           "engine_class", "make_engine", "run_transfer", "run_model_transfer", "model_twin", "twin_engine"]
+           "engine_class", "make_engine", "terminal_counters", "run_transfer", "run_model_transfer", "model_twin", "twin_engine"]
 
 GROUP = "satemu.engines"
 ENGINES = ("board", "model")         # the engines the tool knows; `--engine` takes these
@@ -62,10 +62,14 @@ class Loaded:
 @dataclass
 class Outcome:
     """What an engine says of a finished transfer: both channels' counters, the return
-    channel's BoD records (``bod_dict``) if it is BoD-served, and the model's own check."""
+    channel's BoD records (``bod_dict``) if it is BoD-served, the model's own check, and each
+    terminal's counters where the profile declares terminals."""
     stats: dict
     bod: dict | None = None
     exactness: dict | None = None
+    # With a terminal table: each channel's counters of each terminal with frames, by its
+    # index as text, and of the frames of no terminal under "none" (terminal_counters).
+    terminals: dict | None = None
 
 
 @runtime_checkable
@@ -130,7 +134,17 @@ class ModelEngine:
         if self.regs[RETURN].bod:
             bod = bod_dict(1, sim.origin, self.regs[RETURN], self.model.results[RETURN].bod,
                            commits=self.commits.get(RETURN, ()))
-        return Outcome(stats, bod, self.model.exactness())
+        terminals = None
+        if self.model.tables:
+            terminals = {name: terminal_counters(self.model.results[ch].terminals)
+                         for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
+        return Outcome(stats, bod, self.model.exactness(), terminals)
+
+
+def terminal_counters(by_terminal: dict) -> dict:
+    """A channel's counters by terminal (index, or None for the frames of no terminal) as
+    Outcome.terminals holds them: by the index as text, and "none"."""
+    return {"none" if who is None else str(who): dict(c) for who, c in by_terminal.items()}
 
 
 def _entry_point(name: str):
@@ -190,6 +204,7 @@ def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "defaul
     t = make_transfer(sim, link, size, policy, settings, seed, loaded.f_clk, outcome.stats,
                       outcome.bod, wall, engine.name)
     t.exactness = outcome.exactness
+    t.terminal_stats = outcome.terminals
     if pcap is not None:
         t.capture = write_run_capture(sim, pcap, keylog.getvalue(), engine.name, link.name,
                                       outcome.stats,

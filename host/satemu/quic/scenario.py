@@ -349,6 +349,7 @@ class ScenarioRun:
     timeline: dict | None = None
     capture: dict | None = None
     rtts: dict = field(default_factory=dict)
+    terminal_stats: dict | None = None      # each channel's counters by terminal
     # (satemu.report.metrics reads a run's span from its records where this is None)
     completion_s = None
 
@@ -406,7 +407,8 @@ def run_scenario(engine, sc: Scenario, *, max_seconds: float = 600.0,
     run = ScenarioRun(sc, engine.name, loaded.f_clk, sim.origin, sim.time(sim.now_cycle), wall,
                       flows, sim.sent, sim.delivered, outcome.stats, outcome.bod,
                       outcome.exactness, sim.undecodable, sim.unrouted, loaded.timeline,
-                      rtts={i: list(v) for i, v in sim.rtts.items()})
+                      rtts={i: list(v) for i, v in sim.rtts.items()},
+                      terminal_stats=outcome.terminals)
     if pcap is not None:
         for f in flows:
             for c in f.clients:

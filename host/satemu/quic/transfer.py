@@ -72,3 +72,5 @@ class Transfer:
     # before it), its period (s, 0: once) and the settings in force from each step on
     # (satemu.link.timeline.timeline_dict).
     timeline: dict | None = None
+    # A profile with terminals: each channel's counters of each terminal (Outcome.terminals).
+    terminal_stats: dict | None = None

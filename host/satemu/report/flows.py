@@ -96,6 +96,9 @@ def _terminals(run) -> list[dict] | None:
             "granted": granted, "granted_slots": sum(granted.values()),
             "used_slots": used, "backlog_mean_bytes": backlog,
             "queueing_delay_s_est": backlog / rate if rate else None,
+            # the channels' own counters of its frames, both ways (none for a synthetic one)
+            "counters": {d: c.get(str(index)) for d, c in (run.terminal_stats or {}).items()
+                         if str(index) in c} or None,
         })
     return rows
 
@@ -117,6 +120,8 @@ def summarize_scenario(run) -> dict:
             "slots_granted_jain": jain(framed) if framed else None,
         },
         "board": {d: dict(v) for d, v in run.board_stats.items()},
+        "no_terminals_frames": {d: c.get("none") for d, c in
+                                (run.terminal_stats or {}).items()} or None,
         "undecodable": run.undecodable, "unrouted": run.unrouted,
         "virtual_s": run.virtual_s, "wall_s": run.wall_s,
         "exactness": run.exactness, "timeline": run.timeline, "capture": run.capture,

@@ -223,6 +223,7 @@ def summarize(t) -> dict:
         "max_ack_delay_advertised_ms": t.max_ack_delay_advertised_ms,
         "max_ack_delay_used_ms": t.max_ack_delay_used_ms,
         "undecodable": t.undecodable,
+        "terminal_stats": getattr(t, "terminal_stats", None),
         "board": {d: dict(v) for d, v in t.board_stats.items()},
         "client_stats": dict(t.client_stats), "server_stats": dict(t.server_stats),
         "consistency": _consistency(t, sent_n, sent_bytes, delivered_n),
