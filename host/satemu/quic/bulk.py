@@ -26,7 +26,7 @@ from satemu.quic.packets import CLIENT, SERVER, Endpoint
 from satemu.quic.settings import EndpointSettings
 
 __all__ = ["ALPN", "BulkClient", "BulkServer", "TimedDownload", "make_configs",
-           "payload_bytes"]
+           "payload_bytes", "take_payload"]
 
 ALPN = "satemu"
 
@@ -198,6 +198,22 @@ class BulkAnswers:
         return True
 
 
+def take_payload(d: Any, data: bytes, end: bool) -> Optional[bool]:
+    """``data`` of a download ``d`` (its ``size``, bytes ``received`` so far, ``error``, and
+    whether to ``verify`` them against :func:`payload_bytes`), ending it if ``end``: None
+    until it ends, then True if every byte came and was right, else False (``error`` set)."""
+    if d.verify and d.error is None and data != payload_bytes(d.received, len(data)):
+        d.error = f"payload differs at offset {d.received}"
+    d.received += len(data)
+    if not end:
+        return None
+    if d.received == d.size and d.error is None:
+        return True
+    if d.error is None:
+        d.error = f"stream ended after {d.received} of {d.size} bytes"
+    return False
+
+
 class BulkDownload:
     """The client's half of the bulk application: asks for ``size`` bytes on a new stream and
     checks what arrives against :func:`payload_bytes` (the first difference is the error)."""
@@ -216,17 +232,7 @@ class BulkDownload:
     def take(self, event: StreamDataReceived) -> Optional[bool]:
         """Data on our stream: None until it ends, then True if every byte came and was right,
         else False (with ``error`` set)."""
-        if self.verify and self.error is None and \
-                event.data != payload_bytes(self.received, len(event.data)):
-            self.error = f"payload differs at offset {self.received}"
-        self.received += len(event.data)
-        if not event.end_stream:
-            return None
-        if self.received == self.size and self.error is None:
-            return True
-        if self.error is None:
-            self.error = f"stream ended after {self.received} of {self.size} bytes"
-        return False
+        return take_payload(self, event.data, event.end_stream)
 
 
 class TimedDownload(BulkDownload):

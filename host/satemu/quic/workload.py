@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from satemu.base.units import UnitError, format_size, parse_size
-from satemu.quic.bulk import payload_bytes
+from satemu.quic.bulk import payload_bytes, take_payload
 
 __all__ = ["KINDS", "ORDERS", "OVER", "MAX_OBJECTS", "MAX_BYTES", "Workload", "Request",
            "ObjectTimes", "Requests", "FlowTimes", "parse_workload"]
@@ -86,8 +86,9 @@ class Workload:
             return f"upload {format_size(self.sizes[0])}"
         sizes = ", ".join(format_size(s) for s in self.sizes[:6])
         more = f" and {len(self.sizes) - 6} more" if len(self.sizes) > 6 else ""
+        over = "one connection" if self.over == "streams" else "a connection each"
         return (f"{len(self.sizes)} objects ({sizes}{more}; {format_size(self.total)}) in "
-                f"{self.order}, over {'one connection' if self.over == 'streams' else 'a connection each'}")
+                f"{self.order}, over {over}")
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "sizes": list(self.sizes), "order": self.order,
@@ -165,6 +166,7 @@ class ObjectTimes:
     received: int = 0                 # GET: payload bytes; PUT: answer bytes
     answer: bytes = b""
     error: Optional[str] = None
+    verify: bool = True               # GET: each byte checked as it comes (take_payload)
 
     def to_dict(self) -> dict:
         return {"index": self.index, "method": self.method, "size": self.size,
@@ -190,7 +192,8 @@ class Requests:
     error: Optional[str] = None
 
     def __post_init__(self) -> None:
-        self.objects = [ObjectTimes(r.index, r.method, r.size) for r in self.requests]
+        self.objects = [ObjectTimes(r.index, r.method, r.size, verify=self.verify)
+                        for r in self.requests]
 
     @property
     def done(self) -> bool:
@@ -246,24 +249,20 @@ class Requests:
         if data and o.first_byte_at is None:
             o.first_byte_at = now
         if o.method == "GET":
-            if self.verify and o.error is None and data != payload_bytes(o.received, len(data)):
-                o.error = f"payload differs at offset {o.received}"
-            o.received += len(data)
-            good = o.received == o.size
+            good = take_payload(o, data, end)
         else:
             o.answer = (o.answer + data)[:64]
             o.received += len(data)
-            good = o.answer == f"OK {o.size}\n".encode()
-        if not end:
+            good = None if not end else o.answer == f"OK {o.size}\n".encode()
+            if good is False and o.error is None:
+                o.error = f"the server answered {o.answer[:40]!r}"
+        if good is None:
             return
         if good and o.error is None:
             o.completed_at = now
             if not self.parallel:
                 self._ask(now)
             return
-        if o.error is None:
-            o.error = (f"stream ended after {o.received} of {o.size} bytes" if o.method == "GET"
-                       else f"the server answered {o.answer[:40]!r}")
         self.error = self.error or f"object {o.index}: {o.error}"
 
 
