@@ -86,7 +86,7 @@ def cmd_experiment(args) -> int:
     from satemu.report.plots import PLOT_NAMES
     from satemu.report.sweep import sweep_markdown, write_results
     from satemu.report.tables import experiment_markdown, format_table
-    from satemu.sweep import PRESETS, parse_sets, plan, record_of, run_sweep, split_values
+    from satemu.sweep import PRESETS, parse_sets, plan, split_values
     if args.kind in ("scenario", "shared-return", "satcom-objects"):
         return cmd_scenario_sweep(args)
     if args.scenario:
@@ -121,18 +121,7 @@ def cmd_experiment(args) -> int:
              f"on {jobs} worker processes" if jobs > 1 else "one after another")
     print(f"{len(points)} point{'' if len(points) == 1 else 's'}, {where}, into {out}",
           file=sys.stderr)
-    pending = args.force or any(record_of(p, out) is None for p in points)
-    if args.engine == "board" and not args.dask and jobs == 1 and pending:
-        with simulated_board(args) as state:        # --port's, or the one 'satemu sim' runs
-            outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
-    else:
-        if args.engine == "board" and not args.dask and pending:
-            board = engine_class("board")
-            try:
-                board.build_board(verbose=True)     # once, before the workers launch theirs
-            except board.BoardError as e:
-                raise DeviceError(str(e)) from None
-        outcome = run_sweep(points, out, jobs=jobs, dask=args.dask, force=args.force)
+    outcome, failed = _run_points(args, points, out, jobs)
     rows, table = [], []
     for p in points:
         record = outcome.records[p]
@@ -142,8 +131,6 @@ def cmd_experiment(args) -> int:
         s = json.loads((out / p.run_rel / "result.json").read_text())
         plots = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
         table.append((s, {name: str(p.run_rel / f"{name}.png") for name in plots}))
-    failed = [{"point": p.id, "label": p.label(), "run_dir": p.run_rel.as_posix(),
-               "error": error, "log": log} for p, (error, log) in outcome.failed.items()]
     write_results(rows, out, failed)
     if table:
         print(format_table(table))
@@ -156,6 +143,29 @@ def cmd_experiment(args) -> int:
           + (f", {len(failed)} FAILED: run again to retry them)" if failed else ")"))
     return 0 if not failed and all(s["completed"] and s["consistency"]["consistent"]
                                    for s, _ in table) else 1
+
+
+def _run_points(args, points, out: Path, jobs: int):
+    """Run a sweep's points not done under ``out`` (satemu.sweep.run_sweep): on the board
+    engine with one job, on the simulated board --port names or the one 'satemu sim' runs;
+    with more, the board built once before the workers launch theirs. Returns the outcome and
+    the points that failed, as results.json lists them."""
+    from satemu.sweep import record_of, run_sweep
+    pending = args.force or any(record_of(p, out) is None for p in points)
+    if args.engine == "board" and not args.dask and jobs == 1 and pending:
+        with simulated_board(args) as state:        # --port's, or the one 'satemu sim' runs
+            outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
+    else:
+        if args.engine == "board" and not args.dask and pending:
+            board = engine_class("board")
+            try:
+                board.build_board(verbose=True)     # once, before the workers launch theirs
+            except board.BoardError as e:
+                raise DeviceError(str(e)) from None
+        outcome = run_sweep(points, out, jobs=jobs, dask=args.dask, force=args.force)
+    failed = [{"point": p.id, "label": p.label(), "run_dir": p.run_rel.as_posix(),
+               "error": error, "log": log} for p, (error, log) in outcome.failed.items()]
+    return outcome, failed
 
 
 def _jobs(args) -> int:
@@ -175,7 +185,7 @@ def cmd_scenario_sweep(args) -> int:
     from satemu.base.boards import BOARDS
     from satemu.report.flows import scenario_sweep_markdown
     from satemu.report.sweep import write_results
-    from satemu.sweep import parse_sets, record_of, run_sweep, split_values
+    from satemu.sweep import parse_sets, split_values
     from satemu.sweep.scenarios import SCENARIO_PRESETS, plan_scenarios
     preset = SCENARIO_PRESETS[args.kind]
     for flag, value in (("--profile", args.profile), ("--sizes", args.sizes),
@@ -216,22 +226,9 @@ def cmd_scenario_sweep(args) -> int:
              f"on {jobs} worker processes" if jobs > 1 else "one after another")
     print(f"{len(points)} run{'' if len(points) == 1 else 's'} of {points[0].base}, {where}, "
           f"into {out}", file=sys.stderr)
-    pending = args.force or any(record_of(p, out) is None for p in points)
-    if engine == "board" and not args.dask and jobs == 1 and pending:
-        with simulated_board(args) as state:
-            outcome = run_sweep(points, out, jobs=1, force=args.force, board=state)
-    else:
-        if engine == "board" and not args.dask and pending:
-            board = engine_class("board")
-            try:
-                board.build_board(verbose=True)
-            except board.BoardError as e:
-                raise DeviceError(str(e)) from None
-        outcome = run_sweep(points, out, jobs=jobs, dask=args.dask, force=args.force)
+    outcome, failed = _run_points(args, points, out, jobs)
     done = [(p, outcome.records[p]) for p in points if outcome.records[p] is not None]
     rows = [r["row"] for _, r in done]
-    failed = [{"point": p.id, "label": p.label(), "run_dir": p.run_rel.as_posix(),
-               "error": error, "log": log} for p, (error, log) in outcome.failed.items()]
     write_results(rows, out, failed)
     report = scenario_sweep_markdown([(p, out / p.run_rel) for p, _ in done], rows, failed, out,
                                      f"{points[0].base}: satemu experiment {args.kind}")
