@@ -32,7 +32,8 @@ from satemu.quic.ackpolicy import TIMER_RESOLUTION
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 from satemu.quic.packets import build_frame, parse_frame
 
-__all__ = ["CoSim", "Pair", "endpoints", "make_transfer", "bod_dict", "write_run_capture", "differences"]
+__all__ = ["CoSim", "Pair", "endpoints", "make_transfer", "bod_dict", "write_run_capture",
+           "differences"]
 
 IDLE_STEP = 1 << 22          # how far the engine may run when no endpoint has a timer (cycles)
 PORT_A, PORT_B = 0, 1
@@ -127,7 +128,7 @@ class CoSim:
         self._transmit()
 
     def _start_due(self) -> None:
-        for p in self.pairs:
+        for i, p in enumerate(self.pairs):
             if p.started:
                 continue
             if p.after is not None:
@@ -136,7 +137,7 @@ class CoSim:
             elif self.origin + p.start > self.now_cycle:
                 continue
             p.started = True
-            self._acted.add(self.pairs.index(p))
+            self._acted.add(i)
             with p.acting():
                 p.client.start(self.time(self.now_cycle))
 
@@ -395,8 +396,9 @@ def write_run_capture(sim: CoSim, pcap, keylog: str, engine: str, profile: str,
 def differences(a: Transfer, b: Transfer, limit: int = 10) -> list[str]:
     """Where two transfers of the same profile, size, policy and seed (or two runs of one
     scenario) differ (empty: they are equal frame for frame): every datagram sent (cycle from
-    the start, direction, sizes, ACK-only, flow), every delivery, every counter of both channels but the read's cycle, and every
-    BoD record both hold. At most ``limit`` differences of each kind are listed."""
+    the start, direction, sizes, ACK-only, flow), every delivery, every counter of both
+    channels but the read's cycle (each terminal's too), and every BoD record both hold. At
+    most ``limit`` differences of each kind are listed."""
     out: list[str] = []
 
     def rows(t, records, fields):

@@ -28,7 +28,8 @@ from satemu.quic.cosim import CoSim, bod_dict, endpoints, make_transfer, write_r
 from satemu.quic.transfer import Transfer
 
 __all__ = ["ENGINES", "GROUP", "Engine", "EngineError", "Loaded", "Outcome", "ModelEngine",
-           "engine_class", "make_engine", "terminal_counters", "run_transfer", "run_model_transfer", "model_twin", "twin_engine"]
+           "engine_class", "make_engine", "terminal_counters", "run_transfer",
+           "run_model_transfer", "model_twin", "twin_engine"]
 
 GROUP = "satemu.engines"
 ENGINES = ("board", "model")         # the engines the tool knows; `--engine` takes these

@@ -46,7 +46,8 @@ from satemu.quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
 from satemu.quic.workload import MAX_OBJECTS, Workload, parse_workload
 
 __all__ = ["ScenarioError", "FlowSpec", "Scenario", "parse_scenario", "load_scenario",
-           "run_scenario", "scenario_twin", "read_scenario_text", "builtin_scenarios", "ScenarioRun", "FlowRun", "MAX_FLOWS", "MAX_SCENARIO_BYTES"]
+           "run_scenario", "scenario_twin", "read_scenario_text", "builtin_scenarios",
+           "ScenarioRun", "FlowRun", "MAX_FLOWS", "MAX_SCENARIO_BYTES"]
 
 MAX_FLOWS = 64
 MAX_SCENARIO_BYTES = 1 << 16

@@ -134,6 +134,15 @@ FLOW_COLUMNS = ("name", "terminal", "stack", "ack", "cc", "workload", "bytes", "
                 "ack_ratio")
 
 
+def _flow_row(f: dict) -> dict:
+    """A flow of result.json as a row of flows.csv (FLOW_COLUMNS): its stacks, controller and
+    workload's kind in a word each."""
+    stacks = f["stacks"]
+    return dict(f, stack=stacks["client"] if stacks["client"] == stacks["server"]
+                else f"{stacks['client']}/{stacks['server']}",
+                cc=f["settings"]["cc"], workload=f["workload"]["kind"])
+
+
 def write_scenario(run, outdir) -> dict:
     """result.json, flows.csv (a row a flow), objects.csv (a row an object) and packets.csv
     (a row a datagram, with its flow) into ``outdir``; returns the summary."""
@@ -146,10 +155,7 @@ def write_scenario(run, outdir) -> dict:
         w = csv.writer(fh)
         w.writerow(FLOW_COLUMNS)
         for f in s["flows"]:
-            stacks = f["stacks"]
-            row = dict(f, stack=stacks["client"] if stacks["client"] == stacks["server"]
-                       else f"{stacks['client']}/{stacks['server']}",
-                       cc=f["settings"]["cc"], workload=f["workload"]["kind"])
+            row = _flow_row(f)
             w.writerow([row[c] if row[c] is not None else "" for c in FLOW_COLUMNS])
     with open(outdir / "objects.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -294,12 +300,8 @@ def scenario_sweep_markdown(runs, rows, failed, out, title: str) -> Path:
         w.writerow(columns)
         for p, s in summaries:
             for f in s["flows"]:
-                stacks = f["stacks"]
-                row = dict(f, point=p.id, seed=p.seed, flow=f["name"],
-                           overrides=";".join(f"{k}={v}" for k, v in p.overrides),
-                           stack=stacks["client"] if stacks["client"] == stacks["server"]
-                           else f"{stacks['client']}/{stacks['server']}",
-                           cc=f["settings"]["cc"], workload=f["workload"]["kind"])
+                row = dict(_flow_row(f), point=p.id, seed=p.seed, flow=f["name"],
+                           overrides=";".join(f"{k}={v}" for k, v in p.overrides))
                 w.writerow(["" if row[c] is None else row[c] for c in columns])
     lines = [f"# {title}", ""]
     if summaries:
@@ -313,8 +315,8 @@ def scenario_sweep_markdown(runs, rows, failed, out, title: str) -> Path:
             cells = [f"{_cell(f['completion_s'])}, {_cell(f['goodput_mbps'])}"
                      if f["completed"] else "NOT done" for f in s["flows"]]
             fair = s["fairness"]
-            lines.append(f"| {_label(p)} | " + " | ".join(cells) +
-                         f" | {_cell(fair['goodput_jain'])} | {_cell(fair['slots_granted_jain'])} |")
+            lines.append(f"| {_label(p)} | " + " | ".join(cells) + f" | "
+                         f"{_cell(fair['goodput_jain'])} | {_cell(fair['slots_granted_jain'])} |")
         if len(names) > 1:
             lines += ["", f"## What {names[0]} takes from the others", "",
                       f"{names[0]}'s return packets and bytes and the slots its terminal used; the "
