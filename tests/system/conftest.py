@@ -77,6 +77,37 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.fixture(scope="module")
+def veth(realtime_ip):
+    """A factory of fresh veth pairs (client end, server end); each real-time run consumes one
+    (a veth dies with the namespace it was moved into). At the module's end every pair and
+    every namespace of this process's runs (satemu.quic.netns.namespace_owner) is removed."""
+    import itertools
+    from satemu.quic.netns import namespace_owner
+    ip, pid = realtime_ip, os.getpid()
+    serial = itertools.count()
+    made = []
+
+    def run(*argv):
+        return subprocess.run([ip, *argv], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True)
+
+    def make():
+        n = next(serial)
+        a, b = f"sc{pid % 10000}x{n}", f"ss{pid % 10000}x{n}"
+        done = run("link", "add", a, "type", "veth", "peer", "name", b)
+        assert done.returncode == 0, done.stderr
+        made.append(a)
+        return a, b
+
+    yield make
+    for a in made:
+        run("link", "del", a)                   # normally gone with its namespace already
+    for line in run("netns", "list").stdout.splitlines():
+        if line.split() and namespace_owner(line.split()[0]) == pid:
+            run("netns", "del", line.split()[0])
+
+
 @pytest.fixture(scope="session")
 def realtime_ip():
     """iproute2's ``ip``, once root, CAP_NET_ADMIN and ``ip netns add`` are known to work here;

@@ -8,7 +8,6 @@ simulated board (they must not request ``board_state``)."""
 
 import asyncio
 import functools
-import itertools
 import json
 import math
 import os
@@ -56,28 +55,6 @@ def ip(realtime_ip):
     """The ip binary, once root and network namespaces are known to work; else a real-time skip
     (tests/system/conftest.py: under CI=true it fails the run unless SATEMU_ALLOW_SKIP=1)."""
     return realtime_ip
-
-
-@pytest.fixture(scope="module")
-def veth(ip):
-    """A factory of fresh veth pairs (client end, server end); each real-time run consumes one
-    (a veth dies with the namespace it was moved into). Everything is removed at the end."""
-    serial = itertools.count()
-    made = []
-
-    def make():
-        n = next(serial)
-        a, b = f"sc{PID % 10000}x{n}", f"ss{PID % 10000}x{n}"
-        done = _run(ip, "link", "add", a, "type", "veth", "peer", "name", b)
-        assert done.returncode == 0, done.stderr
-        made.append(a)
-        return a, b
-
-    yield make
-    for a in made:
-        _run(ip, "link", "del", a)              # normally gone with its namespace already
-    for ns in _our_namespaces():
-        _run(ip, "netns", "del", ns)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +145,7 @@ def test_policy_connection_runs_under_aioquics_asyncio_api():
 def test_capture_header_parsing_matches_the_frames():
     """The capture parser reads what packets.build_frame makes from its first 64 bytes, and pads
     sizes under 60 bytes as a wire carries them."""
-    hosts = frozenset((CLIENT.ipv4, SERVER.ipv4))
+    hosts = frozenset({frozenset((CLIENT.ipv4, SERVER.ipv4))})
     for payload in (b"\x40" * 10, b"\x40" * MAX_UDP_PAYLOAD):
         frame = build_frame(SERVER, CLIENT, payload, 7)
         raw = len(frame.rstrip(b"\0")) if len(payload) < 20 else len(frame)
@@ -473,7 +450,7 @@ def test_ci_fails_a_skipped_realtime_test_unless_skips_are_allowed():
     as if this were not root."""
     here = Path(__file__).relative_to(ROOT)
     veth_test = f"{here}::test_missing_interface_is_a_clear_error_and_leaves_nothing"
-    tap_test = str(here.with_name("test_tap.py"))
+    tap_test = f"{here.with_name('test_tap.py')}::test_realtime_quic_through_the_simulated_board"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PYTEST_") and k != "SATEMU_ALLOW_SKIP"}
     env.update(CI="true", SATEMU_TEST_AS_UNPRIVILEGED="1")

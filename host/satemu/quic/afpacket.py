@@ -144,8 +144,9 @@ class CapturedFrame:
     udp_size: int               # UDP payload bytes (the QUIC datagram)
 
 
-def _parse_head(head: bytes, length: int, hosts: frozenset) -> Optional[tuple]:
-    """(src, dst, sport, dport, udp payload size) of an IPv4/UDP frame between ``hosts``;
+def _parse_head(head: bytes, length: int, pairs: frozenset) -> Optional[tuple]:
+    """(src, dst, sport, dport, udp payload size) of an IPv4/UDP frame between the two hosts
+    of one of ``pairs`` (each a frozenset of two addresses);
     None if it is some other traffic; ValueError if it is between them but malformed.
 
     The checks of packets.parse_frame that the first 64 bytes allow: EtherType, version, IHL 5,
@@ -158,7 +159,7 @@ def _parse_head(head: bytes, length: int, hosts: frozenset) -> Optional[tuple]:
     if ip[0] >> 4 != 4 or ip[9] != IPPROTO_UDP:
         return None
     src, dst = socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20])
-    if frozenset((src, dst)) != hosts:
+    if frozenset((src, dst)) not in pairs:
         return None
     if ip[0] & 0xF != 5:
         raise ValueError("IPv4 options are not supported")
@@ -175,10 +176,11 @@ def _parse_head(head: bytes, length: int, hosts: frozenset) -> Optional[tuple]:
     return src, dst, sport, dport, udp_length - 8
 
 
-def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERVER.ipv4)
+def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERVER.ipv4),
+                 pairs: "set[tuple[str, str]] | None" = None
                  ) -> tuple[list[CapturedFrame], dict]:
-    """The IPv4/UDP frames between ``hosts`` in a capture file (:func:`capture`'s pcapng), in
-    capture order, their times on CLOCK_MONOTONIC (the kernel's stamps less the offset the
+    """The IPv4/UDP frames between ``hosts`` (or any of ``pairs`` of hosts) in a capture file
+    (:func:`capture`'s pcapng), in capture order, their times on CLOCK_MONOTONIC (the kernel's stamps less the offset the
     capture recorded), and a dict with the file's header and trailer and counts: ``frames``
     (all captured), ``other`` (not between the hosts), ``undecodable`` (between them but
     malformed; counted per direction too), ``truncated_at`` (where a sniffer killed mid-write
@@ -197,7 +199,7 @@ def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERV
     for st in cap.statistics:
         with contextlib.suppress(IndexError, ValueError):
             meta["trailer"] = json.loads(st.comments[0])
-    pair = frozenset(hosts)
+    pair = frozenset(frozenset(p) for p in (pairs if pairs is not None else [hosts]))
     for p in cap.packets:
         meta["frames"] += 1
         outgoing = p.direction == OUTBOUND

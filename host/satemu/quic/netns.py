@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Two network namespaces joined by a link for the real-time mode, and the ``ip`` helpers.
 
-Every namespace this module creates is named ``{prefix}-c{pid}-{n}`` (client) or
-``{prefix}-s{pid}-{n}`` (server): ``prefix`` is ``satemu`` unless a caller chooses another, ``pid``
+Every namespace this module creates is named ``{prefix}-c{pid}-{n}`` (client),
+``{prefix}-s{pid}-{n}`` (server) or ``{prefix}-t{pid}-{n}-{k}`` (a scenario's host ``k``, behind the
+client's interface): ``prefix`` is ``satemu`` unless a caller chooses another, ``pid``
 the process that owns it, ``n`` a serial within that process. The name is the only record of a
 run: :func:`sweep_leftovers` reads it to remove what a run that died without cleaning up (SIGKILL,
 a crash, a power cut of the process) left behind, and never touches a namespace whose owner still
@@ -68,10 +69,13 @@ def _list_namespaces(ip: str) -> list[str]:
 
 
 def namespace_owner(name: str, prefix: str = NS_PREFIX) -> Optional[int]:
-    """The PID in ``name`` if it is one of ours (``{prefix}-c{pid}-{n}`` or
-    ``{prefix}-s{pid}-{n}``), else None."""
-    m = re.fullmatch(rf"{re.escape(prefix)}-[cs]([0-9]+)-[0-9]+", name)
-    return int(m.group(1)) if m else None
+    """The PID in ``name`` if it is one of ours (``{prefix}-c{pid}-{n}``,
+    ``{prefix}-s{pid}-{n}`` or ``{prefix}-t{pid}-{n}-{k}``), else None."""
+    m = re.fullmatch(rf"{re.escape(prefix)}-(?:[cs]([0-9]+)-[0-9]+|t([0-9]+)-[0-9]+-[0-9]+)",
+                     name)
+    if m:
+        return int(m.group(1) or m.group(2))
+    return None
 
 
 def _alive(pid: int) -> bool:
@@ -138,10 +142,20 @@ class Namespaces:
     the namespaces: :meth:`close`.
 
     What happens to the interfaces then: a physical NIC returns to the root namespace, down and
-    without addresses; a veth (or other virtual) interface is destroyed along with its namespace,
+    without addresses; a TAP (the simulated board's bridge) is moved back to this process's
+    namespace first, down and without addresses, so the board can carry another run; a veth
+    (or other virtual) interface is destroyed along with its namespace,
     and with it its peer. Processes still running in a namespace keep it alive past
     ``ip netns del``: stop them gracefully first (run_realtime() does); whatever is still in a
     namespace when it is deleted gets SIGKILL.
+
+    With ``hosts`` (a scenario's client hosts: (MAC, its IPv4 addresses) each), the client's
+    namespace keeps ``client_if`` up without an address, and each host gets a namespace of its
+    own, ``{prefix}-t{pid}-{n}-{k}`` (``host_namespaces``), holding a macvlan of ``client_if``
+    with the host's MAC: a frame a host sends leaves by ``client_if`` with its own source
+    address, as a terminal's would. Addresses are then /32, with a route on the link to every
+    address of the other side (the server's: ``server_ips``); IPv6 is left off these links
+    (``addrgenmode none``) so that no router solicitation crosses the box.
 
     Raises :class:`RealtimeError` when not root, when ``ip`` is missing, when an interface does
     not exist, or when any ``ip`` step fails; it never leaves a namespace behind.
@@ -149,7 +163,9 @@ class Namespaces:
 
     def __init__(self, client_if: str, server_if: str, prefix: str = NS_PREFIX, *,
                  client_ip: str = CLIENT.ipv4, server_ip: str = SERVER.ipv4,
-                 link_timeout: float = 10.0, check: Callable[[], None] = lambda: None) -> None:
+                 link_timeout: float = 10.0, check: Callable[[], None] = lambda: None,
+                 hosts: Optional[list[tuple[str, tuple[str, ...]]]] = None,
+                 server_ips: tuple[str, ...] = ()) -> None:
         if client_if == server_if:
             raise RealtimeError(f"client and server interface are both {client_if!r}: they must "
                                 "be the two ends of the link")
@@ -160,6 +176,9 @@ class Namespaces:
         self.client = f"{prefix}-c{serial}"
         self.server = f"{prefix}-s{serial}"
         self.link_timeout = link_timeout
+        self.hosts = list(hosts) if hosts is not None else None
+        self.server_ips = tuple(server_ips) or (server_ip,)
+        self.host_namespaces = [f"{prefix}-t{serial}-{k}" for k in range(len(hosts or ()))]
         self.check = check
         self.ip = ""
         self.swept: list[str] = []
@@ -180,23 +199,62 @@ class Namespaces:
                                         "namespace)")
                 time.sleep(0.05)
         try:
-            for ns, ifname, addr in ((self.client, self.client_if, self.client_ip),
-                                     (self.server, self.server_if, self.server_ip)):
-                self._created.append(ns)        # first: an exception mid-way still deletes it
-                _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
-                _run([self.ip, "link", "set", "dev", ifname, "netns", ns],
-                     f"moving {ifname} into namespace {ns}")
-                _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
-                _run([self.ip, "-n", ns, "addr", "flush", "dev", ifname], f"{ns}: flush {ifname}")
-                _run([self.ip, "-n", ns, "addr", "add", f"{addr}/{PREFIX_LEN}", "dev", ifname],
-                     f"{ns}: address {addr} on {ifname}")
-                _run([self.ip, "-n", ns, "link", "set", "dev", ifname, "up"],
-                     f"{ns}: {ifname} up")
+            if self.hosts is None:
+                for ns, ifname, addr in ((self.client, self.client_if, self.client_ip),
+                                         (self.server, self.server_if, self.server_ip)):
+                    self._move(ns, ifname)
+                    _run([self.ip, "-n", ns, "addr", "add", f"{addr}/{PREFIX_LEN}", "dev",
+                          ifname], f"{ns}: address {addr} on {ifname}")
+                    _run([self.ip, "-n", ns, "link", "set", "dev", ifname, "up"],
+                         f"{ns}: {ifname} up")
+            else:
+                self._hosts()
             self._wait_carrier()
         except BaseException:
             self._delete()
             raise
         return self
+
+    def _move(self, ns: str, ifname: str) -> None:
+        """Create namespace ``ns``, move ``ifname`` into it, bring ``lo`` up, clear its
+        addresses."""
+        self._created.append(ns)        # first: an exception mid-way still deletes it
+        _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+        _run([self.ip, "link", "set", "dev", ifname, "netns", ns],
+             f"moving {ifname} into namespace {ns}")
+        _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
+        _run([self.ip, "-n", ns, "addr", "flush", "dev", ifname], f"{ns}: flush {ifname}")
+
+    def _up(self, ns: str, ifname: str, addrs: tuple[str, ...], peers: tuple[str, ...]) -> None:
+        """``ifname`` in ``ns`` up with ``addrs`` (/32) and a route on it to each of
+        ``peers``, without IPv6."""
+        _run([self.ip, "-n", ns, "link", "set", "dev", ifname, "addrgenmode", "none"],
+             f"{ns}: no IPv6 address on {ifname}")
+        for addr in addrs:
+            _run([self.ip, "-n", ns, "addr", "add", f"{addr}/32", "dev", ifname],
+                 f"{ns}: address {addr} on {ifname}")
+        _run([self.ip, "-n", ns, "link", "set", "dev", ifname, "up"], f"{ns}: {ifname} up")
+        for peer in peers:
+            _run([self.ip, "-n", ns, "route", "replace", f"{peer}/32", "dev", ifname],
+                 f"{ns}: route to {peer} on {ifname}")
+
+    def _hosts(self) -> None:
+        clients = tuple(sorted({a for _mac, addrs in self.hosts for a in addrs}))
+        self._move(self.server, self.server_if)
+        self._up(self.server, self.server_if, self.server_ips, clients)
+        self._move(self.client, self.client_if)
+        self._up(self.client, self.client_if, (), ())
+        for k, ((mac, addrs), ns) in enumerate(zip(self.hosts, self.host_namespaces)):
+            link = f"satemu-h{k}"
+            self._created.append(ns)
+            _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+            _run([self.ip, "-n", self.client, "link", "add", "link", self.client_if, "name",
+                  link, "address", mac, "type", "macvlan", "mode", "bridge"],
+                 f"{self.client}: a macvlan of {self.client_if} for {mac}")
+            _run([self.ip, "-n", self.client, "link", "set", "dev", link, "netns", ns],
+                 f"moving {link} into namespace {ns}")
+            _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
+            self._up(ns, link, tuple(addrs), self.server_ips)
 
     def __exit__(self, *exc: Any) -> None:
         problems = self.close()
@@ -224,9 +282,26 @@ class Namespaces:
                                         "(is the link cabled and the peer interface up?)")
                 time.sleep(0.05)
 
+    def _give_back(self, ns: str) -> None:
+        """A TAP in ``ns`` (the client's or the server's) back to this process's namespace,
+        down and without addresses: deleting ``ns`` would destroy it. Best effort: what fails
+        here leaves the TAP to go with the namespace."""
+        ifname = {self.client: self.client_if, self.server: self.server_if}.get(ns)
+        if ifname is None:
+            return
+        shown = subprocess.run([self.ip, "-n", ns, "-d", "-o", "link", "show", "dev", ifname],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if shown.returncode != 0 or " tun type tap " not in f" {shown.stdout} ":
+            return
+        for argv in (["-n", ns, "addr", "flush", "dev", ifname],
+                     ["-n", ns, "link", "set", "dev", ifname, "down"],
+                     ["-n", ns, "link", "set", "dev", ifname, "netns", str(os.getpid())]):
+            subprocess.run([self.ip, *argv], stdin=subprocess.DEVNULL, capture_output=True)
+
     def _delete(self) -> list[str]:
         problems = []
         while self._created:
+            self._give_back(self._created[-1])
             problem = remove_namespace(self.ip, self._created[-1])
             ns = self._created.pop()
             if problem:
