@@ -47,7 +47,7 @@ SLOW = ("system/", "datapath/", "gateware/test_channel.py", "gateware/test_chann
 # points, and the system tests below, which need no board or start their own), so that the two
 # end about together. Without the option a session runs every test it collects.
 MAIN_SESSION = ("gateware/", "system/")
-BESIDE_TOO = ("system/test_quic.py", "system/test_realtime.py")
+BESIDE_TOO = ("system/test_quic.py", "system/test_realtime.py", "system/test_realtime_scenario.py")
 
 
 def pytest_addoption(parser):

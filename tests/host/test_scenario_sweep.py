@@ -59,6 +59,16 @@ def test_bad_sets(sets, error):
     (["quic", "--scenario", "shared-return", "--ack", "ratio:3"], "--ack: a scenario's"),
     (["quic", "--scenario", "shared-return", "--profile", "geo-testbed"], "not with --profile"),
     (["quic", "--scenario", "nowhere", "--engine", "model"], "built-in scenario"),
+    (["quic", "--scenario", "shared-return", "--client-if", "a"], "--client-if: only with "
+     "--realtime"),
+    (["quic", "--scenario", "shared-return", "--realtime", "--client-if", "a"],
+     "--realtime needs --client-if and --server-if"),
+    (["quic", "--scenario", "shared-return", "--realtime", "--client-if", "a", "--server-if",
+      "b", "--compare"], "--compare: not with --realtime"),
+    (["quic", "--scenario", "shared-return", "--realtime", "--client-if", "a", "--server-if",
+      "b", "--engine", "model"], "not with --realtime"),
+    (["quic", "--scenario", "shared-return", "--client-cmd", "x"], "--client-cmd: not with "
+     "--scenario"),
 ])
 def test_refused_in_one_line(argv, error, capsys):
     assert main(argv) == 2

@@ -263,3 +263,13 @@ def test_the_run_goes_on_when_a_flow_fails():
     assert not sim.finished()                  # flow 1 still runs
     running.done = True
     assert sim.finished()
+
+
+def test_a_flows_plan_gives_back_the_same_flow():
+    """What a real-time run hands its endpoint processes (FlowSpec.to_plan, as JSON) makes the
+    very flow again: endpoints, stacks, policy, settings, seed, start and workload."""
+    import json
+    from satemu.quic.scenario import FlowSpec, builtin_scenarios, parse_scenario
+    for name, text in builtin_scenarios().items():
+        for f in parse_scenario(text, name).flows:
+            assert FlowSpec.from_plan(json.loads(json.dumps(f.to_plan()))) == f, (name, f.name)

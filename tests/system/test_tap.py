@@ -24,3 +24,38 @@ def test_realtime_quic_through_the_simulated_board(tap_ready, board_state, tmp_p
     assert fwd["rx_frames"] >= sent["forward"] and ret["rx_frames"] >= sent["return"]
     assert fwd["tx_frames"] >= sum(d.direction == "forward" for d in t.delivered)
     assert fwd["late"] == 0 and ret["late"] == 0
+
+
+def test_a_scenario_in_real_time_through_the_simulated_board(tap_ready, board_state, tmp_path):
+    """Each terminal's host sends with its MAC through the TAP into the RTL, which tells the
+    terminals apart: the box's counters of each terminal equal the frames captured leaving
+    with its MAC, its BoD records reach the run, and the TAPs are still there afterwards."""
+    import json
+    import subprocess
+    from pathlib import Path
+    from satemu.quic.netns import _ip_binary
+    from satemu.quic.realtime.scenario import run_realtime_scenario
+    from satemu.quic.scenario import load_scenario
+    from satemu.report.flows import write_scenario
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples"
+    sc = load_scenario(examples / "tap-scenario.toml")      # the README's example
+    taps, url = board_state["taps"], board_state["url"]
+    run = run_realtime_scenario(taps[0], taps[1], sc, max_seconds=240, outdir=tmp_path / "rt",
+                                box=url)
+    s = write_scenario(run, tmp_path / "rt")
+    assert s["completed"], [f["error"] for f in s["flows"]]
+    check = json.loads((tmp_path / "rt" / "realtime.json").read_text())["box_check"]
+    assert check["agrees"] and check["emptied"], check
+    assert {n: r["box_received"] > 0 for n, r in check["terminals"].items()} == \
+        {"client": True, "neighbour": True}
+    rows = {t["terminal"]: t for t in s["terminals"]}
+    assert rows["client"]["counters"]["return"]["rx_frames"] == \
+        check["terminals"]["client"]["captured_out"]
+    assert all(rows[n]["granted_slots"] > 0 for n in ("client", "neighbour", "load-1"))
+    assert rows["neighbour"]["return_packets"] == sum(
+        f["return_packets"] for f in s["flows"] if f["terminal"] == "neighbour")
+    assert s["board"]["return"]["drop_unclassified"] == 0
+    ip = _ip_binary()
+    for tap in taps:                    # given back to this namespace: the board's bridge stays
+        assert subprocess.run([ip, "link", "show", "dev", tap],
+                              capture_output=True).returncode == 0

@@ -182,11 +182,23 @@ def _scenario_options(args) -> None:
     from satemu.quic.settings import SETTINGS
     if args.profile:
         raise UsageError("--scenario names its profile itself: not with --profile")
-    for flag, on in (("--realtime", args.realtime), ("--qlog", args.qlog),
-                     ("--client-if", args.client_if), ("--client-cmd", args.client_cmd),
-                     ("--server-cmd", args.server_cmd), ("--netem", args.netem)):
+    for flag, on in (("--qlog", args.qlog), ("--client-cmd", args.client_cmd),
+                     ("--server-cmd", args.server_cmd)):
         if on:
-            raise UsageError(f"{flag}: not with --scenario (a scenario runs in virtual time)")
+            raise UsageError(f"{flag}: not with --scenario (its flows run our endpoints)")
+    if not args.realtime:
+        for flag, on in (("--client-if", args.client_if), ("--server-if", args.server_if),
+                         ("--netem", args.netem)):
+            if on:
+                raise UsageError(f"{flag}: only with --realtime")
+    elif not (args.client_if and args.server_if):
+        raise UsageError("--realtime needs --client-if and --server-if")
+    elif args.compare or args.pcap:
+        raise UsageError(f"{'--compare' if args.compare else '--pcap'}: not with --realtime "
+                         "(a real-time run writes its captures itself)")
+    elif args.engine != "board" or args.eth_port or args.keep:
+        raise UsageError("--engine, --eth-port, --keep: not with --realtime (the box between "
+                         "the interfaces carries the flows; --port names its UART)")
     given_here = [("--size", args.size != "1MB"), ("--ack", args.ack != "default"),
                   ("--seed", args.seed != 0)]
     given_here += [(s.option, getattr(args, s.name) != s.default()) for s in SETTINGS]
@@ -210,14 +222,30 @@ def cmd_scenario(args) -> int:
         sc.check_time(args.max_time)
     except ScenarioError as e:
         raise UsageError(f"--scenario: {e}") from None
-    out = output_dir(Path(args.out or f"satemu-scenario-{sc.name}"), "--out")
+    out = output_dir(Path(args.out or f"satemu-scenario-{sc.name}"
+                          + ("-realtime" if args.realtime else "")), "--out")
     pcap = out / "capture.pcapng" if args.pcap else None
-    with simulated_board(args) as state:
-        run = run_scenario(args.engine, sc, max_seconds=args.max_time, board=state,
-                           pcap=pcap)
+    if args.realtime:
+        from satemu.quic.netns import RealtimeError
+        from satemu.quic.realtime.scenario import run_realtime_scenario
+        try:
+            run = run_realtime_scenario(args.client_if, args.server_if, sc,
+                                        max_seconds=args.max_time, outdir=out,
+                                        netem=args.netem, box=args.port)
+        except RealtimeError as e:
+            raise DeviceError(str(e)) from None
+    else:
+        with simulated_board(args) as state:
+            run = run_scenario(args.engine, sc, max_seconds=args.max_time, board=state,
+                               pcap=pcap)
     s = write_scenario(run, out)
-    print(f"{sc.name}: {len(sc.flows)} flows across {sc.profile.name}, {run.virtual_s:.3f} s of "
-          f"link time in {run.wall_s:.1f} s on the {run.engine} engine")
+    if args.realtime:
+        print(f"{sc.name}: {len(sc.flows)} flows in real time, {args.client_if} <-> "
+              f"{args.server_if} (profile {sc.profile.name} names the terminals), "
+              f"{run.virtual_s:.3f} s")
+    else:
+        print(f"{sc.name}: {len(sc.flows)} flows across {sc.profile.name}, {run.virtual_s:.3f} "
+              f"s of link time in {run.wall_s:.1f} s on the {run.engine} engine")
     for f in s["flows"]:
         state_ = (f"done in {f['completion_s']:.3f} s, {f['goodput_mbps']:.3f} Mbit/s"
                   if f["completed"] else f"NOT completed ({f['error'] or 'time limit'})")
@@ -230,8 +258,12 @@ def cmd_scenario(args) -> int:
         print(f"  fairness (Jain): goodput {fair['goodput_jain']:.3f}" +
               (f", slots granted to terminals with frames {fair['slots_granted_jain']:.3f}"
                if fair["slots_granted_jain"] is not None else ""))
-    print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv and plots"
-          + (f", {out}/capture.pcapng" if run.capture else ""))
+    if args.realtime:
+        print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv, plots, "
+              "client.pcapng and server.pcapng (the TLS secrets inside) and realtime.json")
+    else:
+        print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv and plots"
+              + (f", {out}/capture.pcapng" if run.capture else ""))
     same = True
     if args.compare:
         from satemu.quic.cosim import differences

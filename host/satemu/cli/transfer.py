@@ -41,7 +41,9 @@ def transfer_args(p) -> None:
                    help="leave the simulated board running if this command started it")
     p.add_argument("--port", metavar="URL", type=given("a simulated board's URL"),
                    help="a running simulated board's UART "
-                   "(default: the one 'satemu sim' manages, started if need be)")
+                   "(default: the one 'satemu sim' manages, started if need be); with "
+                   "--realtime --scenario, the UART of the box between the interfaces, which "
+                   "takes the scenario's profile and whose counters the run reads")
     p.add_argument("--eth-port", type=whole(1, 65535, "a TCP port"), metavar="PORT",
                    help="with --port: that board's Ethernet-module TCP port")
 

@@ -89,6 +89,28 @@ class FlowSpec:
                 "ack": self.ack, "settings": self.settings.to_dict(), "seed": self.seed,
                 "start_s": float(self.start), "workload": self.workload.to_dict()}
 
+    def to_plan(self) -> dict:
+        """Everything the flow's endpoints are made from, exactly, as JSON values
+        (:meth:`from_plan` reads it back): what a real-time run hands its endpoint
+        processes."""
+        return {"name": self.name, "terminal": self.terminal,
+                "client": [self.client.mac.hex(), self.client.ipv4, self.client.port],
+                "server": [self.server.mac.hex(), self.server.ipv4, self.server.port],
+                "stacks": list(self.stacks), "ack": self.ack,
+                "settings": self.settings.to_dict(), "seed": self.seed,
+                "start": [self.start.numerator, self.start.denominator],
+                "workload": self.workload.to_dict()}
+
+    @classmethod
+    def from_plan(cls, d: dict) -> "FlowSpec":
+        w = d["workload"]
+        return cls(d["name"], d["terminal"],
+                   *(Endpoint(bytes.fromhex(e[0]), e[1], int(e[2]))
+                     for e in (d["client"], d["server"])),
+                   tuple(d["stacks"]), d["ack"], EndpointSettings.from_dict(d["settings"]),
+                   int(d["seed"]), Fraction(*d["start"]),
+                   Workload(w["kind"], tuple(w["sizes"]), w["order"], w["over"]))
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -355,21 +377,23 @@ class ScenarioRun:
     completion_s = None
 
 
-def _pairs(sc: Scenario, f_clk: int, keylog=None):
-    """The connections of every flow (CoSim pairs) and the flows' records, the endpoints made
-    with each flow's seed."""
+def flow_pairs(specs, f_clk: int, keylog=None, seeded: bool = True):
+    """The connections of every flow of ``specs`` (CoSim pairs) and the flows' records, the
+    endpoints made with each flow's seed; with ``seeded`` False (real time), aioquic's
+    randomness is the system's (no satemu.quic.determinism block needed)."""
+    import contextlib
     from satemu.quic.cosim import Pair
     from satemu.quic.determinism import drawing_from
     from satemu.quic.flows import flow_client, flow_server
     pairs, flows = [], []
-    for i, f in enumerate(sc.flows):
+    for i, f in enumerate(specs):
         run = FlowRun(f, [], [], [])
         conns = f.workload.connections()
         for j, reqs in enumerate(conns):
             rng = random.Random(f.seed if j == 0 else f"{f.seed}/{j}")
             qseed = (f.seed + j * 0x9E3779B97F4A7C15) % SEED_LIMIT
             local = f.client_at(j)
-            with drawing_from(rng):
+            with drawing_from(rng) if seeded else contextlib.nullcontext():
                 client = flow_client(f.stacks[0], f.settings, reqs,
                                      f.workload.parallel, f.ack, qseed, local, f.server,
                                      f.stacks[1], keylog)
@@ -377,7 +401,8 @@ def _pairs(sc: Scenario, f_clk: int, keylog=None):
             sequential = j > 0 and not f.workload.parallel
             pairs.append(Pair(client, server, flow=i,
                               start=round(f.start * f_clk),
-                              after=len(pairs) - 1 if sequential else None, rng=rng))
+                              after=len(pairs) - 1 if sequential else None,
+                              rng=rng if seeded else None))
             run.clients.append(client)
             run.servers.append(server)
             run.pairs.append(len(pairs) - 1)
@@ -399,7 +424,7 @@ def run_scenario(engine, sc: Scenario, *, max_seconds: float = 600.0,
     engine = make_engine(engine, board)
     keylog = io.StringIO() if pcap is not None else None
     with engine.load(sc.profile, max_seconds) as loaded, deterministic(sc.seed):
-        pairs, flows = _pairs(sc, loaded.f_clk, keylog)
+        pairs, flows = flow_pairs(sc.flows, loaded.f_clk, keylog)
         t0 = time.monotonic()
         sim = CoSim(loaded.wire, loaded.f_clk, pairs=pairs, capture=pcap is not None)
         sim.run(sim.finished, max_seconds, progress)

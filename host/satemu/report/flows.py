@@ -70,7 +70,7 @@ def _terminals(run) -> list[dict] | None:
     if terms is None or run.bod is None:
         return None
     b = run.bod
-    superframe_s = b["superframe_cycles"] / run.f_clk
+    superframe_s = b["superframe_cycles"] / b.get("f_clk", run.f_clk)   # a box's, in real time
     sent = {}
     for p in run.sent:
         if p.direction == "return":
@@ -226,7 +226,7 @@ def plot_scenario(run, outdir) -> list[Path]:
         from satemu.box.bod_trace import records_to_rows
         b = run.bod
         rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
-                               b["superframe_cycles"], run.f_clk, b["slot_bytes"],
+                               b["superframe_cycles"], b.get("f_clk", run.f_clk), b["slot_bytes"],
                                b.get("segments"))
         labels = {}
         terms = run.scenario.profile.terminals

@@ -68,6 +68,48 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
+GO_TIMEOUT_S = 60.0          # a flows child waits this long for the run's origin
+
+
+def _cmd_flows(args: argparse.Namespace) -> int:
+    """One side of a scenario's connections in real time (satemu.quic.realtime.live)."""
+    import contextlib
+    import time
+    from satemu.quic.realtime.live import LiveSide, read_plan
+    from satemu.quic.scenario import flow_pairs
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(True))
+    specs = read_plan(args.plan)
+    wanted = {int(x) for x in args.flows.split(",")} if args.flows else set(range(len(specs)))
+    with contextlib.ExitStack() as files:
+        keylog = files.enter_context(open(args.keylog, "w", encoding="ascii")) \
+            if args.keylog else None
+        pairs, _flows = flow_pairs(specs, 1_000_000_000, keylog, seeded=False)
+        mine = [i for i, p in enumerate(pairs) if p.flow in wanted]
+        side = LiveSide(pairs, mine, args.role)
+        try:
+            if args.ready:
+                Path(args.ready).write_text("ready\n", encoding="utf-8")
+            deadline = time.monotonic() + GO_TIMEOUT_S
+            while not Path(args.go).exists():
+                if stop or time.monotonic() > deadline:
+                    raise RealtimeError("the run did not start (no origin)")
+                time.sleep(0.002)
+            side.start(int(Path(args.go).read_text(encoding="ascii")))
+            done = (lambda: Path(args.done).write_text("done\n", encoding="utf-8")) \
+                if args.done else None
+            side.run(lambda: bool(stop), args.until, done)
+        finally:
+            side.close()
+        if keylog is not None:
+            for i in mine:
+                if pairs[i].client.stack == "quinn":
+                    keylog.write(pairs[i].client.endpoint.key_log().decode())
+    _write_json(args.out, side.record())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=f"python -m {MODULE}",
                                  description="Real-time QUIC bulk endpoints and a capture")
@@ -97,6 +139,21 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--keylog", metavar="FILE", help="write the connection's TLS secrets "
                        "here (SSLKEYLOGFILE lines)")
     fetch.set_defaults(func=_cmd_fetch)
+    flows = sub.add_parser("flows", help="one side of a scenario's connections, until "
+                           "SIGTERM")
+    flows.add_argument("--role", choices=("client", "server"), required=True)
+    flows.add_argument("--plan", required=True, help="the run's flows (JSON)")
+    flows.add_argument("--flows", help="the flows whose side this is (indices, e.g. 0,2; "
+                       "default: all)")
+    flows.add_argument("--go", required=True, help="the file that gives the run's origin "
+                       "(CLOCK_MONOTONIC ns) once it exists")
+    flows.add_argument("--until", type=float, required=True, metavar="S",
+                       help="stop at this many seconds from the origin")
+    flows.add_argument("--out", required=True, help="write this side's record here")
+    flows.add_argument("--ready", help="create this file once the sockets are bound")
+    flows.add_argument("--done", help="create this file once every client here is done")
+    flows.add_argument("--keylog", help="write the clients' TLS secrets here")
+    flows.set_defaults(func=_cmd_flows)
     cap = sub.add_parser("capture", help="record the frames on an interface until SIGTERM")
     cap.add_argument("--if", dest="interface", required=True)
     cap.add_argument("--out", required=True)

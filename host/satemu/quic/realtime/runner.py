@@ -31,7 +31,7 @@ from satemu.quic.packets import CLIENT, SERVER
 from satemu.quic.settings import EndpointSettings
 from satemu.quic.realtime.captures import build_transfer
 from satemu.quic.realtime.supervise import (MODULE, _child_env, _Processes, _Run, _say, _tail,
-    _udp_bound)
+    _udp_bound, start_captures)
 
 TEMPLATE_FIELDS = ("server_ip", "server_port", "client_ip", "size", "outdir", "python", "ack",
                    "cc", "max_ack_delay_ms")
@@ -121,7 +121,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
         client_sh = _template(client_cmd, values, "client") if client_cmd else None
         server_sh = _template(server_cmd, values, "server") if server_cmd else None
         for name in ("client.pcapng", "server.pcapng", "keys.log", "client.json", "server.json",
-                     "client.ready", "server.ready"):
+                     "client-capture.ready", "server-capture.ready"):
             (out / name).unlink(missing_ok=True)
         py = [sys.executable, "-m", MODULE]
         common = ["--settings", json.dumps(settings.to_dict())]
@@ -130,26 +130,8 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
         res.ns = Namespaces(client_if, server_if, check=res.check)
         res.procs = _Processes(_child_env(), check=res.check)
         with res.ns as ns, res.procs as procs:
-            if ns.swept:
-                say(f"swept {len(ns.swept)} namespace(s) left by runs no longer running: "
-                    f"{', '.join(ns.swept)}")
-            if netem:
-                ns.netem(netem)
-            captures = {}
-            for role, name, ifname in (("client", ns.client, client_if),
-                                       ("server", ns.server, server_if)):
-                captures[role] = procs.start(ns.exec_argv(name, py + [
-                    "capture", "--if", ifname, "--out", str(out / f"{role}.pcapng"),
-                    "--ready", str(out / f"{role}.ready")]), out / f"{role}-capture.log")
+            captures = start_captures(res, ns, procs, out, netem, STARTUP_TIMEOUT_S)
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            for role, p in captures.items():
-                while not (out / f"{role}.ready").exists():
-                    res.check()
-                    if procs.exited(p) or time.monotonic() > deadline:
-                        raise RealtimeError(f"the {role} capture did not start: "
-                                            f"{_tail(out / f'{role}-capture.log') or 'timeout'}")
-                    time.sleep(0.02)
-
             if server_sh is None:
                 server_argv = py + ["serve", "--bind", SERVER.ipv4, "--port", str(server_port),
                                     "--ack", str(server_policy), "--stats",

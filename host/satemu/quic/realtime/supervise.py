@@ -221,3 +221,33 @@ class _Run:
         if self.signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise SystemExit(128 + self.signum)
+
+
+def start_captures(res: "_Run", ns: Namespaces, procs: _Processes, out: Path,
+                   netem: Optional[str], timeout: float) -> dict:
+    """The start of a run in namespaces ``ns``: says what the sweep removed, adds ``netem`` to
+    both interfaces, starts a capture in each (``python -m MODULE capture``: OUT/client.pcapng
+    of the client's interface, OUT/server.pcapng) and waits for both to be ready (their
+    ``{role}-capture.ready`` files); returns them by role. RealtimeError if one exits or is not
+    ready within ``timeout`` s."""
+    from satemu.quic.netns import RealtimeError
+    if ns.swept:
+        res.say(f"swept {len(ns.swept)} namespace(s) left by runs no longer running: "
+                f"{', '.join(ns.swept)}")
+    if netem:
+        ns.netem(netem)
+    captures = {role: procs.start(ns.exec_argv(name, [
+        sys.executable, "-m", MODULE, "capture", "--if", ifname,
+        "--out", str(out / f"{role}.pcapng"), "--ready", str(out / f"{role}-capture.ready")]),
+        out / f"{role}-capture.log")
+        for role, name, ifname in (("client", ns.client, ns.client_if),
+                                   ("server", ns.server, ns.server_if))}
+    deadline = time.monotonic() + timeout
+    for role, p in captures.items():
+        while not (out / f"{role}-capture.ready").exists():
+            res.check()
+            if procs.exited(p) or time.monotonic() > deadline:
+                raise RealtimeError(f"the {role} capture did not start: "
+                                    f"{_tail(out / f'{role}-capture.log') or 'timeout'}")
+            time.sleep(0.02)
+    return captures

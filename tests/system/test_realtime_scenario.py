@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A scenario in real time (satemu.quic.realtime.scenario): each terminal's host in a namespace
+of its own with the terminal's MAC, every flow's server behind the other interface, both stacks
+and every kind of workload, the results built from captures. The link is a veth pair: no
+emulator in between (tests/system/test_tap.py runs one across the simulated board)."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from satemu.base.pcapng import OUTBOUND, read_pcapng
+from satemu.quic.afpacket import read_capture
+from satemu.quic.netns import RealtimeError, namespace_owner
+from satemu.quic.realtime.scenario import run_realtime_scenario, scenario_hosts
+from satemu.quic.scenario import parse_scenario
+
+SCENARIO = """
+name = "rt-mixed"
+profile = "geo-shared-bod"
+seed = 5
+
+[[flow]]
+name = "download"
+terminal = "client"
+ack = "ratio:10"
+max_datagram = 1280
+workload = {kind = "bulk", size = "300 KB"}
+
+[[flow]]
+name = "objects"
+terminal = "neighbour"
+stack = "quinn"
+workload = {kind = "objects", sizes = ["40 KB", "100 KB", "20 KB"], order = "parallel", \
+over = "connections"}
+
+[[flow]]
+name = "upload"
+terminal = "neighbour"
+start = "0.3 s"
+workload = {kind = "upload", size = "200 KB"}
+
+[[flow]]
+name = "sequence"
+terminal = "client"
+stack = "quinn/aioquic"
+workload = {kind = "objects", sizes = ["30 KB", "30 KB"], over = "connections"}
+"""
+
+
+def _ours(ip):
+    names = subprocess.run([ip, "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in names.splitlines()
+            if line.split() and namespace_owner(line.split()[0]) == os.getpid()]
+
+
+@pytest.fixture(scope="module")
+def done(realtime_ip, veth, tmp_path_factory):
+    """The scenario's run, once: (ScenarioRun, outdir)."""
+    out = tmp_path_factory.mktemp("rt-scenario")
+    sc = parse_scenario(SCENARIO)
+    a, b = veth()
+    try:
+        run = run_realtime_scenario(a, b, sc, max_seconds=60, outdir=out)
+    finally:
+        assert not _ours(realtime_ip), "namespaces left behind"
+    from satemu.report.flows import write_scenario
+    write_scenario(run, out)
+    return run, out
+
+
+def test_every_flow_completes_with_its_objects(done):
+    run, out = done
+    s = json.loads((out / "result.json").read_text())
+    assert s["engine"] == "realtime" and s["completed"], [f["error"] for f in s["flows"]]
+    sizes = {f["name"]: [o["size"] for o in f["objects"]] for f in s["flows"]}
+    assert sizes == {"download": [300_000], "objects": [40_000, 100_000, 20_000],
+                     "upload": [200_000], "sequence": [30_000, 30_000]}
+    for f in s["flows"]:
+        for o in f["objects"]:
+            assert o["error"] is None and 0 <= o["requested_s"] <= o["completed_s"]
+    seq = s["flows"][3]["objects"]              # the second object waits for the first
+    assert seq[1]["requested_s"] >= seq[0]["completed_s"]
+    assert s["flows"][1]["connections"] == 3 and s["flows"][3]["connections"] == 2
+    assert [r.split(",")[0] for r in (out / "flows.csv").read_text().splitlines()[1:]] == \
+        ["download", "objects", "upload", "sequence"]
+
+
+def test_every_datagram_is_captured_and_matched_to_its_senders_record(done):
+    run, out = done
+    info = json.loads((out / "realtime.json").read_text())
+    conns = info["connections"]
+    assert len(conns) == 2 * 7                  # 1 + 3 + 1 + 2 connections, both ways
+    for key, c in conns.items():
+        assert c["logged"] == c["captured_out"] == c["matched"] > 0, key
+    assert info["send_errors"] == 0 and run.unrouted == 0 and run.undecodable == 0
+    assert len(run.sent) == sum(c["captured_out"] for c in conns.values())
+    # the veth loses nothing: every datagram sent is delivered, to its own flow
+    for way in ("forward", "return"):
+        for i in range(4):
+            assert sum(p.direction == way and p.flow == i for p in run.sent) == \
+                sum(d.direction == way and d.flow == i for d in run.delivered)
+
+
+def test_each_flow_leaves_with_its_terminals_mac_and_address(done):
+    run, out = done
+    sc = run.scenario
+    terms = {t.name: t.key.to_bytes(6, "big") for t in sc.profile.terminals.framed}
+    ports = {}
+    for i, f in enumerate(sc.flows):
+        for j in range(len(f.workload.connections())):
+            ports[f.client_at(j).port] = (f.terminal, f.client.ipv4)
+    seen = set()
+    cap = read_pcapng(out / "client.pcapng")
+    for p in cap.packets:
+        d = p.data
+        if p.direction != OUTBOUND or d[12:14] != b"\x08\x00" or d[23] != 17:
+            continue
+        sport = int.from_bytes(d[34:36], "big")
+        terminal, ip = ports[sport]
+        assert d[6:12] == terms[terminal] and ".".join(map(str, d[26:30])) == ip
+        seen.add(terminal)
+    assert seen == {"client", "neighbour"}
+    assert {h["mac"] for h in json.loads((out / "realtime.json").read_text())["hosts"]} == \
+        {m.hex(":") for m in terms.values()}
+
+
+def test_a_flow_starts_at_its_start_time(done):
+    run, out = done
+    first = min(p.cycle for p in run.sent if p.flow == 2 and p.direction == "return")
+    assert first - run.origin >= 300_000_000                 # ns: start = "0.3 s"
+    assert min(p.cycle for p in run.sent) - run.origin < 300_000_000
+
+
+def test_the_captures_carry_the_secrets_and_tshark_decrypts_them(done):
+    run, out = done
+    keys = (out / "keys.log").read_text()
+    assert keys.count("CLIENT_TRAFFIC_SECRET_0") == 7        # every connection's client
+    shown = subprocess.run([shutil.which("tshark") or "tshark", "-r", str(out / "server.pcapng"),
+                            "-Y", "quic.stream.stream_id", "-T", "fields", "-e", "udp.srcport",
+                            "-e", "udp.dstport"], capture_output=True, text=True, check=True)
+    clients = {f.client_at(j).port for f in run.scenario.flows
+               for j in range(len(f.workload.connections()))}
+    ports = {int(p) for line in shown.stdout.splitlines() for p in line.split()} - {4433}
+    assert ports == clients                  # a STREAM frame decrypted on every connection
+
+
+def test_read_capture_keeps_only_the_runs_host_pairs(done):
+    run, out = done
+    pairs = {(f.client.ipv4, f.server.ipv4) for f in run.scenario.flows}
+    both, _ = read_capture(out / "server.pcapng", pairs=pairs)
+    one, meta = read_capture(out / "server.pcapng", pairs={("10.0.0.2", "10.0.0.1")})
+    assert 0 < len(one) < len(both) and meta["other"] > 0
+    assert {f.src for f in one} | {f.dst for f in one} == {"10.0.0.2", "10.0.0.1"}
+
+
+def test_hosts_refuse_one_address_on_two_terminals():
+    sc = parse_scenario(SCENARIO.replace('terminal = "neighbour"\nstack',
+                                         'terminal = "neighbour"\nclient_ip = "10.0.0.2"\nstack'))
+    with pytest.raises(RealtimeError, match="flow.2.client_ip: 10.0.0.2 is also a host's"):
+        scenario_hosts(sc)
+    hosts = scenario_hosts(parse_scenario(SCENARIO))
+    assert hosts == [("02:53:41:54:00:02", ("10.0.0.2",), [0, 3]),
+                     ("02:53:41:54:00:12", ("10.0.1.2",), [1, 2])]
+
+
+def test_a_missing_interface_is_one_line_and_leaves_nothing(realtime_ip, veth, tmp_path):
+    a, _b = veth()
+    with pytest.raises(RealtimeError, match="does not exist"):
+        run_realtime_scenario(a, "nosuchif0", parse_scenario(SCENARIO), outdir=tmp_path)
+    assert not _ours(realtime_ip)
+    assert subprocess.run([realtime_ip, "link", "show", "dev", a],
+                          capture_output=True).returncode == 0
