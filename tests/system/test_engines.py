@@ -259,7 +259,8 @@ def test_a_run_killed_mid_transfer_leaves_nothing_for_the_next(board_state, tmp_
 
 
 # Several flows in one run (satemu.quic.scenario): two and five flows of mixed workloads and
-# both stacks, on two terminals with frames and a synthetic one loading the pool.
+# both stacks (an upload over HTTP/3), on two terminals with frames and a synthetic one loading
+# the pool.
 SCENARIOS = {
     "two-flows": """
 [[flow]]
@@ -285,7 +286,7 @@ stack = "aioquic/quinn"
 workload = {kind = "objects", sizes = ["10 KB", "10 KB"], over = "connections"}
 [[flow]]
 terminal = "client"
-workload = {kind = "upload", size = "12 KB"}
+workload = {kind = "upload", size = "12 KB", protocol = "h3"}
 [[flow]]
 terminal = "neighbour"
 stack = "quinn"

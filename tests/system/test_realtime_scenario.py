@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """A scenario in real time (satemu.quic.realtime.scenario): each terminal's host in a namespace
 of its own with the terminal's MAC, every flow's server behind the other interface, both stacks
-and every kind of workload, the results built from captures. The link is a veth pair: no
+and every kind of workload (a download over HTTP/3), the results built from captures. The link is a veth pair: no
 emulator in between (tests/system/test_tap.py runs one across the simulated board)."""
 
 import json
@@ -28,7 +28,7 @@ name = "download"
 terminal = "client"
 ack = "ratio:10"
 max_datagram = 1280
-workload = {kind = "bulk", size = "300 KB"}
+workload = {kind = "bulk", size = "300 KB", protocol = "h3"}
 
 [[flow]]
 name = "objects"

@@ -271,7 +271,7 @@ class QuinnFlowClient(FlowTimes, _QuinnPeer):
     def start(self, now: float) -> None:
         self.started_at = now
         self.endpoint.connect(_ns(now))
-        self.app.begin(now, lambda data, fin: self.endpoint.open_bidi(data, fin))
+        self.app.begin(now, lambda data, fin, _request: self.endpoint.open_bidi(data, fin))
         self._events(now)
 
     def on_event(self, event: tuple, now: float) -> None:

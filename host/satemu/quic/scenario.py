@@ -109,7 +109,8 @@ class FlowSpec:
                      for e in (d["client"], d["server"])),
                    tuple(d["stacks"]), d["ack"], EndpointSettings.from_dict(d["settings"]),
                    int(d["seed"]), Fraction(*d["start"]),
-                   Workload(w["kind"], tuple(w["sizes"]), w["order"], w["over"]))
+                   Workload(w["kind"], tuple(w["sizes"]), w["order"], w["over"],
+                            w["protocol"]))
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,9 @@ def _flow(i: int, table, profile: Profile, seed: int) -> FlowSpec:
                                                                  "size": "1 MB"}))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+    if workload.protocol == "h3" and "quinn" in stacks:
+        raise ScenarioError(f"{path}.workload.protocol: HTTP/3 runs on aioquic only (quinn "
+                            "offers none here); stack = \"aioquic\"")
     if client.port + len(workload.connections()) - 1 > 65535:
         raise ScenarioError(f"{path}.client_port: its connections' ports pass 65535")
     return FlowSpec(name, terminal, client, server, stacks, ack, settings, fseed, start,
@@ -396,8 +400,9 @@ def flow_pairs(specs, f_clk: int, keylog=None, seeded: bool = True):
             with drawing_from(rng) if seeded else contextlib.nullcontext():
                 client = flow_client(f.stacks[0], f.settings, reqs,
                                      f.workload.parallel, f.ack, qseed, local, f.server,
-                                     f.stacks[1], keylog)
-                server = flow_server(f.stacks[1], f.settings, f.ack, qseed, f.server, local)
+                                     f.stacks[1], keylog, f.workload.protocol)
+                server = flow_server(f.stacks[1], f.settings, f.ack, qseed, f.server, local,
+                                     f.workload.protocol)
             sequential = j > 0 and not f.workload.parallel
             pairs.append(Pair(client, server, flow=i,
                               start=round(f.start * f_clk),

@@ -6,6 +6,8 @@ client's half of that application on any stack, with each object's times.
 The application protocol is satemu.quic.bulk's (``BulkAnswers``): ``GET <size>\\n`` on a client
 stream is answered with ``size`` bytes of ``payload_bytes`` and FIN; ``PUT <size>\\n`` and that
 many bytes of it, then FIN, with ``OK <size>\\n`` and FIN. Every byte that arrives is checked.
+With ``protocol = "h3"`` (aioquic only) the same requests travel as HTTP/3 messages
+(satemu.quic.flows): ``:method`` GET or PUT, ``:path`` ``/<size>``, the bodies as DATA frames.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ from typing import Any, Callable, Optional
 from satemu.base.units import UnitError, format_size, parse_size
 from satemu.quic.bulk import payload_bytes, take_payload
 
-__all__ = ["KINDS", "ORDERS", "OVER", "MAX_OBJECTS", "MAX_BYTES", "Workload", "Request",
-           "ObjectTimes", "Requests", "FlowTimes", "parse_workload"]
+__all__ = ["KINDS", "ORDERS", "OVER", "PROTOCOLS", "MAX_OBJECTS", "MAX_BYTES", "Workload",
+           "Request", "ObjectTimes", "Requests", "FlowTimes", "parse_workload"]
 
 KINDS = ("bulk", "objects", "upload")
 ORDERS = ("sequence", "parallel")
 OVER = ("streams", "connections")
+PROTOCOLS = ("plain", "h3")     # the request line on a stream, or HTTP/3 messages
 # A workload's objects at most (the QUIC-for-SATCOM mix has 31; both stacks allow 100 open
 # bidirectional streams a connection), and its bytes in all (10 GiB: far beyond what a
 # co-simulation moves in its time limit, and what one Python process can hold per object).
 MAX_OBJECTS = 100
 MAX_BYTES = 10 << 30
-_KEYS = {"kind", "size", "sizes", "order", "over", "count"}
+_KEYS = {"kind", "size", "sizes", "order", "over", "count", "protocol"}
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,13 @@ class Request:
 class Workload:
     """A flow's application: ``kind`` bulk (one download of ``sizes[0]``), objects (one download
     of each size, in ``order``, ``over`` streams of one connection or connections of their own)
-    or upload (``sizes[0]`` bytes to the server)."""
+    or upload (``sizes[0]`` bytes to the server); ``protocol``: ``plain`` (a request line on a
+    stream) or ``h3`` (HTTP/3 messages)."""
     kind: str = "bulk"
     sizes: tuple[int, ...] = (1_000_000,)
     order: str = "sequence"
     over: str = "streams"
+    protocol: str = "plain"
 
     @classmethod
     def bulk(cls, size: int) -> "Workload":
@@ -80,6 +85,9 @@ class Workload:
         return self.kind == "objects" and self.order == "parallel"
 
     def describe(self) -> str:
+        return self._describe() + (" over HTTP/3" if self.protocol == "h3" else "")
+
+    def _describe(self) -> str:
         if self.kind == "bulk":
             return f"download {format_size(self.sizes[0])}"
         if self.kind == "upload":
@@ -92,7 +100,7 @@ class Workload:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "sizes": list(self.sizes), "order": self.order,
-                "over": self.over}
+                "over": self.over, "protocol": self.protocol}
 
 
 def _size(path: str, value) -> int:
@@ -110,14 +118,19 @@ def _size(path: str, value) -> int:
 def parse_workload(path: str, table) -> Workload:
     """A flow's ``workload`` table: ``{kind = "bulk", size = "10 MB"}``, ``{kind = "objects",
     sizes = ["40 KB", "4 MB"], order = "parallel", over = "connections"}`` (``count = N``
-    repeats the list N times), ``{kind = "upload", size = "1 MB"}``; ValueError (one line,
-    naming ``path``) if it does not read."""
+    repeats the list N times), ``{kind = "upload", size = "1 MB"}``; any of them with
+    ``protocol = "h3"`` (HTTP/3; default ``plain``); ValueError (one line, naming ``path``) if
+    it does not read."""
     if not isinstance(table, dict):
         raise ValueError(f"{path}: a table such as {{kind = \"bulk\", size = \"1 MB\"}}")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         raise ValueError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
     kind = table.get("kind", "bulk")
+    protocol = table.get("protocol", "plain")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"{path}.protocol: {str(protocol)[:40]!r} is not one of "
+                         f"{', '.join(PROTOCOLS)}")
     if kind not in KINDS:
         raise ValueError(f"{path}.kind: {str(kind)[:40]!r} is not one of {', '.join(KINDS)}")
     if kind == "objects":
@@ -139,14 +152,14 @@ def parse_workload(path: str, table) -> Workload:
                              f"{', '.join(ORDERS)}")
         if over not in OVER:
             raise ValueError(f"{path}.over: {str(over)[:40]!r} is not one of {', '.join(OVER)}")
-        w = Workload("objects", one * count, order, over)
+        w = Workload("objects", one * count, order, over, protocol)
     else:
         for key in ("sizes", "order", "over", "count"):
             if key in table:
                 raise ValueError(f"{path}.{key}: only objects take {key}")
         if "size" not in table:
             raise ValueError(f"{path}.size: a {kind} needs its size, e.g. \"1 MB\"")
-        w = Workload(kind, (_size(f"{path}.size", table["size"]),))
+        w = Workload(kind, (_size(f"{path}.size", table["size"]),), protocol=protocol)
     if w.total > MAX_BYTES:
         raise ValueError(f"{path}: {format_size(w.total)} in all, at most "
                          f"{format_size(MAX_BYTES)}")
@@ -180,8 +193,9 @@ class Requests:
     """The client's half of the application for one connection: its requests, sent all at once
     (``parallel``) or each when the one before completed, and what came back.
 
-    ``open(data, fin)`` opens a client bidirectional stream with ``data`` (and FIN), returning
-    its id, or None if the stack names it later (:meth:`opened`)."""
+    ``open(data, fin, request)`` opens a client bidirectional stream with ``data`` (and FIN),
+    the request line and body of ``request``, returning its id, or None if the stack names it
+    later (:meth:`opened`); an HTTP/3 client sends ``request`` as its own message instead."""
     requests: list[Request]
     parallel: bool
     verify: bool = True
@@ -208,7 +222,7 @@ class Requests:
         times = [o.first_byte_at for o in self.objects if o.first_byte_at is not None]
         return min(times) if times else None
 
-    def begin(self, now: float, open: Callable[[bytes, bool], Optional[int]]) -> None:
+    def begin(self, now: float, open: Callable[[bytes, bool, Request], Optional[int]]) -> None:
         self._open = open
         for _ in range(len(self.requests) if self.parallel else 1):
             self._ask(now)
@@ -220,7 +234,7 @@ class Requests:
         self._next += 1
         o.requested_at = now
         data = r.line() + (payload_bytes(0, r.size) if r.method == "PUT" else b"")
-        sid = self._open(data, True)
+        sid = self._open(data, True, r)
         if sid is None:
             self._waiting.append(o)
         else:

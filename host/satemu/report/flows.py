@@ -136,11 +136,11 @@ FLOW_COLUMNS = ("name", "terminal", "stack", "ack", "cc", "workload", "bytes", "
 
 def _flow_row(f: dict) -> dict:
     """A flow of result.json as a row of flows.csv (FLOW_COLUMNS): its stacks, controller and
-    workload's kind in a word each."""
-    stacks = f["stacks"]
+    workload's kind in a word each (``/h3`` after the kind: over HTTP/3)."""
+    stacks, w = f["stacks"], f["workload"]
     return dict(f, stack=stacks["client"] if stacks["client"] == stacks["server"]
-                else f"{stacks['client']}/{stacks['server']}",
-                cc=f["settings"]["cc"], workload=f["workload"]["kind"])
+                else f"{stacks['client']}/{stacks['server']}", cc=f["settings"]["cc"],
+                workload=w["kind"] + ("/h3" if w.get("protocol") == "h3" else ""))
 
 
 def write_scenario(run, outdir) -> dict:
