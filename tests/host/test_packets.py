@@ -125,3 +125,26 @@ def test_endpoint_validation():
         Endpoint(mac=bytes(6), ipv4="10.0.0.1", port=70000)
     assert CLIENT.mac != SERVER.mac and all(m[0] & 0x03 == 0x02 for m in (CLIENT.mac, SERVER.mac))
     assert SERVER.addr == ("10.0.0.1", 4433) and CLIENT.addr == ("10.0.0.2", 50000)
+
+
+def test_a_vlan_endpoints_frames_carry_its_tag_both_ways():
+    """A terminal on a VLAN: its frames, and the server's to it, carry the 802.1Q tag after the
+    MACs (TPID 0x8100, priority 0); parsing gives the payload and the VLAN back; the box's
+    classifier reads the same tag."""
+    from satemu.base.terminals import MATCH_VLAN, frame_key
+    host = Endpoint(CLIENT.mac, CLIENT.ipv4, CLIENT.port, 100)
+    for src, dst in ((host, SERVER), (SERVER, host)):
+        frame = build_frame(src, dst, b"\x40" * 1472, 9)
+        assert frame[12:16] == b"\x81\x00\x00\x64" and frame[16:18] == b"\x08\x00"
+        assert len(frame) == 1518 == len(build_frame(CLIENT, SERVER, b"\x40" * 1472, 9)) + 4
+        s, d, payload = parse_frame(frame)
+        assert (s.addr, d.addr, s.vlan, d.vlan, payload) == (src.addr, dst.addr, 100, 100,
+                                                             b"\x40" * 1472)
+        assert frame_key(frame, MATCH_VLAN, source=src is host) == 100
+    assert len(build_frame(host, SERVER, b"x", 1)) == 60                # padded as untagged
+    with pytest.raises(ValueError, match="VLAN ID"):
+        Endpoint(CLIENT.mac, CLIENT.ipv4, CLIENT.port, 4095)
+    bad = bytearray(build_frame(host, SERVER, b"x" * 40, 1))
+    bad[14:16] = b"\x00\x00"
+    with pytest.raises(ValueError, match="VLAN ID 0"):
+        parse_frame(bytes(bad))

@@ -304,3 +304,24 @@ def test_http3_carries_every_workload(tmp_path):
     write_scenario(runs["h3"], tmp_path / "out")
     rows = (tmp_path / "out" / "flows.csv").read_text().splitlines()[1:]
     assert [r.split(",")[5] for r in rows] == ["objects/h3", "objects/h3", "upload/h3"]
+
+
+def test_terminals_told_apart_by_vlan(tmp_path):
+    """A profile whose terminals are told apart by VLAN: each flow's frames, both ways, carry
+    its terminal's 802.1Q tag, and the channels count them as that terminal's."""
+    (tmp_path / "v.toml").write_text(PROFILE.replace('match = "mac"', 'match = "vlan"')
+                                     .replace('mac = "02:53:41:54:00:02"', "vlan = 100")
+                                     .replace('mac = "02:53:41:54:00:12"', "vlan = 200"))
+    sc = parse_scenario('profile = "v.toml"\n[[flow]]\nterminal = "a"\nworkload = {kind = '
+                        '"bulk", size = "20 KB"}\n[[flow]]\nterminal = "b"\nworkload = {kind = '
+                        '"upload", size = "20 KB"}\n', "v", tmp_path)
+    assert [f.client.vlan for f in sc.flows] == [100, 200]
+    run = run_scenario("model", sc, max_seconds=30)
+    assert all(f.done for f in run.flows)
+    for i, name in enumerate(("a", "b")):
+        ret = [p for p in run.sent if p.flow == i and p.direction == "return"]
+        got = run.terminal_stats["return"][str(i)]
+        assert got["rx_frames"] == len(ret) and got["rx_bytes"] == sum(p.size for p in ret)
+        fwd = [p for p in run.sent if p.flow == i and p.direction == "forward"]
+        assert run.terminal_stats["forward"][str(i)]["rx_frames"] == len(fwd)
+    assert run.terminal_stats["return"]["none"]["rx_frames"] == 0

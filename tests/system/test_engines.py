@@ -296,6 +296,9 @@ workload = {kind = "bulk", size = "30 KB"}
 }
 
 
+SCENARIOS["two-flows-vlan"] = SCENARIOS["two-flows"]     # terminals told apart by 802.1Q tag
+
+
 @pytest.mark.parametrize("case", list(SCENARIOS))
 def test_a_scenario_on_the_board_equals_the_model(board_state, tmp_path, case):
     from satemu.quic.scenario import parse_scenario, run_scenario, scenario_twin
@@ -303,6 +306,10 @@ def test_a_scenario_on_the_board_equals_the_model(board_state, tmp_path, case):
     text = TERMS.replace('[[terminal]]\nname = "load"',
                          '[[terminal]]\nname = "neighbour"\nmac = "02:53:41:54:00:12"\n'
                          '[[terminal]]\nname = "load"').replace("count = 2", "count = 1")
+    if case.endswith("-vlan"):
+        text = text.replace('match = "mac"', 'match = "vlan"').replace(
+            'mac = "02:53:41:54:00:02"', "vlan = 100").replace('mac = "02:53:41:54:00:12"',
+                                                              "vlan = 200")
     (tmp_path / "shared.toml").write_text(text)
     sc = parse_scenario('profile = "shared.toml"\nseed = 9\n' + SCENARIOS[case], case, tmp_path)
     engine = make_engine("board", board_state)

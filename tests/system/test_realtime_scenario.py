@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """A scenario in real time (satemu.quic.realtime.scenario): each terminal's host in a namespace
 of its own with the terminal's MAC, every flow's server behind the other interface, both stacks
-and every kind of workload (a download over HTTP/3), the results built from captures. The link is a veth pair: no
-emulator in between (tests/system/test_tap.py runs one across the simulated board)."""
+and every kind of workload (a download over HTTP/3), the results built from captures. The link
+is a veth pair: no emulator in between (tests/system/test_tap.py runs one across the simulated
+board)."""
 
 import json
 import os
@@ -163,8 +164,8 @@ def test_hosts_refuse_one_address_on_two_terminals():
     with pytest.raises(RealtimeError, match="flow.2.client_ip: 10.0.0.2 is also a host's"):
         scenario_hosts(sc)
     hosts = scenario_hosts(parse_scenario(SCENARIO))
-    assert hosts == [("02:53:41:54:00:02", ("10.0.0.2",), [0, 3]),
-                     ("02:53:41:54:00:12", ("10.0.1.2",), [1, 2])]
+    assert hosts == [("02:53:41:54:00:02", ("10.0.0.2",), [0, 3], None),
+                     ("02:53:41:54:00:12", ("10.0.1.2",), [1, 2], None)]
 
 
 def test_a_missing_interface_is_one_line_and_leaves_nothing(realtime_ip, veth, tmp_path):
@@ -174,3 +175,66 @@ def test_a_missing_interface_is_one_line_and_leaves_nothing(realtime_ip, veth, t
     assert not _ours(realtime_ip)
     assert subprocess.run([realtime_ip, "link", "show", "dev", a],
                           capture_output=True).returncode == 0
+
+
+VLAN_PROFILE = (Path(__file__).resolve().parents[2] / "docs" / "examples" /
+                "tap-terminals.toml").read_text().replace('match = "mac"', 'match = "vlan"') \
+    .replace('mac = "02:53:41:54:00:02"', "vlan = 100") \
+    .replace('mac = "02:53:41:54:00:12"', "vlan = 200")
+
+
+def test_a_vlan_terminals_scenario_in_real_time(realtime_ip, veth, tmp_path):
+    """Terminals told apart by VLAN: each host on an 802.1Q interface of the client's, the
+    server on one a VLAN; every datagram crosses tagged with its terminal's VLAN ID. A kernel
+    without 802.1Q interfaces (this suite's machines: CONFIG_VLAN_8021Q unset) is refused in one
+    line, leaving nothing behind."""
+    (tmp_path / "vlan.toml").write_text(VLAN_PROFILE)
+    sc = parse_scenario(SCENARIO.replace('"geo-shared-bod"', '"vlan.toml"'), "v", tmp_path)
+    a, b = veth()
+    try:
+        run = run_realtime_scenario(a, b, sc, max_seconds=60, outdir=tmp_path / "out")
+    except RealtimeError as e:
+        assert str(e).startswith("this kernel has no 802.1Q VLAN interfaces"), e
+        assert "\n" not in str(e) and not _ours(realtime_ip)
+        return
+    assert all(f.done for f in run.flows), [f.error for f in run.flows]
+    want = {f.client.ipv4: f.client.vlan for f in sc.flows}
+    for role in ("client", "server"):
+        frames, _ = read_capture(tmp_path / "out" / f"{role}.pcapng",
+                                 pairs={(ip, "10.0.0.1") for ip in want})
+        assert frames and all(f.vlan == want[f.src if f.src in want else f.dst]
+                              for f in frames)
+
+
+def test_a_capture_shows_the_8021q_tag_the_wire_carried(realtime_ip, veth, tmp_path):
+    """A tagged frame sent on one end of a veth is captured on the other with its tag in place,
+    though the kernel keeps it beside the frame (VLAN offload: PACKET_AUXDATA)."""
+    import socket
+    import threading
+    import time
+    from satemu.quic.afpacket import capture
+    from satemu.quic.packets import CLIENT, SERVER, Endpoint, build_frame
+    a, b = veth()
+    for dev in (a, b):
+        subprocess.run([realtime_ip, "link", "set", "dev", dev, "up"], check=True)
+    stop = threading.Event()
+    out, ready = tmp_path / "b.pcapng", tmp_path / "b.ready"
+    t = threading.Thread(target=capture, args=(b, out, ready), kwargs={"should_stop": stop.is_set})
+    t.start()
+    try:
+        while not ready.exists():
+            assert t.is_alive()
+        tagged = Endpoint(CLIENT.mac, CLIENT.ipv4, CLIENT.port, 100)
+        frame = build_frame(tagged, SERVER, b"\x40" * 100, 1)
+        with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+            s.bind((a, 0))
+            s.send(frame)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        t.join()
+    got = [p for p in read_pcapng(out).packets        # not the kernel's own (IPv6 ND)
+           if p.direction != OUTBOUND and p.data[6:12] == CLIENT.mac]
+    assert [p.data for p in got] == [frame]
+    frames, _ = read_capture(out)
+    assert [(f.vlan, f.udp_size, f.length) for f in frames] == [(100, 100, len(frame))]

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from satemu.base.ether import MIN_FRAME
-from satemu.quic.packets import (CLIENT, ETHERTYPE_IPV4, HEADERS_BYTES, IPPROTO_UDP, SERVER,
-    internet_checksum)
+from satemu.quic.packets import (CLIENT, ETHERTYPE_IPV4, ETHERTYPE_VLAN, HEADERS_BYTES,
+    IPPROTO_UDP, SERVER, internet_checksum)
 
 __all__ = ["capture", "CapturedFrame", "read_capture", "align_log"]
 
@@ -25,6 +25,10 @@ ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_STATISTICS = 6
 PACKET_OUTGOING = 4
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+_AUXDATA = struct.Struct("=IIIHHHH")    # struct tpacket_auxdata
 SO_TIMESTAMPNS = 35
 SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 SO_SNDBUFFORCE = 32
@@ -58,7 +62,9 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
     statistics block's comment holds the trailer: ``end_ns``, ``frames``, ``kernel_packets``,
     ``kernel_drops``, ``user_stamps``. Creates ``ready`` once the socket is bound.
 
-    The length is the frame without FCS (AF_PACKET never sees it). The time is the kernel's
+    The length is the frame without FCS (AF_PACKET never sees it). An 802.1Q tag the kernel
+    keeps beside the frame (VLAN offload: PACKET_AUXDATA) is put back after the MACs, as the
+    wire carries it. The time is the kernel's
     receive stamp (SO_TIMESTAMPNS, CLOCK_REALTIME); when a stamp is missing or implausible (not
     within 5 s before the moment it was read) the read time is used instead (on the same clock)
     and counted in the trailer as ``user_stamps``.
@@ -71,6 +77,7 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
         except OSError:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, CAPTURE_RCVBUF)
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         sock.bind((ifname, ETH_P_ALL))
         sock.setblocking(False)               # drop what arrived before bind (any interface)
         with contextlib.suppress(BlockingIOError):
@@ -88,22 +95,31 @@ def capture(ifname: str, out: "str | Path", ready: "str | Path | None" = None,
         if ready is not None:
             Path(ready).write_text(f"{os.getpid()}\n", encoding="utf-8")
         buf = bytearray(snaplen)
-        ancsize = socket.CMSG_SPACE(16)
+        ancsize = socket.CMSG_SPACE(16) + socket.CMSG_SPACE(_AUXDATA.size)
         frames = user_stamps = 0
 
         def one() -> None:
             nonlocal frames, user_stamps
             nbytes, anc, _flags, addr = sock.recvmsg_into([buf], ancsize, socket.MSG_TRUNC)
             read_at = time.clock_gettime_ns(time.CLOCK_REALTIME)
-            stamp = None
+            stamp = tag = None
             for level, kind, data in anc:
                 if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS and len(data) >= 16:
                     sec, nsec = struct.unpack_from("=qq", data)
                     stamp = sec * 1_000_000_000 + nsec
+                elif level == SOL_PACKET and kind == PACKET_AUXDATA and \
+                        len(data) >= _AUXDATA.size:
+                    status, *_, tci, tpid = _AUXDATA.unpack_from(data)
+                    if status & TP_STATUS_VLAN_VALID:
+                        tag = struct.pack("!HH", tpid if status & TP_STATUS_VLAN_TPID_VALID
+                                          else 0x8100, tci)
             if stamp is None or not read_at - 5_000_000_000 <= stamp <= read_at + 1_000_000:
                 stamp = read_at
                 user_stamps += 1
-            w.packet(iface, stamp, bytes(buf[:min(nbytes, snaplen)]), orig_len=nbytes,
+            frame = bytes(buf[:min(nbytes, snaplen)])
+            if tag is not None and len(frame) >= 12:
+                frame, nbytes = (frame[:12] + tag + frame[12:])[:snaplen], nbytes + len(tag)
+            w.packet(iface, stamp, frame, orig_len=nbytes,
                      flags=OUTBOUND if addr[2] == PACKET_OUTGOING else INBOUND)
             frames += 1
 
@@ -142,6 +158,7 @@ class CapturedFrame:
     sport: int
     dport: int
     udp_size: int               # UDP payload bytes (the QUIC datagram)
+    vlan: Optional[int] = None  # its 802.1Q tag's VLAN ID, if tagged
 
 
 def _parse_head(head: bytes, length: int, pairs: frozenset) -> Optional[tuple]:
@@ -153,9 +170,12 @@ def _parse_head(head: bytes, length: int, pairs: frozenset) -> Optional[tuple]:
     header checksum, no fragments, protocol, lengths. The UDP checksum cannot be checked (the
     payload is not captured; outgoing frames on offloading interfaces do not carry it yet).
     """
-    if len(head) < HEADERS_BYTES or struct.unpack_from("!H", head, 12)[0] != ETHERTYPE_IPV4:
+    tagged = len(head) >= 16 and struct.unpack_from("!H", head, 12)[0] == ETHERTYPE_VLAN
+    eth = 18 if tagged else 14
+    if len(head) < HEADERS_BYTES + eth - 14 or \
+            struct.unpack_from("!H", head, eth - 2)[0] != ETHERTYPE_IPV4:
         return None
-    ip = head[14:34]
+    ip = head[eth:eth + 20]
     if ip[0] >> 4 != 4 or ip[9] != IPPROTO_UDP:
         return None
     src, dst = socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20])
@@ -168,10 +188,10 @@ def _parse_head(head: bytes, length: int, pairs: frozenset) -> Optional[tuple]:
     total_length, flags_frag = struct.unpack_from("!HxxH", ip, 2)
     if flags_frag & 0x3FFF:
         raise ValueError("fragmented IPv4 packet")
-    sport, dport, udp_length = struct.unpack_from("!HHH", head, 34)
-    if total_length < 28 or 14 + total_length > length or udp_length != total_length - 20:
+    sport, dport, udp_length = struct.unpack_from("!HHH", head, eth + 20)
+    if total_length < 28 or eth + total_length > length or udp_length != total_length - 20:
         raise ValueError("IPv4/UDP lengths do not match the frame")
-    if length > max(14 + total_length, MIN_FRAME):
+    if length > max(eth + total_length, MIN_FRAME):
         raise ValueError("bytes after the IPv4 packet beyond the minimum-length padding")
     return src, dst, sport, dport, udp_length - 8
 
@@ -180,11 +200,12 @@ def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERV
                  pairs: "set[tuple[str, str]] | None" = None
                  ) -> tuple[list[CapturedFrame], dict]:
     """The IPv4/UDP frames between ``hosts`` (or any of ``pairs`` of hosts) in a capture file
-    (:func:`capture`'s pcapng), in capture order, their times on CLOCK_MONOTONIC (the kernel's stamps less the offset the
-    capture recorded), and a dict with the file's header and trailer and counts: ``frames``
-    (all captured), ``other`` (not between the hosts), ``undecodable`` (between them but
-    malformed; counted per direction too), ``truncated_at`` (where a sniffer killed mid-write
-    cut the file short, else None). A file that is not such a capture raises ValueError."""
+    (:func:`capture`'s pcapng), in capture order, their times on CLOCK_MONOTONIC (the kernel's
+    stamps less the offset the capture recorded), and a dict with the file's header and trailer
+    and counts: ``frames`` (all captured), ``other`` (not between the hosts), ``undecodable``
+    (between them but malformed; counted per direction too), ``truncated_at`` (where a sniffer
+    killed mid-write cut the file short, else None). A file that is not such a capture raises
+    ValueError."""
     from satemu.base.pcapng import OUTBOUND, read_pcapng
     cap = read_pcapng(path, allow_truncated=True)
     frames: list[CapturedFrame] = []
@@ -213,9 +234,11 @@ def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERV
             meta["other"] += 1
             continue
         src, dst, sport, dport, udp_size = parsed
+        vlan = int.from_bytes(p.data[14:16], "big") & 0xFFF \
+            if p.data[12:14] == ETHERTYPE_VLAN.to_bytes(2, "big") else None
         frames.append(CapturedFrame(cap.time_ns(p) - offset, outgoing, p.orig_len,
                                     max(p.orig_len, MIN_FRAME), src, dst, sport, dport,
-                                    udp_size))
+                                    udp_size, vlan))
     return frames, meta
 
 

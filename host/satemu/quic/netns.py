@@ -149,13 +149,16 @@ class Namespaces:
     ``ip netns del``: stop them gracefully first (run_realtime() does); whatever is still in a
     namespace when it is deleted gets SIGKILL.
 
-    With ``hosts`` (a scenario's client hosts: (MAC, its IPv4 addresses) each), the client's
-    namespace keeps ``client_if`` up without an address, and each host gets a namespace of its
-    own, ``{prefix}-t{pid}-{n}-{k}`` (``host_namespaces``), holding a macvlan of ``client_if``
-    with the host's MAC: a frame a host sends leaves by ``client_if`` with its own source
-    address, as a terminal's would. Addresses are then /32, with a route on the link to every
-    address of the other side (the server's: ``server_ips``); IPv6 is left off these links
-    (``addrgenmode none``) so that no router solicitation crosses the box.
+    With ``hosts`` (a scenario's client hosts: (MAC, its IPv4 addresses, VLAN ID or None)
+    each), the client's namespace keeps ``client_if`` up without an address, and each host gets
+    a namespace of its own, ``{prefix}-t{pid}-{n}-{k}`` (``host_namespaces``), holding a macvlan
+    of ``client_if`` with the host's MAC, or for a host on a VLAN an 802.1Q interface of it with
+    that MAC and VLAN ID: a frame a host sends leaves by ``client_if`` with its own source
+    address or tag, as a terminal's would. The server's namespace then has an 802.1Q interface
+    of ``server_if`` for each VLAN, with the server's addresses. Addresses are /32, with a route
+    on the link (or the VLAN) to every address of the other side (the server's:
+    ``server_ips``); IPv6 is left off these links (``addrgenmode none``) so that no router
+    solicitation crosses the box.
 
     Raises :class:`RealtimeError` when not root, when ``ip`` is missing, when an interface does
     not exist, or when any ``ip`` step fails; it never leaves a namespace behind.
@@ -164,7 +167,7 @@ class Namespaces:
     def __init__(self, client_if: str, server_if: str, prefix: str = NS_PREFIX, *,
                  client_ip: str = CLIENT.ipv4, server_ip: str = SERVER.ipv4,
                  link_timeout: float = 10.0, check: Callable[[], None] = lambda: None,
-                 hosts: Optional[list[tuple[str, tuple[str, ...]]]] = None,
+                 hosts: Optional[list[tuple[str, tuple[str, ...], Optional[int]]]] = None,
                  server_ips: tuple[str, ...] = ()) -> None:
         if client_if == server_if:
             raise RealtimeError(f"client and server interface are both {client_if!r}: they must "
@@ -239,18 +242,35 @@ class Namespaces:
                  f"{ns}: route to {peer} on {ifname}")
 
     def _hosts(self) -> None:
-        clients = tuple(sorted({a for _mac, addrs in self.hosts for a in addrs}))
+        vlans: dict[Optional[int], set] = {}
+        for _mac, addrs, vlan in self.hosts:
+            vlans.setdefault(vlan, set()).update(addrs)
         self._move(self.server, self.server_if)
-        self._up(self.server, self.server_if, self.server_ips, clients)
+        self._up(self.server, self.server_if, () if None not in vlans else self.server_ips,
+                 tuple(sorted(vlans.get(None, ()))))
+        for vlan, addrs in sorted((v, a) for v, a in vlans.items() if v is not None):
+            link = f"satemu-v{vlan}"
+            try:
+                _run([self.ip, "-n", self.server, "link", "add", "link", self.server_if,
+                      "name", link, "type", "vlan", "id", str(vlan)],
+                     f"{self.server}: VLAN {vlan} on {self.server_if}")
+            except RealtimeError as e:
+                if "Unknown device type" not in str(e):
+                    raise
+                raise RealtimeError("this kernel has no 802.1Q VLAN interfaces "
+                                    "(CONFIG_VLAN_8021Q, module 8021q): terminals told apart by "
+                                    "VLAN need them in real time") from None
+            self._up(self.server, link, self.server_ips, tuple(sorted(addrs)))
         self._move(self.client, self.client_if)
         self._up(self.client, self.client_if, (), ())
-        for k, ((mac, addrs), ns) in enumerate(zip(self.hosts, self.host_namespaces)):
+        for k, ((mac, addrs, vlan), ns) in enumerate(zip(self.hosts, self.host_namespaces)):
             link = f"satemu-h{k}"
             self._created.append(ns)
             _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+            kind = ["macvlan", "mode", "bridge"] if vlan is None else ["vlan", "id", str(vlan)]
             _run([self.ip, "-n", self.client, "link", "add", "link", self.client_if, "name",
-                  link, "address", mac, "type", "macvlan", "mode", "bridge"],
-                 f"{self.client}: a macvlan of {self.client_if} for {mac}")
+                  link, "address", mac, "type", *kind],
+                 f"{self.client}: a {kind[0]} of {self.client_if} for {mac}")
             _run([self.ip, "-n", self.client, "link", "set", "dev", link, "netns", ns],
                  f"moving {link} into namespace {ns}")
             _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")

@@ -4,7 +4,8 @@
 # A frame here is what the emulator's channels carry (see satemu.base.ether): destination MAC to the
 # end of the payload, without preamble or FCS. Frames shorter than the 60-byte Ethernet minimum
 # are zero-padded; the IPv4 total length tells the real size. Checksums follow RFC 791 (IPv4
-# header) and RFC 768 (UDP, over the pseudo-header). No IP options, no fragments.
+# header) and RFC 768 (UDP, over the pseudo-header). No IP options, no fragments. A frame to or
+# from an endpoint on a VLAN carries its 802.1Q tag (TPID 0x8100, priority 0) after the MACs.
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from dataclasses import dataclass
 from satemu.base.ether import MIN_FRAME
 
 __all__ = ["Endpoint", "CLIENT", "SERVER", "build_frame", "parse_frame", "internet_checksum",
-           "ETHERTYPE_IPV4", "IPPROTO_UDP", "HEADERS_BYTES", "MAX_FRAME", "MAX_UDP_PAYLOAD"]
+           "ETHERTYPE_IPV4", "ETHERTYPE_VLAN", "IPPROTO_UDP", "HEADERS_BYTES", "MAX_FRAME",
+           "MAX_UDP_PAYLOAD"]
 
 ETHERTYPE_IPV4 = 0x0800
+ETHERTYPE_VLAN = 0x8100
+VLAN_TAG_BYTES = 4
 IPPROTO_UDP = 17
 ETH_HEADER_BYTES = 14
 IPV4_HEADER_BYTES = 20                  # IHL 5: no options
@@ -36,15 +40,20 @@ _UDP = struct.Struct("!HHHH")
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where one side of the link lives: its MAC, IPv4 address and UDP port."""
+    """Where one side of the link lives: its MAC, IPv4 address and UDP port, and the VLAN its
+    frames are tagged with (None: untagged)."""
 
     mac: bytes
     ipv4: str
     port: int
+    vlan: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.mac, bytes) or len(self.mac) != 6:
             raise ValueError(f"MAC must be 6 bytes, got {self.mac!r}")
+        if self.vlan is not None and (isinstance(self.vlan, bool) or not isinstance(
+                self.vlan, int) or not 1 <= self.vlan <= 4094):
+            raise ValueError(f"VLAN ID {self.vlan!r} is out of range (1..4094)")
         ipaddress.IPv4Address(self.ipv4)            # raises ValueError on a bad address
         if not 0 < self.port < 65536:
             raise ValueError(f"UDP port {self.port} is out of range")
@@ -82,7 +91,9 @@ def _udp_checksum(src_ip: bytes, dst_ip: bytes, udp: bytes) -> int:
 
 
 def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> bytes:
-    """An Ethernet II frame (no FCS) carrying ``payload`` in one UDP datagram from src to dst."""
+    """An Ethernet II frame (no FCS) carrying ``payload`` in one UDP datagram from src to dst,
+    tagged with the VLAN of ``src``, else of ``dst`` (a terminal's, both ways), if either has
+    one."""
     udp_length = UDP_HEADER_BYTES + len(payload)
     total_length = IPV4_HEADER_BYTES + udp_length
     if total_length > 0xFFFF:
@@ -99,20 +110,30 @@ def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> byt
                            src_ip, dst_ip)
     ip_header = ip_header[:10] + struct.pack("!H", internet_checksum(ip_header)) + ip_header[12:]
 
-    frame = _ETH.pack(dst.mac, src.mac, ETHERTYPE_IPV4) + ip_header + udp_header + payload
+    vlan = src.vlan if src.vlan is not None else dst.vlan
+    tag = b"" if vlan is None else struct.pack("!HH", ETHERTYPE_VLAN, vlan)
+    frame = (dst.mac + src.mac + tag + struct.pack("!H", ETHERTYPE_IPV4) + ip_header + udp_header
+             + payload)
     return frame.ljust(MIN_FRAME, b"\0")
 
 
 def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
-    """(source, destination, payload) of a frame from :func:`build_frame`; ValueError if bad."""
+    """(source, destination, payload) of a frame from :func:`build_frame`, both endpoints with
+    its VLAN if it is tagged; ValueError if bad."""
     if len(frame) < ETH_HEADER_BYTES + IPV4_HEADER_BYTES:
         raise ValueError(f"truncated frame: {len(frame)} bytes cannot hold Ethernet and IPv4 "
                          "headers")
     dst_mac, src_mac, ethertype = _ETH.unpack_from(frame, 0)
+    eth, vlan = ETH_HEADER_BYTES, None
+    if ethertype == ETHERTYPE_VLAN:
+        tci, ethertype = struct.unpack_from("!HH", frame, 14)
+        eth, vlan = ETH_HEADER_BYTES + VLAN_TAG_BYTES, tci & 0xFFF
+        if not 1 <= vlan <= 4094:
+            raise ValueError(f"802.1Q tag with VLAN ID {vlan}")
     if ethertype != ETHERTYPE_IPV4:
         raise ValueError(f"EtherType 0x{ethertype:04x} is not IPv4 (0x0800)")
 
-    ip = frame[ETH_HEADER_BYTES:ETH_HEADER_BYTES + IPV4_HEADER_BYTES]
+    ip = frame[eth:eth + IPV4_HEADER_BYTES]
     (ver_ihl, _tos, total_length, _ip_id, flags_frag, _ttl, protocol, _check,
      src_ip, dst_ip) = _IPV4.unpack(ip)
     if ver_ihl >> 4 != 4:
@@ -127,7 +148,7 @@ def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
         raise ValueError(f"IPv4 protocol {protocol} is not UDP (17)")
     if total_length < IPV4_HEADER_BYTES + UDP_HEADER_BYTES:
         raise ValueError(f"IPv4 total length {total_length} is too short for a UDP datagram")
-    end = ETH_HEADER_BYTES + total_length
+    end = eth + total_length
     if len(frame) < end:
         raise ValueError(f"truncated frame: IPv4 total length {total_length} needs {end} bytes, "
                          f"frame has {len(frame)}")
@@ -135,7 +156,7 @@ def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
         raise ValueError(f"frame has {len(frame) - end} bytes after the IPv4 packet "
                          "beyond the minimum-length padding")
 
-    udp = frame[ETH_HEADER_BYTES + IPV4_HEADER_BYTES:end]
+    udp = frame[eth + IPV4_HEADER_BYTES:end]
     src_port, dst_port, udp_length, udp_check = _UDP.unpack_from(udp, 0)
     if udp_length != len(udp):
         raise ValueError(f"UDP length {udp_length} does not match the IPv4 payload of "
@@ -146,6 +167,6 @@ def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
                          + udp) != 0:
         raise ValueError("bad UDP checksum")
 
-    src = Endpoint(mac=src_mac, ipv4=str(ipaddress.IPv4Address(src_ip)), port=src_port)
-    dst = Endpoint(mac=dst_mac, ipv4=str(ipaddress.IPv4Address(dst_ip)), port=dst_port)
+    src = Endpoint(src_mac, str(ipaddress.IPv4Address(src_ip)), src_port, vlan)
+    dst = Endpoint(dst_mac, str(ipaddress.IPv4Address(dst_ip)), dst_port, vlan)
     return src, dst, udp[UDP_HEADER_BYTES:]

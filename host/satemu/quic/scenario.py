@@ -21,11 +21,12 @@ A scenario file::
     start = "2 s"
     workload = {kind = "objects", sizes = ["40 KB", "290 KB"], order = "parallel"}
 
-Each flow's client host sits behind port A on its terminal: the terminal's MAC address, the
-address 10.0.T.2 (T: the terminal's index among those with frames; ``client_ip`` says
-otherwise) and UDP port 50000 + 100 x the flow's index (+ the connection's, for objects over
-connections of their own). The servers sit behind port B at 10.0.0.1:4433 (``server_ip``,
-``server_port``). A profile without terminals has one host behind port A (MAC
+Each flow's client host sits behind port A on its terminal: the terminal's MAC address, the address
+10.0.T.2 (T: the terminal's index among those with frames; ``client_ip`` says otherwise) and UDP
+port 50000 + 100 x the flow's index (+ the connection's, for objects over connections of their own).
+Where the profile tells terminals apart by VLAN, each host has MAC 02:53:41:54:00:02 and its frames,
+both ways, carry the terminal's 802.1Q tag. The servers sit behind port B at 10.0.0.1:4433
+(``server_ip``, ``server_port``). A profile without terminals has one host behind port A (MAC
 02:53:41:54:00:02), which every flow shares.
 """
 
@@ -79,12 +80,13 @@ class FlowSpec:
 
     def client_at(self, j: int) -> Endpoint:
         """The client's address for the flow's connection ``j``."""
-        return Endpoint(self.client.mac, self.client.ipv4, self.client.port + j)
+        return Endpoint(self.client.mac, self.client.ipv4, self.client.port + j,
+                        self.client.vlan)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "terminal": self.terminal,
                 "client": f"{self.client.ipv4}:{self.client.port}",
-                "server": f"{self.server.ipv4}:{self.server.port}",
+                "server": f"{self.server.ipv4}:{self.server.port}", "vlan": self.client.vlan,
                 "stacks": {"client": self.stacks[0], "server": self.stacks[1]},
                 "ack": self.ack, "settings": self.settings.to_dict(), "seed": self.seed,
                 "start_s": float(self.start), "workload": self.workload.to_dict()}
@@ -94,8 +96,10 @@ class FlowSpec:
         (:meth:`from_plan` reads it back): what a real-time run hands its endpoint
         processes."""
         return {"name": self.name, "terminal": self.terminal,
-                "client": [self.client.mac.hex(), self.client.ipv4, self.client.port],
-                "server": [self.server.mac.hex(), self.server.ipv4, self.server.port],
+                "client": [self.client.mac.hex(), self.client.ipv4, self.client.port,
+                           self.client.vlan],
+                "server": [self.server.mac.hex(), self.server.ipv4, self.server.port,
+                           self.server.vlan],
                 "stacks": list(self.stacks), "ack": self.ack,
                 "settings": self.settings.to_dict(), "seed": self.seed,
                 "start": [self.start.numerator, self.start.denominator],
@@ -105,7 +109,7 @@ class FlowSpec:
     def from_plan(cls, d: dict) -> "FlowSpec":
         w = d["workload"]
         return cls(d["name"], d["terminal"],
-                   *(Endpoint(bytes.fromhex(e[0]), e[1], int(e[2]))
+                   *(Endpoint(bytes.fromhex(e[0]), e[1], int(e[2]), e[3])
                      for e in (d["client"], d["server"])),
                    tuple(d["stacks"]), d["ack"], EndpointSettings.from_dict(d["settings"]),
                    int(d["seed"]), Fraction(*d["start"]),
@@ -142,9 +146,9 @@ def _text(path: str, value, what: str) -> str:
     return value
 
 
-def _endpoint(path: str, mac: bytes, ip, port) -> Endpoint:
+def _endpoint(path: str, mac: bytes, ip, port, vlan: int | None = None) -> Endpoint:
     try:
-        return Endpoint(mac, ip, port)
+        return Endpoint(mac, ip, port, vlan)
     except ValueError as e:
         raise ScenarioError(f"{path}: {e}") from None
 
@@ -159,7 +163,7 @@ def _flow(i: int, table, profile: Profile, seed: int) -> FlowSpec:
                             f"{', '.join(sorted(FLOW_KEYS))})")
     name = _text(f"{path}.name", table.get("name", f"flow{i + 1}"), "the flow's name")
     terms = profile.terminals
-    terminal, mac, host = None, CLIENT.mac, 0
+    terminal, mac, host, vlan = None, CLIENT.mac, 0, None
     if terms is None:
         if "terminal" in table:
             raise ScenarioError(f"{path}.terminal: profile {profile.name} declares no terminals")
@@ -176,15 +180,15 @@ def _flow(i: int, table, profile: Profile, seed: int) -> FlowSpec:
                                 f"{', '.join(t.name for t in terms.framed)})")
         if found[0].synthetic:
             raise ScenarioError(f"{path}.terminal: {terminal} is synthetic: it carries no frames")
-        if terms.match != "mac":
-            raise ScenarioError(f"{path}.terminal: profile {profile.name} tells terminals apart "
-                                f"by VLAN ID, and a scenario's frames carry no 802.1Q tag")
         host = [t.name for t in terms.framed].index(terminal)
-        mac = found[0].key.to_bytes(6, "big")
+        if terms.match == "vlan":
+            vlan = found[0].key
+        else:
+            mac = found[0].key.to_bytes(6, "big")
     client = _endpoint(f"{path}.client_ip", mac, table.get("client_ip", f"10.0.{host}.2"),
                        _int(f"{path}.client_port", table.get("client_port",
                                                              CLIENT_PORT + PORT_STRIDE * i),
-                            1, 65535))
+                            1, 65535), vlan)
     server = _endpoint(f"{path}.server_ip", SERVER.mac, table.get("server_ip", SERVER.ipv4),
                        _int(f"{path}.server_port", table.get("server_port", SERVER.port),
                             1, 65535))

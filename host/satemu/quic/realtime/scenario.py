@@ -44,15 +44,16 @@ GO_LEAD_NS = 20_000_000         # the origin, after the go file is written
 SETTLE_S = 0.5                  # after the flows: frames in flight land
 
 
-def scenario_hosts(sc) -> list[tuple[str, tuple[str, ...], list[int]]]:
-    """The scenario's client hosts: (MAC as aa:bb:.., its addresses, its flows) each, in the
-    order their first flow comes. RealtimeError if one address is on two hosts, or a client
-    address is also a server's."""
-    hosts: dict[bytes, tuple[list, list]] = {}
-    owner: dict[str, bytes] = {}
+def scenario_hosts(sc) -> list[tuple[str, tuple[str, ...], list[int], Optional[int]]]:
+    """The scenario's client hosts: (MAC as aa:bb:.., its addresses, its flows, its VLAN ID or
+    None) each, in the order their first flow comes; a host is a MAC, on a VLAN if the
+    terminals are told apart by VLAN. RealtimeError if one address is on two hosts, or a
+    client address is also a server's."""
+    hosts: dict[tuple, tuple[list, list]] = {}
+    owner: dict[str, tuple] = {}
     servers = {f.server.ipv4 for f in sc.flows}
     for i, f in enumerate(sc.flows):
-        mac, ip = f.client.mac, f.client.ipv4
+        mac, ip = (f.client.mac, f.client.vlan), f.client.ipv4
         if owner.setdefault(ip, mac) != mac:
             raise RealtimeError(f"flow.{i + 1}.client_ip: {ip} is also a host's on another "
                                 "terminal: one address, one host")
@@ -62,7 +63,7 @@ def scenario_hosts(sc) -> list[tuple[str, tuple[str, ...], list[int]]]:
         if ip not in addrs:
             addrs.append(ip)
         flows.append(i)
-    return [(":".join(f"{b:02x}" for b in mac), tuple(a), fl) for mac, (a, fl) in hosts.items()]
+    return [(mac.hex(":"), tuple(a), fl, vlan) for (mac, vlan), (a, fl) in hosts.items()]
 
 
 @dataclass
@@ -226,7 +227,8 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
                         + "\n", encoding="utf-8")
         py = [sys.executable, "-m", MODULE]
         res.ns = Namespaces(client_if, server_if, check=res.check,
-                            hosts=[(mac, addrs) for mac, addrs, _ in hosts], server_ips=servers)
+                            hosts=[(mac, addrs, vlan) for mac, addrs, _, vlan in hosts],
+                            server_ips=servers)
         res.procs = _Processes(_child_env(), check=res.check)
         with res.ns as ns, res.procs as procs:
             captures = start_captures(res, ns, procs, out, netem, STARTUP_TIMEOUT_S)
@@ -236,8 +238,8 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
                 "--role", "server", "--out", str(out / "server.json"),
                 "--ready", str(out / "server.ready")]), out / "server.log")
             clients = []
-            for k, ((_mac, _addrs, flows), name) in enumerate(zip(hosts,
-                                                                  ns.host_namespaces)):
+            for k, ((_mac, _addrs, flows, _vlan), name) in enumerate(zip(hosts,
+                                                                         ns.host_namespaces)):
                 clients.append(procs.start(ns.exec_argv(name, py + common + [
                     "--role", "client", "--flows", ",".join(map(str, flows)),
                     "--out", str(out / f"client-{k}.json"),
@@ -285,7 +287,7 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
                 procs.stop(p, grace=10.0)
 
         records, errors = [], {}
-        for k, (_mac, _addrs, flows) in enumerate(hosts):
+        for k, (_mac, _addrs, flows, _vlan) in enumerate(hosts):
             path = out / f"client-{k}.json"
             if path.exists():
                 records.append(json.loads(path.read_text(encoding="utf-8")))
@@ -324,8 +326,8 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
         info.update(client_if=client_if, server_if=server_if, swept=ns.swept,
                     namespaces={"client": ns.client, "server": ns.server,
                                 "hosts": ns.host_namespaces},
-                    hosts=[{"mac": mac, "addresses": list(addrs), "flows": flows}
-                           for mac, addrs, flows in hosts],
+                    hosts=[{"mac": mac, "addresses": list(addrs), "flows": flows, "vlan": vlan}
+                           for mac, addrs, flows, vlan in hosts],
                     netem=netem, server_record=server_record is not None,
                     client_errors=errors)
         (out / "realtime.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n",
@@ -406,25 +408,28 @@ class _Box:
 
 def _frames_by_source(path, until_ns: int) -> dict[str, int]:
     """The frames a capture saw leaving its interface up to ``until_ns`` (CLOCK_MONOTONIC), by
-    source MAC (aa:bb:..)."""
+    source MAC (aa:bb:..), and the tagged ones by VLAN too ("vlan N")."""
     from satemu.base.pcapng import OUTBOUND, read_pcapng
     cap = read_pcapng(path, allow_truncated=True)
     offset = int(json.loads(cap.comments[0])["realtime_offset_ns"])
     out: dict[str, int] = {}
     for p in cap.packets:
         if p.direction == OUTBOUND and len(p.data) >= 12 and cap.time_ns(p) - offset <= until_ns:
-            mac = p.data[6:12].hex(":")
-            out[mac] = out.get(mac, 0) + 1
+            keys = [p.data[6:12].hex(":")]
+            if p.data[12:14] == b"\x81\x00" and len(p.data) >= 16:
+                keys.append(f"vlan {int.from_bytes(p.data[14:16], 'big') & 0xFFF}")
+            for key in keys:
+                out[key] = out.get(key, 0) + 1
     return out
 
 
 def _box_check(sc, stats: dict, terminals: Optional[dict], client_capture,
                read_ns: int) -> dict:
     """The box's return-channel counters against the frames captured leaving the client's
-    interface before they were read (``read_ns``): in all, and by terminal (every frame, ARP
-    included)."""
+    interface before they were read (``read_ns``): in all, and by terminal, by its MAC or VLAN
+    (every frame, ARP included)."""
     by_mac = _frames_by_source(client_capture, read_ns)
-    check = {"captured_out": sum(by_mac.values()),
+    check = {"captured_out": sum(n for k, n in by_mac.items() if not k.startswith("vlan")),
              "box_received": stats["return"]["rx_frames"]}
     check["agrees"] = check["captured_out"] == check["box_received"]
     terms = sc.profile.terminals
@@ -433,9 +438,9 @@ def _box_check(sc, stats: dict, terminals: Optional[dict], client_capture,
         for index, t in enumerate(terms.terminals):
             if t.synthetic:
                 continue
-            mac = t.key.to_bytes(6, "big").hex(":")
+            key = f"vlan {t.key}" if terms.match == "vlan" else t.key.to_bytes(6, "big").hex(":")
             box = (terminals["return"].get(str(index)) or {}).get("rx_frames")
-            rows[t.name] = {"mac": mac, "captured_out": by_mac.get(mac, 0), "box_received": box}
+            rows[t.name] = {"key": key, "captured_out": by_mac.get(key, 0), "box_received": box}
         check["terminals"] = rows
         check["agrees"] = check["agrees"] and all(r["captured_out"] == r["box_received"]
                                                   for r in rows.values())
