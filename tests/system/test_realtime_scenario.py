@@ -238,3 +238,46 @@ def test_a_capture_shows_the_8021q_tag_the_wire_carried(realtime_ip, veth, tmp_p
     assert [p.data for p in got] == [frame]
     frames, _ = read_capture(out)
     assert [(f.vlan, f.udp_size, f.length) for f in frames] == [(100, 100, len(frame))]
+
+
+def test_sigterm_leaves_no_namespace_interface_or_process(realtime_ip, veth, tmp_path):
+    """`satemu quic --scenario --realtime` stopped by SIGTERM once every child runs removes its
+    namespaces (the client's, the server's and each host's, with the veth and the macvlans)
+    and every process it started, then exits 143 and says so on one line."""
+    import signal
+    import sys
+    import time
+    (tmp_path / "sc.toml").write_text(SCENARIO.replace('start = "0.3 s"', 'start = "60 s"'))
+    a, b = veth()
+    run = subprocess.Popen([sys.executable, "-m", "satemu.cli", "quic", "--scenario", "sc.toml",
+                            "--realtime", "--client-if", a, "--server-if", b, "--max-time",
+                            "120", "--out", "out"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    mine = [f"satemu-c{run.pid}-0", f"satemu-s{run.pid}-0", f"satemu-t{run.pid}-0-0",
+            f"satemu-t{run.pid}-0-1"]
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "out" / "go").exists():       # every child ready, the run on
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.05)
+        children = [int(p) for ns in mine for p in subprocess.run(
+            [realtime_ip, "netns", "pids", ns], capture_output=True, text=True).stdout.split()]
+        assert len(children) == 5                # two captures, the server, two hosts' clients
+        run.send_signal(signal.SIGTERM)
+        _out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 143, err
+    said = [line for line in err.splitlines() if "stopped by" in line]
+    assert len(said) == 1 and said[0].startswith("satemu: stopped by SIGTERM: stopped 5 ") \
+        and all(ns in said[0] for ns in mine), err
+    assert not _ours(realtime_ip) and not set(mine) & set(
+        subprocess.run([realtime_ip, "netns", "list"], capture_output=True, text=True).stdout
+        .split())
+    assert subprocess.run([realtime_ip, "link", "show", "dev", a],
+                          capture_output=True).returncode != 0
+    assert not [p for p in children if os.path.exists(f"/proc/{p}")]

@@ -258,9 +258,11 @@ def cmd_scenario(args) -> int:
         print(f"  fairness (Jain): goodput {fair['goodput_jain']:.3f}" +
               (f", slots granted to terminals with frames {fair['slots_granted_jain']:.3f}"
                if fair["slots_granted_jain"] is not None else ""))
+    box_ok = True
     if args.realtime:
         print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv, plots, "
               "client.pcapng and server.pcapng (the TLS secrets inside) and realtime.json")
+        box_ok = _print_box_check(out)
     else:
         print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv and plots"
               + (f", {out}/capture.pcapng" if run.capture else ""))
@@ -272,7 +274,26 @@ def cmd_scenario(args) -> int:
         same = not diff
         print("  the model engine gives the same run, frame for frame" if same else
               f"  the model engine DIFFERS from the board: {diff[0]}")
-    return 0 if s["completed"] and same else 1
+    return 0 if s["completed"] and same and box_ok else 1
+
+
+def _print_box_check(out: Path) -> bool:
+    """A real-time scenario's box check (realtime.json's ``box_check``) in a line; False if the
+    box's counts and the captures' disagree or the box could not be read."""
+    import json
+    check = json.loads((out / "realtime.json").read_text()).get("box_check")
+    if check is None:
+        print("  no box counters (give --port URL to load the box and read them)")
+        return True
+    if "error" in check:
+        print(f"  {check['error']}")
+        return False
+    terms = "; ".join(f"{n} {r['box_received']}" for n, r in check.get("terminals", {}).items())
+    print(f"  the box's counters {'agree' if check['agrees'] else 'DISAGREE'} with the "
+          f"captures: {check['box_received']} return frames received, "
+          f"{check['captured_out']} captured" + (f" (by terminal: {terms})" if terms else "")
+          + ("" if check["emptied"] else "; the box still held frames when read"))
+    return bool(check["agrees"])
 
 
 def _describe(sc, name: str) -> str:
