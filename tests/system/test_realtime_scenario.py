@@ -99,11 +99,18 @@ def test_every_datagram_is_captured_and_matched_to_its_senders_record(done):
         assert c["logged"] == c["captured_out"] == c["matched"] > 0, key
     assert info["send_errors"] == 0 and run.unrouted == 0 and run.undecodable == 0
     assert len(run.sent) == sum(c["captured_out"] for c in conns.values())
-    # the veth loses nothing: every datagram sent is delivered, to its own flow
+    # the veth loses nothing: every datagram sent is delivered, to its own flow, and found at
+    # the other end by its payload's digest, a few microseconds later
+    s = json.loads((out / "result.json").read_text())
     for way in ("forward", "return"):
         for i in range(4):
-            assert sum(p.direction == way and p.flow == i for p in run.sent) == \
-                sum(d.direction == way and d.flow == i for d in run.delivered)
+            n = sum(p.direction == way and p.flow == i for p in run.sent)
+            assert n == sum(d.direction == way and d.flow == i for d in run.delivered)
+            m = s["flows"][i]["one_way"][way]
+            assert m["datagrams"] == n and m["lost"] == 0
+            assert 0 < m["p50_ms"] <= m["p99_ms"] <= m["max_ms"] < 100
+        assert sum(m[way]["datagrams"] for m in s["measured_by_terminal"].values()) == \
+            sum(p.direction == way for p in run.sent)
 
 
 def test_each_flow_leaves_with_its_terminals_mac_and_address(done):

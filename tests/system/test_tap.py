@@ -55,6 +55,9 @@ def test_a_scenario_in_real_time_through_the_simulated_board(tap_ready, board_st
     assert rows["neighbour"]["return_packets"] == sum(
         f["return_packets"] for f in s["flows"] if f["terminal"] == "neighbour")
     assert s["board"]["return"]["drop_unclassified"] == 0
+    for name, m in s["measured_by_terminal"].items():   # the box's 5 ms each way at least
+        for way in ("forward", "return"):
+            assert m[way]["lost"] == 0 and m[way]["p50_ms"] >= 5.0, (name, way, m)
     ip = _ip_binary()
     for tap in taps:                    # given back to this namespace: the board's bridge stays
         assert subprocess.run([ip, "link", "show", "dev", tap],

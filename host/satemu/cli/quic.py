@@ -262,6 +262,11 @@ def cmd_scenario(args) -> int:
     if args.realtime:
         print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv, plots, "
               "client.pcapng and server.pcapng (the TLS secrets inside) and realtime.json")
+        for t, m in (s["measured_by_terminal"] or {}).items():
+            print(f"  {t}: one-way " + "; ".join(
+                f"{d} p50 {m[d]['p50_ms']:.3f} ms, p99 {m[d]['p99_ms']:.3f} ms"
+                + (f", {m[d]['lost']} lost" if m[d]["lost"] else "")
+                for d in ("forward", "return") if m[d]["datagrams"]) + " (from the captures)")
         box_ok = _print_box_check(out)
     else:
         print(f"  wrote {out}/result.json, flows.csv, objects.csv, packets.csv and plots"

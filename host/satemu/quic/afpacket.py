@@ -5,6 +5,7 @@ endpoint's log."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -159,6 +160,8 @@ class CapturedFrame:
     dport: int
     udp_size: int               # UDP payload bytes (the QUIC datagram)
     vlan: Optional[int] = None  # its 802.1Q tag's VLAN ID, if tagged
+    digest: Optional[bytes] = None  # of its UDP payload, when captured whole: the datagram's
+                                    # identity at both ends of the link
 
 
 def _parse_head(head: bytes, length: int, pairs: frozenset) -> Optional[tuple]:
@@ -234,11 +237,15 @@ def read_capture(path: "str | Path", hosts: tuple[str, str] = (CLIENT.ipv4, SERV
             meta["other"] += 1
             continue
         src, dst, sport, dport, udp_size = parsed
-        vlan = int.from_bytes(p.data[14:16], "big") & 0xFFF \
-            if p.data[12:14] == ETHERTYPE_VLAN.to_bytes(2, "big") else None
+        tagged = p.data[12:14] == ETHERTYPE_VLAN.to_bytes(2, "big")
+        vlan = int.from_bytes(p.data[14:16], "big") & 0xFFF if tagged else None
+        start = (18 if tagged else 14) + 28
+        payload = p.data[start:start + udp_size]
+        digest = hashlib.blake2b(payload, digest_size=12).digest() \
+            if len(payload) == udp_size else None
         frames.append(CapturedFrame(cap.time_ns(p) - offset, outgoing, p.orig_len,
                                     max(p.orig_len, MIN_FRAME), src, dst, sport, dport,
-                                    udp_size, vlan))
+                                    udp_size, vlan, digest))
     return frames, meta
 
 

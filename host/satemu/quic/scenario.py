@@ -381,6 +381,9 @@ class ScenarioRun:
     capture: dict | None = None
     rtts: dict = field(default_factory=dict)
     terminal_stats: dict | None = None      # each channel's counters by terminal
+    # Real time: each flow's datagrams' one-way delays (ns, by direction) and those sent but
+    # never captured arriving ("lost"), from the two captures (satemu.quic.realtime.scenario).
+    delays: dict | None = None
     # (satemu.report.metrics reads a run's span from its records where this is None)
     completion_s = None
 

@@ -103,9 +103,38 @@ def _terminals(run) -> list[dict] | None:
     return rows
 
 
+def _delay_ms(ns: list) -> dict:
+    """Datagrams' one-way delays (ns) as their count, mean, median, 99th percentile and
+    maximum in ms (nearest rank; None for no datagram)."""
+    xs = sorted(ns)
+    if not xs:
+        return {"datagrams": 0, "mean_ms": None, "p50_ms": None, "p99_ms": None, "max_ms": None}
+
+    def rank(q: float) -> float:
+        return xs[max(0, -(-len(xs) * q // 100) - 1)] / 1e6
+    return {"datagrams": len(xs), "mean_ms": sum(xs) / len(xs) / 1e6, "p50_ms": rank(50),
+            "p99_ms": rank(99), "max_ms": xs[-1] / 1e6}
+
+
+def _one_way(run, flows: list[int]) -> dict:
+    """What the captures measured of ``flows``' datagrams each way: their one-way delays and
+    how many were sent but never arrived (real time only)."""
+    return {d: dict(_delay_ms([x for i in flows for x in run.delays[i][d]]),
+                    lost=sum(run.delays[i]["lost"][d] for i in flows))
+            for d in ("forward", "return")}
+
+
 def summarize_scenario(run) -> dict:
     """The content of a scenario's result.json."""
     flows = [_flow(run, i) for i in range(len(run.flows))]
+    measured = None
+    if getattr(run, "delays", None) is not None:        # real time: from the captures
+        for i, f in enumerate(flows):
+            f["one_way"] = _one_way(run, [i])
+        by_terminal: dict = {}
+        for i, f in enumerate(run.flows):
+            by_terminal.setdefault(f.spec.terminal or "port A", []).append(i)
+        measured = {t: _one_way(run, fl) for t, fl in by_terminal.items()}
     terminals = _terminals(run)
     goodputs = [f["goodput_mbps"] for f in flows if f["goodput_mbps"] is not None]
     framed = [t["granted_slots"] for t in terminals or () if not t["synthetic"]]
@@ -114,7 +143,7 @@ def summarize_scenario(run) -> dict:
         "profile": run.scenario.profile.name, "engine": run.engine, "f_clk": run.f_clk,
         "seed": run.scenario.seed,
         "completed": all(f["completed"] for f in flows),
-        "flows": flows, "terminals": terminals,
+        "flows": flows, "terminals": terminals, "measured_by_terminal": measured,
         "fairness": {
             "goodput_jain": jain(goodputs) if len(goodputs) == len(flows) else None,
             "slots_granted_jain": jain(framed) if framed else None,

@@ -110,7 +110,9 @@ def build_scenario_run(sc, *, client_capture, server_capture, clients: list[dict
     ``sent``: each connection's frames captured leaving the sender's interface, ACK-only from
     the sender's record (matched by order and size, satemu.quic.afpacket.align_log);
     ``delivered``: those captured arriving at the receiver's interface, with their flow (-1 for
-    a frame between the run's hosts that is no connection's). ``clients``: the client
+    a frame between the run's hosts that is no connection's); ``delays``: each datagram sent
+    matched with its arrival by a digest of its UDP payload (QUIC's are unique), its one-way
+    delay, or counted lost if it never arrived. ``clients``: the client
     processes' records; ``server``: the server's (None if it wrote none); ``errors``: a flow
     index -> error for flows whose client wrote no record."""
     from satemu.quic.scenario import FlowRun, ScenarioRun
@@ -133,11 +135,17 @@ def build_scenario_run(sc, *, client_capture, server_capture, clients: list[dict
 
     sent, delivered, unrouted = [], [], 0
     counts = {}
+    delays = {i: {"forward": [], "return": [], "lost": {"forward": 0, "return": 0}}
+              for i in range(len(sc.flows))}
     for direction, out_frames, in_frames in (
             ("forward", [f for f in at_server if f.outgoing], [f for f in at_client
                                                                if not f.outgoing]),
             ("return", [f for f in at_client if f.outgoing], [f for f in at_server
                                                               if not f.outgoing])):
+        arrived: dict[bytes, list[int]] = {}
+        for f in in_frames:
+            if f.digest is not None:
+                arrived.setdefault(f.digest, []).append(f.t_ns)
         by_conn: dict[int, list] = {}
         for f in out_frames:
             c = whose(f, direction)
@@ -150,6 +158,12 @@ def build_scenario_run(sc, *, client_capture, server_capture, clients: list[dict
                                              **n}
             sent += [PacketRecord(f.t_ns, direction, f.size, f.udp_size, flag, flow)
                      for f, flag in zip(frames, flags)]
+            for f in frames:                    # the same datagram, by its payload's digest
+                times = arrived.get(f.digest) if f.digest is not None else None
+                if times:
+                    delays[flow][direction].append(times.pop(0) - f.t_ns)
+                else:
+                    delays[flow]["lost"][direction] += 1
         for f in in_frames:
             c = whose(f, direction)
             if c is None:
@@ -178,7 +192,8 @@ def build_scenario_run(sc, *, client_capture, server_capture, clients: list[dict
                                 for k, m in (("client", meta_c), ("server", meta_s))}}
     run = ScenarioRun(sc, "realtime", F_CLK, origin_ns, (end_ns - origin_ns) / 1e9, wall_s,
                       flows, sent, delivered, {}, undecodable=meta_c["undecodable_in"]
-                      + meta_s["undecodable_in"], unrouted=unrouted, capture=capture)
+                      + meta_s["undecodable_in"], unrouted=unrouted, capture=capture,
+                      delays=delays)
     info = {"connections": counts, "captures": {"client": meta_c, "server": meta_s},
             "unrouted_at_endpoints": {"server": (server or {}).get("unrouted"),
                                       "clients": sum(c.get("unrouted", 0) for c in clients)},
