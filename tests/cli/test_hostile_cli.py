@@ -75,8 +75,8 @@ def test_quinn_takes_the_largest_ack_frequency():
 def test_quic_ack_out_of_range_is_a_usage_error(stack, policy, tmp_path, capsys, no_run):
     assert main(QUIC + ["--stack", stack, "--ack", policy, "--out", str(tmp_path / "o")]) == 2
     assert one_line(capsys) == (f"satemu: --ack: unknown ACK policy {policy[:40]!r}: expected "
-                                f"default, ratio:N, adaptive or ack-frequency:N with N in "
-                                f"1 .. {ACK_N_MAX} (2^62)")
+                                f"default, ratio:N, adaptive, ack-frequency:N, chromium, "
+                                f"picoquic or quicly:N with N in 1 .. {ACK_N_MAX} (2^62)")
     assert not (tmp_path / "o").exists()
 
 

@@ -302,3 +302,34 @@ def test_datagrams_go_only_to_the_peer():
     client.conn.datagrams_to_send = lambda now: [(b"x", ("192.0.2.9", 4433))]
     with pytest.raises(RuntimeError, match="away from the peer"):
         client.transmit(0.0)
+
+
+def test_deployed_stacks_ack_rules():
+    """chromium, picoquic and quicly:N, on the model engine: chromium decimates as adaptive does
+    where the minimum RTT is the smoothed one; picoquic is 1:2 below 16 Mbit/s and thins its
+    ACKs above it over a long RTT; quicly:N is ratio:N at the default 25 ms max_ack_delay, and
+    waits at most 25 ms under a larger one."""
+    from satemu.quic.engine import run_model_transfer
+
+    def acks(profile, size, ack, **settings):
+        from satemu.quic.settings import EndpointSettings
+        t = run_model_transfer(profile, size, ack=ack, max_seconds=120,
+                               settings=EndpointSettings(**settings) if settings else None)
+        assert t.completed, (profile, ack)
+        return sum(p.ack_only for p in t.sent if p.direction == "return")
+
+    assert [str(AckPolicy.parse(p)) for p in ("Chromium", "picoquic", "quicly:10")] == \
+        ["chromium", "picoquic", "quicly:10"]
+    for bad in ("quicly", "quicly:0", "picoquic:3"):
+        with pytest.raises(ValueError, match="chromium, picoquic or quicly:N"):
+            AckPolicy.parse(bad)
+    assert acks("geo-testbed", 1_000_000, "picoquic") == acks("geo-testbed", 1_000_000, "ratio:2")
+    assert acks("geo-testbed", 1_000_000, "chromium") == \
+        acks("geo-testbed", 1_000_000, "adaptive")
+    assert acks("geo-testbed", 1_000_000, "quicly:10") == \
+        acks("geo-testbed", 1_000_000, "ratio:10")
+    fast = {p: acks("geo-large", 4_000_000, p) for p in ("ratio:2", "picoquic", "ratio:10")}
+    assert fast["ratio:10"] < fast["picoquic"] < 0.8 * fast["ratio:2"], fast
+    # quicly's 25 ms timeout holds under a 100 ms max_ack_delay: more ACKs than ratio:10 then
+    assert acks("geo-testbed", 300_000, "quicly:10", max_ack_delay_ms=100) > \
+        acks("geo-testbed", 300_000, "ratio:10", max_ack_delay_ms=100)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -47,20 +48,24 @@ FRAME_IMMEDIATE_ACK = 0x1F              # draft-ietf-quic-ack-frequency: ACK at 
 ACK_FREQUENCY_CAPACITY = 2 + 4 * UINT_VAR_MAX_SIZE
 TIMER_RESOLUTION = 1e-6                 # a timer never fires at or before the instant it was read
 ADAPTIVE_STARTUP_PACKETS = 100          # "adaptive": ACK 1:2 for this many packets, then 1:10
+PICOQUIC_RATE = 16e6                    # "picoquic": above this receive rate (bit/s) ACK less
+PICOQUIC_LONG_RTT = 0.100               # ... 1:10 over a longer RTT (s), 1:4 over a shorter
+QUICLY_ACK_DELAY = 0.025                # "quicly:N": its delayed-ACK timeout (s)
+NAMED = ("default", "adaptive", "chromium", "picoquic")      # the policies without an N
 
 _ONE_RTT_EPOCHS = (Epoch.ONE_RTT, Epoch.ZERO_RTT)     # both land in the 1-RTT packet space
 
 
 @dataclass(frozen=True)
 class AckPolicy:
-    """How the receiver of data paces its ACKs; parsed from "default", "ratio:N", "adaptive" or
-    "ack-frequency:N"."""
+    """How the receiver of data paces its ACKs; parsed from "default", "ratio:N", "adaptive",
+    "ack-frequency:N", or a deployed stack's rule: "chromium", "picoquic", "quicly:N"."""
 
     kind: str
     n: int = 2
 
     def __post_init__(self) -> None:
-        if self.kind in ("ratio", "ack-frequency") and (
+        if self.kind in ("ratio", "ack-frequency", "quicly") and (
                 isinstance(self.n, bool) or not isinstance(self.n, int)
                 or not 1 <= self.n <= ACK_N_MAX):
             raise ValueError(f"ACK policy {self.kind}:{str(self.n)[:40]}: N is outside "
@@ -73,19 +78,20 @@ class AckPolicy:
         if isinstance(text, AckPolicy):
             return text
         spec = text.strip().lower()
-        if spec in ("default", "adaptive"):
+        if spec in NAMED:
             return cls(spec)
         kind, sep, arg = spec.partition(":")
-        if kind in ("ratio", "ack-frequency") and sep and re.fullmatch(r"[0-9]+", arg):
+        if kind in ("ratio", "ack-frequency", "quicly") and sep and re.fullmatch(r"[0-9]+", arg):
             digits = arg.lstrip("0") or "0"     # ASCII digits; more than 20 are never in range,
             n = int(digits) if len(digits) <= 20 else 0               # and go unconverted
             if 1 <= n <= ACK_N_MAX:
                 return cls(kind, n)
-        raise ValueError(f"unknown ACK policy {text[:40]!r}: expected default, ratio:N, adaptive "
-                         f"or ack-frequency:N with N in 1 .. {ACK_N_MAX} (2^62)")
+        raise ValueError(f"unknown ACK policy {text[:40]!r}: expected default, ratio:N, adaptive, "
+                         f"ack-frequency:N, chromium, picoquic or quicly:N with N in 1 .. "
+                         f"{ACK_N_MAX} (2^62)")
 
     def __str__(self) -> str:
-        return self.kind if self.kind in ("default", "adaptive") else f"{self.kind}:{self.n}"
+        return self.kind if self.kind in NAMED else f"{self.kind}:{self.n}"
 
 
 @dataclass
@@ -173,6 +179,14 @@ class PolicyConnection(QuicConnection):
       ratio:2 is RFC 9000's recommendation.
     * ``adaptive``: 1:2 for the first 100 ack-eliciting packets, then 1:10, with the delay bounded
       by min(max_ack_delay, smoothed RTT / 4) so that at least ~4 ACKs go out per RTT.
+    * ``chromium``: Chromium's receiver: 1:2 for the first 100 ack-eliciting packets, then 1:10,
+      the delay bounded by min(max_ack_delay, min RTT / 4).
+    * ``picoquic``: picoquic's rule as the ACK 1:10 talk gives it: 1:10 while the data arrives
+      above 16 Mbit/s over an RTT above 100 ms, 1:4 above 16 Mbit/s over a shorter one, 1:2
+      otherwise; the rate is what arrived over the last smoothed RTT (at least 10 ms), the delay
+      bounded by max_ack_delay.
+    * ``quicly:N``: quicly's: an ACK every N ack-eliciting packets (its NUM_PACKETS_BEFORE_ACK)
+      or after its 25 ms delayed-ACK timeout (max_ack_delay if smaller).
     * ``ack-frequency:N``: draft-ietf-quic-ack-frequency. Both sides advertise min_ack_delay. A
       server whose peer advertised it sends one ACK_FREQUENCY frame after the handshake asking
       for an ACK every N ack-eliciting packets (threshold N - 1), its own max_ack_delay, and
@@ -208,6 +222,7 @@ class PolicyConnection(QuicConnection):
             handlers[FRAME_IMMEDIATE_ACK] = (self._handle_immediate_ack_frame,
                                              frozenset([Epoch.ONE_RTT]))
         self._immediate_ack = False
+        self._arrivals: deque[tuple[float, int]] = deque()  # picoquic: (time, bytes) received
         loss_on_packet_sent = self._loss.on_packet_sent
 
         def on_packet_sent(*, packet: QuicSentPacket, space: Any) -> None:
@@ -299,6 +314,8 @@ class PolicyConnection(QuicConnection):
                         if is_eliciting and epoch in _ONE_RTT_EPOCHS)
         self._rx_packets = []
         if eliciting:
+            if self.policy.kind == "picoquic":
+                self._arrivals.append((now, len(data)))
             self._apply_policy(now, eliciting, ack_at_before, largest_before)
         if self._immediate_ack:
             self._immediate_ack = False
@@ -377,15 +394,35 @@ class PolicyConnection(QuicConnection):
 
     def _packets_per_ack(self) -> int:
         kind = self.policy.kind
-        if kind == "ratio":
+        if kind in ("ratio", "quicly"):
             return self.policy.n
-        if kind == "adaptive":
+        if kind in ("adaptive", "chromium"):
             return 2 if self.stats.ack_eliciting_received <= ADAPTIVE_STARTUP_PACKETS else 10
+        if kind == "picoquic":
+            return self._picoquic_ratio()
         return self._af_threshold if self._af_threshold is not None else 2   # ack-frequency
+
+    def _picoquic_ratio(self) -> int:
+        """1:10, 1:4 or 1:2 by the rate the data arrived at over the last smoothed RTT."""
+        if not self._arrivals or not self._loss._rtt_initialized:
+            return 2
+        rtt = self._loss._rtt_smoothed
+        window = max(rtt, 0.010)
+        now = self._arrivals[-1][0]
+        while self._arrivals[0][0] < now - window:
+            self._arrivals.popleft()
+        rate = sum(n for _t, n in self._arrivals) * 8 / window
+        if rate <= PICOQUIC_RATE:
+            return 2
+        return 10 if rtt > PICOQUIC_LONG_RTT else 4
 
     def _ack_delay_bound(self) -> float:
         if self.policy.kind == "adaptive" and self._loss._rtt_initialized:
             return max(K_GRANULARITY, min(self.max_ack_delay, self._loss._rtt_smoothed / 4))
+        if self.policy.kind == "chromium" and self._loss._rtt_initialized:
+            return max(K_GRANULARITY, min(self.max_ack_delay, self._loss._rtt_min / 4))
+        if self.policy.kind == "quicly":
+            return min(QUICLY_ACK_DELAY, self.max_ack_delay)
         if self.policy.kind == "ack-frequency" and self._af_max_ack_delay is not None:
             return self._af_max_ack_delay
         return self.max_ack_delay
