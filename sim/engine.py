@@ -17,15 +17,13 @@ from contextlib import contextmanager
 from satemu.base import protocol as P
 from satemu.base.params import FATE_COUNTER
 from satemu.box.device import Device
-from satemu.quic.cosim import CoSim, bod_dict
-from satemu.quic.engine import Loaded, Outcome, run_transfer as run_on, terminal_counters
+from satemu.quic.boxrun import load_link, read_bod, read_counters
+from satemu.quic.cosim import CoSim
+from satemu.quic.engine import Loaded, Outcome, run_transfer as run_on
 from satemu.quic.transfer import Transfer
 from sim import board as _board
 from sim.frames import EthPorts
 
-# A timeline starts 1/TIMELINE_LEAD s of box time after it is armed: time enough for the
-# answers to START and COMMIT over the simulated UART.
-TIMELINE_LEAD = 20
 # How long a run waits for the frames an earlier one left in the board to leave it.
 CLEAN_WAIT_S = 120.0
 # A profile without BoD, which any board takes: loaded between a BoD run and the next.
@@ -50,45 +48,22 @@ class BoardEngine:
 
     @contextmanager
     def load(self, link, max_seconds: float):
-        self.commits, timeline = (), None
         with Device(self.url) as dev:
-            info = dev.hello()
-            hw = dev.hardware()
-            self.regs = regs = link.check(hw)
-            compiled = None
-            if link.timeline is not None:
-                from satemu.link.timeline import compile_timeline, timeline_dict
-                compiled = compile_timeline(link, hw, regs)
-            make_clean(dev)
             # A timeline starts a moment after it is armed with the load, in box time: the
             # transfer starts at about the same cycle, and the run records where it did.
-            dev.load(link, reseed=True, stop_timeline=True, regs=regs, timeline=compiled,
-                     lead=info["f_clk"] // TIMELINE_LEAD)
-            if compiled is not None:
-                start = dev.timeline_start
-                timeline = timeline_dict(link, compiled, start, info["f_clk"])
-                self.commits = compiled.commits(
-                    start, "return", compiled.laps_within(round(max_seconds * info["f_clk"])))
-            dev.reset_stats()
+            loaded = load_link(dev, link, max_seconds, before=lambda: make_clean(dev))
+        self.regs, self.commits = loaded.regs, loaded.commits
         with EthPorts(self.eth_port) as eth:
             try:
-                yield Loaded(eth, info["f_clk"], timeline)
+                yield Loaded(eth, loaded.f_clk, loaded.timeline)
             finally:
                 eth.release()
 
     def settle(self, sim: CoSim) -> Outcome:
         with Device(self.url) as dev:
             drain(sim, dev)
-            stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
-                     "return": dev.get_stats(P.CHANNEL_RETURN)}
-            terminals = None
-            if self.regs["return"].term_match:      # each terminal's counters, both ways
-                terminals = {name: terminal_counters(
-                    {who: dev.terminal_stats(ch, who)
-                     for who in [*range(self.regs[name].term_framed), None]})
-                    for ch, name in ((P.CHANNEL_FORWARD, "forward"),
-                                     (P.CHANNEL_RETURN, "return"))}
-            return Outcome(stats, _bod_trace(dev, self.regs["return"], sim.origin, self.commits),
+            stats, terminals = read_counters(dev, self.regs)
+            return Outcome(stats, read_bod(dev, self.regs["return"], sim.origin, self.commits),
                            terminals=terminals)
 
 
@@ -129,16 +104,6 @@ def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
     decided = {0: stats["forward"]["rx_frames"], 1: stats["return"]["rx_frames"]}
     sim.eth.wait({}, want, timeout=max(1.0, deadline - time.monotonic()), fates=decided)
     sim.record_rest()
-
-
-def _bod_trace(dev, regs, origin: int, commits=()) -> dict | None:
-    """The BoD ring of the return channel after a transfer (None when it is not BoD-served),
-    whose registers as loaded, before any step, are ``regs``; ``commits``: a timeline's steps on
-    the return channel, which may change its superframes."""
-    if not regs.bod:
-        return None
-    trace = dev.bod_trace()         # a record a terminal a superframe, as the profile says
-    return bod_dict(trace.start, origin, regs, trace.records, trace.lost, commits)
 
 
 def run_transfer(url: str, eth_port: int, profile, size: int, **kwargs) -> Transfer:

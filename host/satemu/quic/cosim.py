@@ -60,6 +60,20 @@ class Pair:
         return drawing_from(self.rng)
 
 
+def pair_failed(pairs: list[Pair], i: int) -> bool:
+    """Pair ``i`` failed (its client's ``error``), or never will start: the pair it waits for
+    failed."""
+    p = pairs[i]
+    if p.started:
+        return p.client.error is not None
+    return p.after is not None and pair_failed(pairs, p.after)
+
+
+def pairs_finished(pairs: list[Pair], which) -> bool:
+    """Each of pairs ``which`` has a client done or failed (:func:`pair_failed`)."""
+    return all(pairs[i].client.done or pair_failed(pairs, i) for i in which)
+
+
 @dataclass
 class CoSim:
     """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
@@ -226,18 +240,10 @@ class CoSim:
         self._start_due()
         self._transmit()
 
-    def _failed(self, i: int) -> bool:
-        """Pair ``i`` failed (its client's ``error``), or never will start: the pair it waits
-        for failed."""
-        p = self.pairs[i]
-        if p.started:
-            return p.client.error is not None
-        return p.after is not None and self._failed(p.after)
-
     def finished(self) -> bool:
         """Every pair's client is done or failed (one that waits for a failed pair never
         starts): the other flows run on when one fails."""
-        return all(p.client.done or self._failed(i) for i, p in enumerate(self.pairs))
+        return pairs_finished(self.pairs, range(len(self.pairs)))
 
     def run(self, done: Callable[[], bool], max_seconds: float,
             progress: Callable[["CoSim"], None] | None = None, every: float = 1.0) -> bool:

@@ -219,14 +219,18 @@ class Namespaces:
         return self
 
     def _move(self, ns: str, ifname: str) -> None:
-        """Create namespace ``ns``, move ``ifname`` into it, bring ``lo`` up, clear its
+        """Create namespace ``ns`` (:meth:`_add`), move ``ifname`` into it, clear its
         addresses."""
-        self._created.append(ns)        # first: an exception mid-way still deletes it
-        _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+        self._add(ns)
         _run([self.ip, "link", "set", "dev", ifname, "netns", ns],
              f"moving {ifname} into namespace {ns}")
-        _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
         _run([self.ip, "-n", ns, "addr", "flush", "dev", ifname], f"{ns}: flush {ifname}")
+
+    def _add(self, ns: str) -> None:
+        """Create namespace ``ns`` with ``lo`` up."""
+        self._created.append(ns)        # first: an exception mid-way still deletes it
+        _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+        _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
 
     def _up(self, ns: str, ifname: str, addrs: tuple[str, ...], peers: tuple[str, ...]) -> None:
         """``ifname`` in ``ns`` up with ``addrs`` (/32) and a route on it to each of
@@ -265,15 +269,13 @@ class Namespaces:
         self._up(self.client, self.client_if, (), ())
         for k, ((mac, addrs, vlan), ns) in enumerate(zip(self.hosts, self.host_namespaces)):
             link = f"satemu-h{k}"
-            self._created.append(ns)
-            _run([self.ip, "netns", "add", ns], f"creating network namespace {ns}")
+            self._add(ns)
             kind = ["macvlan", "mode", "bridge"] if vlan is None else ["vlan", "id", str(vlan)]
             _run([self.ip, "-n", self.client, "link", "add", "link", self.client_if, "name",
                   link, "address", mac, "type", *kind],
                  f"{self.client}: a {kind[0]} of {self.client_if} for {mac}")
             _run([self.ip, "-n", self.client, "link", "set", "dev", link, "netns", ns],
                  f"moving {link} into namespace {ns}")
-            _run([self.ip, "-n", ns, "link", "set", "dev", "lo", "up"], f"{ns}: lo up")
             self._up(ns, link, tuple(addrs), self.server_ips)
 
     def __exit__(self, *exc: Any) -> None:

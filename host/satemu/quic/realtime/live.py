@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from satemu.quic.aio import _enlarge_buffers
+from satemu.quic.cosim import pairs_finished
 
 __all__ = ["LiveSide", "read_plan", "POLL_S"]
 
@@ -166,15 +167,9 @@ class LiveSide:
         self._start_due()
         self._transmit()
 
-    def _failed(self, i: int) -> bool:
-        p = self.pairs[i]
-        if p.started:
-            return p.client.error is not None
-        return p.after is not None and self._failed(p.after)
-
     def finished(self) -> bool:
         """Every client here is done or failed (or waits for one that failed)."""
-        return all(self.pairs[i].client.done or self._failed(i) for i in self.mine)
+        return pairs_finished(self.pairs, self.mine)
 
     def run(self, stop: Callable[[], bool], until: float,
             on_finished: Optional[Callable[[], None]] = None) -> None:

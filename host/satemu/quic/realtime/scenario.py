@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from satemu.box.device import Device, DeviceError
 from satemu.quic.afpacket import align_log, read_capture
+from satemu.quic.boxrun import load_link, read_bod, read_counters
 from satemu.quic.netns import Namespaces, RealtimeError
 from satemu.quic.realtime.captures import F_CLK
 from satemu.quic.realtime.supervise import (MODULE, _child_env, _Processes, _Run, _say, _tail,
-    start_captures)
+    start_captures, wait_ready)
 from satemu.quic.transfer import Delivery, PacketRecord
 from satemu.quic.workload import ObjectTimes
 
@@ -53,13 +55,13 @@ def scenario_hosts(sc) -> list[tuple[str, tuple[str, ...], list[int], Optional[i
     owner: dict[str, tuple] = {}
     servers = {f.server.ipv4 for f in sc.flows}
     for i, f in enumerate(sc.flows):
-        mac, ip = (f.client.mac, f.client.vlan), f.client.ipv4
-        if owner.setdefault(ip, mac) != mac:
+        key, ip = (f.client.mac, f.client.vlan), f.client.ipv4
+        if owner.setdefault(ip, key) != key:
             raise RealtimeError(f"flow.{i + 1}.client_ip: {ip} is also a host's on another "
                                 "terminal: one address, one host")
         if ip in servers:
             raise RealtimeError(f"flow.{i + 1}.client_ip: {ip} is also a server's address")
-        addrs, flows = hosts.setdefault(mac, ([], []))
+        addrs, flows = hosts.setdefault(key, ([], []))
         if ip not in addrs:
             addrs.append(ip)
         flows.append(i)
@@ -226,7 +228,7 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
     servers = tuple(dict.fromkeys(f.server.ipv4 for f in sc.flows))
     the_box = _Box(box) if box else None
     if the_box is not None:
-        the_box.load(sc.profile)
+        the_box.load(sc.profile, max_seconds)
     with _Run(say) as res:
         if outdir is None:
             res.tmp = tempfile.TemporaryDirectory(prefix="satemu-realtime-")
@@ -265,13 +267,9 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
             waiting.update({f"host {k}'s client": (p, out / f"client-{k}.ready",
                                                    out / f"client-{k}.log")
                             for k, p in enumerate(clients)})
-            _wait_ready(res, procs, waiting)
+            wait_ready(res, procs, waiting, STARTUP_TIMEOUT_S)
             if the_box is not None:
-                from satemu.box.device import DeviceError
-                try:
-                    the_box.mark_origin()
-                except (DeviceError, OSError) as e:
-                    raise RealtimeError(f"--port {box}: {e}") from None
+                the_box.mark_origin()
             origin = time.monotonic_ns() + GO_LEAD_NS
             (out / "go.tmp").write_text(str(origin), encoding="ascii")
             (out / "go.tmp").replace(out / "go")
@@ -292,9 +290,8 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
             res.check()
             readout = box_error = None
             if the_box is not None:
-                from satemu.box.device import DeviceError
                 try:
-                    readout = the_box.read(sc.profile)
+                    readout = the_box.read()
                 except (DeviceError, OSError) as e:     # the run stands; the box's part not
                     box_error = f"--port {box}: reading the box after the run: {e}"
                     say(box_error)
@@ -352,72 +349,43 @@ def run_realtime_scenario(client_if: str, server_if: str, sc, *, max_seconds: fl
 
 class _Box:
     """The box between the interfaces, at UART ``url``: the scenario's profile loaded into it
-    before the run (with its timeline and terminal table), its cycle at the run's origin, and
-    after the run (once it holds no frame) both channels' counters, each terminal's and the
-    return channel's BoD records."""
+    before the run (satemu.quic.boxrun.load_link: its timeline and terminal table too), its
+    cycle at the run's origin, and after the run (once it holds no frame) both channels'
+    counters, each terminal's and the return channel's BoD records."""
 
     EMPTY_WAIT_S = 60.0
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.origin = 0
-        self.timeline = None
-        self.commits = ()
 
-    def _device(self):
-        from satemu.box.device import Device
-        return Device(self.url)
-
-    def load(self, profile) -> None:
-        from satemu.box.device import DeviceError
+    def load(self, profile, max_seconds: float) -> None:
         try:
-            with self._device() as dev:
-                info = dev.hello()
-                hw = dev.hardware()
-                self.f_clk = info["f_clk"]
-                self.regs = regs = profile.check(hw)
-                compiled = None
-                if profile.timeline is not None:
-                    from satemu.link.timeline import compile_timeline
-                    compiled = compile_timeline(profile, hw, regs)
-                dev.load(profile, reseed=True, stop_timeline=True, regs=regs, timeline=compiled,
-                         lead=self.f_clk // 20)
-                if compiled is not None:
-                    from satemu.link.timeline import timeline_dict
-                    start = dev.timeline_start
-                    self.timeline = dict(timeline_dict(profile, compiled, start, self.f_clk),
-                                         clock="box cycles")
-                    self.commits = compiled.commits(start, "return", 1)
-                dev.reset_stats()
+            with Device(self.url) as dev:
+                self.loaded = load_link(dev, profile, max_seconds)
         except (DeviceError, OSError, ValueError) as e:
             raise RealtimeError(f"--port {self.url}: {e}") from None
+        t = self.loaded.timeline
+        self.timeline = dict(t, clock="box cycles") if t is not None else None
 
     def mark_origin(self) -> None:
-        with self._device() as dev:
-            self.origin = dev.now()
+        try:
+            with Device(self.url) as dev:
+                self.origin = dev.now()
+        except (DeviceError, OSError) as e:
+            raise RealtimeError(f"--port {self.url}: {e}") from None
 
-    def read(self, profile) -> tuple[dict, Optional[dict], Optional[dict], bool]:
+    def read(self) -> tuple[dict, Optional[dict], Optional[dict], bool]:
         """(counters by direction, BoD dict or None, counters by terminal or None, whether
         the box emptied)."""
-        from satemu.base import protocol as P
-        from satemu.quic.cosim import bod_dict
-        from satemu.quic.engine import terminal_counters
-        with self._device() as dev:
+        regs = self.loaded.regs
+        with Device(self.url) as dev:
             empty = dev.wait_empty(self.EMPTY_WAIT_S, poll=0.2)
             self.read_ns = time.monotonic_ns()
-            stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
-                     "return": dev.get_stats(P.CHANNEL_RETURN)}
-            terminals = bod = None
-            if self.regs["return"].term_match:
-                terminals = {name: terminal_counters(
-                    {who: dev.terminal_stats(ch, who)
-                     for who in [*range(self.regs[name].term_framed), None]})
-                    for ch, name in ((P.CHANNEL_FORWARD, "forward"),
-                                     (P.CHANNEL_RETURN, "return"))}
-            if self.regs["return"].bod:
-                trace = dev.bod_trace()
-                bod = dict(bod_dict(trace.start, self.origin, self.regs["return"], trace.records,
-                                    trace.lost, self.commits), f_clk=self.f_clk)
+            stats, terminals = read_counters(dev, regs)
+            bod = read_bod(dev, regs["return"], self.origin, self.loaded.commits)
+        if bod is not None:
+            bod["f_clk"] = self.loaded.f_clk
         return stats, bod, terminals, empty
 
 
@@ -460,19 +428,3 @@ def _box_check(sc, stats: dict, terminals: Optional[dict], client_capture,
         check["agrees"] = check["agrees"] and all(r["captured_out"] == r["box_received"]
                                                   for r in rows.values())
     return check
-
-
-def _wait_ready(res, procs, waiting: dict) -> None:
-    """Wait for each of ``waiting`` (what: (process, its ready file, its log)) to be ready;
-    RealtimeError naming the first that exits or is not ready within STARTUP_TIMEOUT_S."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    for what, (p, ready, log) in waiting.items():
-        while not ready.exists():
-            res.check()
-            if procs.exited(p):
-                raise RealtimeError(f"{what} exited before it was ready: "
-                                    f"{_tail(log) or 'no output'}")
-            if time.monotonic() > deadline:
-                raise RealtimeError(f"{what} was not ready within {STARTUP_TIMEOUT_S:g} s: "
-                                    f"{_tail(log) or 'no output'}")
-            time.sleep(0.02)

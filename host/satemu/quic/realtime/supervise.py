@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from satemu.quic.netns import Namespaces
+from satemu.quic.netns import Namespaces, RealtimeError
 
 MODULE = "satemu.quic.realtime"         # what the children run: python -m MODULE
 HOST_DIR = Path(__file__).resolve().parents[3]      # what PYTHONPATH needs for ``-m MODULE``
@@ -230,7 +230,6 @@ def start_captures(res: "_Run", ns: Namespaces, procs: _Processes, out: Path,
     of the client's interface, OUT/server.pcapng) and waits for both to be ready (their
     ``{role}-capture.ready`` files); returns them by role. RealtimeError if one exits or is not
     ready within ``timeout`` s."""
-    from satemu.quic.netns import RealtimeError
     if ns.swept:
         res.say(f"swept {len(ns.swept)} namespace(s) left by runs no longer running: "
                 f"{', '.join(ns.swept)}")
@@ -242,12 +241,24 @@ def start_captures(res: "_Run", ns: Namespaces, procs: _Processes, out: Path,
         out / f"{role}-capture.log")
         for role, name, ifname in (("client", ns.client, ns.client_if),
                                    ("server", ns.server, ns.server_if))}
-    deadline = time.monotonic() + timeout
-    for role, p in captures.items():
-        while not (out / f"{role}-capture.ready").exists():
-            res.check()
-            if procs.exited(p) or time.monotonic() > deadline:
-                raise RealtimeError(f"the {role} capture did not start: "
-                                    f"{_tail(out / f'{role}-capture.log') or 'timeout'}")
-            time.sleep(0.02)
+    wait_ready(res, procs, {f"the {role} capture": (p, out / f"{role}-capture.ready",
+                                                    out / f"{role}-capture.log")
+                            for role, p in captures.items()}, timeout)
     return captures
+
+
+def wait_ready(res: "_Run", procs: _Processes, waiting: dict, timeout: float) -> None:
+    """Wait for each of ``waiting`` (what: (process, its ready file, its log)) to create its
+    ready file, calling ``res.check`` meanwhile; RealtimeError naming the first that exits
+    first or is not ready within ``timeout`` s, with the end of its log."""
+    deadline = time.monotonic() + timeout
+    for what, (p, ready, log) in waiting.items():
+        while not ready.exists():
+            res.check()
+            if procs.exited(p):
+                raise RealtimeError(f"{what} exited before it was ready: "
+                                    f"{_tail(log) or 'no output'}")
+            if time.monotonic() > deadline:
+                raise RealtimeError(f"{what} was not ready within {timeout:g} s: "
+                                    f"{_tail(log) or 'no output'}")
+            time.sleep(0.02)
