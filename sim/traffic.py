@@ -63,13 +63,13 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
 
 # The scenarios' channel: a queue that outgrows the 32 departure times on chip into memory
 # (satemu_gw.depqueue), as the boards' do beyond 1024, so that most scenarios' queues spill.
-SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32)
+SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32, jitter=True)
 
 
 def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAMS,
              mem: dict | None = None, tb_seed: int = 1, beat_gap: float = 0.0,
              sink_ready: float = 1.0, commits: list | None = None, run_after: int = 0,
-             expect: dict | None = None, table=None) -> dict:
+             expect: dict | None = None, table=None, jitter=None) -> dict:
     """A scenario's record. With a terminal ``table`` (satemu.base.terminals.TerminalTable)
     each frame is [start, length, error, whose]: the index of the terminal with frames whose
     key it carries, or -1 (sim.channel.bench.frame_bytes); a commit may carry a ``table`` too."""
@@ -78,6 +78,8 @@ def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAM
         "name": name, "f_clk": f_clk, "params": asdict(params), "regs": asdict(regs),
         "frames": frames, "mem": mem or {}, "tb_seed": tb_seed, "beat_gap": beat_gap,
         "sink_ready": sink_ready, "table": asdict(table) if table is not None else None,
+        # The jitter table's two banks (satemu.model.jitter), written before the first commit.
+        "jitter": [list(bank) for bank in jitter] if jitter is not None else None,
         # A commit is written at cycle ``at``; with ``cycle`` it is named for that cycle
         # (COMMIT_AT), as the firmware commits a timeline's steps.
         "commits": [{"at": c["at"], "regs": asdict(c["regs"]), "reseed": c.get("reseed", False),

@@ -42,6 +42,9 @@ _Static_assert(SATEMU_LINK_STATS_FIELDS == 1 + SATEMU_ERR_COUNT
 _Static_assert(SATEMU_COMMIT_REQUEST_BYTES == 1 + 4 && SATEMU_INCOMPLETE_DETAIL_BYTES == 2 * 4
                && SATEMU_CHANNEL_MASK_DETAIL_BYTES == 1 && SATEMU_COMMIT_RESULT_BYTES == 1
                && SATEMU_GET_PROFILE_REQUEST_BYTES == 2, "COMMIT and GET_PROFILE");
+_Static_assert(SATEMU_JITTER_SET_HEAD_BYTES == 1 + 1 + 2 + 1
+               && SATEMU_JITTER_SET_REQUEST_BYTES == 5 + 2 * SATEMU_JITTER_SET_MAX
+               && SATEMU_JITTER_BAD_DETAIL_BYTES == 2 && SATEMU_JITTER_SET_MAX <= 255, "JITTER_SET");
 
 /* Each profile field's register, by field (enum satemu_field), and whether it is a layout field. */
 static const uint16_t profile_regs[SATEMU_PROFILE_FIELDS] = SATEMU_PROFILE_REGS;
@@ -314,7 +317,8 @@ static size_t hello(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
     o = satemu_put_le(o, SATEMU_CAP_CHANNELS | (hw->bod_mask ? SATEMU_CAP_BOD : 0)
                   | (limits.log_records ? SATEMU_CAP_FRAME_LOG : 0)
                   | (limits.timeline_entries ? SATEMU_CAP_TIMELINE : 0)
-                  | (limits.terminals ? SATEMU_CAP_TERMINALS : 0), 4);
+                  | (limits.terminals ? SATEMU_CAP_TERMINALS : 0)
+                  | (limits.jitter_table ? SATEMU_CAP_JITTER : 0), 4);
 #define PUT_LIMIT(name, bytes) o = satemu_put_le(o, limits.name, bytes);
     SATEMU_LIMIT_LIST(PUT_LIMIT)
 #undef PUT_LIMIT
@@ -423,6 +427,36 @@ static size_t set_profile(const struct satemu_hw *hw, const uint8_t *p, uint8_t 
     hw->write(hw->ctx, ch, SATEMU_REG_MEM_BASE, hw->delay_line[ch].base);
     hw->write(hw->ctx, ch, SATEMU_REG_MEM_SIZE, hw->delay_line[ch].words);
     return 1;
+}
+
+/* JITTER_SET: channel u8, bank u8, first u16, n u8, then SATEMU_JITTER_SET_MAX entries, i16
+ * each: n of them into the bank from entry first, through jit_sel and jit_val (each write of
+ * jit_val advances jit_sel). Only into a bank the profile in force does not draw from; the
+ * caller has refused a running timeline (whose steps may name either bank). */
+static size_t jitter_set(const struct satemu_hw *hw, const uint8_t *p, uint8_t *out)
+{
+    int ch = p[0];
+    unsigned bank = p[1], first = (unsigned)satemu_get_le(p + 2, 2), n = p[4];
+    if (!hw->limits.jitter_table)
+        return status_only(out, SATEMU_STATUS_NO_JITTER);
+    if (st.applying)
+        return status_only(out, SATEMU_STATUS_BUSY);
+    uint8_t fault = 0;
+    if (bank > 1 || n < 1 || n > SATEMU_JITTER_SET_MAX || first + n > SATEMU_JITTER_TABLE)
+        fault = SATEMU_JITTER_FAULT_RANGE;
+    else if (st.profile[ch][SATEMU_F_JIT_SIGMA] && st.profile[ch][SATEMU_F_JIT_BANK] == bank)
+        fault = SATEMU_JITTER_FAULT_IN_FORCE;
+    if (fault) {
+        out[0] = SATEMU_STATUS_JITTER_BAD;
+        out[1] = fault;
+        out[2] = (uint8_t)bank;
+        return 1 + SATEMU_JITTER_BAD_DETAIL_BYTES;
+    }
+    hw->write(hw->ctx, ch, SATEMU_REG_JIT_SEL, bank * SATEMU_JITTER_TABLE + first);
+    for (unsigned i = 0; i < n; i++)
+        hw->write(hw->ctx, ch, SATEMU_REG_JIT_VAL,
+                  (uint32_t)satemu_get_le(p + SATEMU_JITTER_SET_HEAD_BYTES + 2 * i, 2));
+    return status_only(out, SATEMU_STATUS_OK);
 }
 
 /* GET_PROFILE: channel u8, which u8 (SATEMU_PROFILE_STAGED or SATEMU_PROFILE_IN_FORCE). */
@@ -591,6 +625,10 @@ size_t satemu_handle(const struct satemu_hw *hw, const struct satemu_frame *req,
         return satemu_level_set(hw, p, out);
     case SATEMU_OP_TERMINAL_STATS:
         return satemu_terminal_stats(hw, p, out);
+    case SATEMU_OP_JITTER_SET:
+        if (satemu_timeline_running())
+            return status_only(out, SATEMU_STATUS_RUNNING);
+        return jitter_set(hw, p, out);
     case SATEMU_OP_BOD_TRACE:
         if (!((hw->bod_mask >> p[0]) & 1))
             return status_only(out, SATEMU_STATUS_NO_BOD);

@@ -74,7 +74,11 @@ static uint64_t queue_cap(const struct satemu_hw *hw, int channel, const uint64_
 uint64_t satemu_budget_words(const struct satemu_hw *hw, int channel, const uint64_t *f)
 {
     uint64_t floor_ = hw->limits.latency_floor;
-    uint64_t window = (f[SATEMU_F_DELAY] > floor_ ? f[SATEMU_F_DELAY] : floor_) + floor_;
+    /* The longest a frame's delay can be: with jitter, the delay plus the largest entry a
+     * table can hold times jit_sigma (satemu.base.validate.longest_delay). */
+    uint64_t longest = f[SATEMU_F_DELAY]
+                     + ((SATEMU_JITTER_ENTRY_MAX * f[SATEMU_F_JIT_SIGMA]) >> SATEMU_JITTER_SHIFT);
+    uint64_t window = (longest > floor_ ? longest : floor_) + floor_;
     struct u128 t_num;
     uint64_t den, ovh;
     byte_time(hw, f, &t_num, &den, &ovh);
@@ -229,6 +233,9 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
         if (f[SATEMU_F_TERM_SYNTHETIC])
             BAD(SATEMU_F_TERM_SYNTHETIC, 0, 0);
     }
+    /* Jitter: only on a box whose channels have it, and not where BoD serves the channel. */
+    if (f[SATEMU_F_JIT_SIGMA] && (!hw->limits.jitter_table || bod_serves(hw, channel, f)))
+        BAD(SATEMU_F_JIT_SIGMA, 0, 0);
     if (delta_coded(hw, channel) && !(f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)) {
         /* A frame's serialisation takes fewer than SATEMU_DELTA_FRAME_SPAN cycles. */
         uint64_t frame = f[SATEMU_F_MAX_LEN] + f[SATEMU_F_OVERHEAD];

@@ -19,8 +19,8 @@
 #include "commit.h"
 #include "terminals.h"
 
-/* The tests' box tells terminals apart (limits, below): HELLO announces it. */
-#define TERMS SATEMU_CAP_TERMINALS
+/* The tests' box tells terminals apart and has jitter (limits, below): HELLO announces both. */
+#define TERMS (SATEMU_CAP_TERMINALS | SATEMU_CAP_JITTER)
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -62,6 +62,10 @@ struct bank {
      * (STATUS bit 4 until the commit after it) when `late_next` is set. */
     uint64_t tl[2 * 64];
     unsigned late_next, late;
+    /* Each channel's jitter table as the gateware takes JIT_SEL and JIT_VAL (each write of
+     * JIT_VAL lands at JIT_SEL and advances it), and how many entries were written. */
+    uint16_t jit[2][2 * SATEMU_JITTER_TABLE];
+    unsigned jit_writes;
 };
 #define TL_ENTRIES 64u
 
@@ -112,7 +116,17 @@ static uint32_t rd(void *ctx, int ch, unsigned word)
     }
     return b->regs[ch][word];
 }
-static void wr(void *ctx, int ch, unsigned word, uint32_t v) { ((struct bank *)ctx)->regs[ch][word] = v; }
+static void wr(void *ctx, int ch, unsigned word, uint32_t v)
+{
+    struct bank *b = ctx;
+    if (word == SATEMU_REG_JIT_VAL) {
+        uint32_t sel = b->regs[ch][SATEMU_REG_JIT_SEL] % (2 * SATEMU_JITTER_TABLE);
+        b->jit[ch][sel] = (uint16_t)v;
+        b->regs[ch][SATEMU_REG_JIT_SEL] = (sel + 1) % (2 * SATEMU_JITTER_TABLE);
+        b->jit_writes++;
+    }
+    b->regs[ch][word] = v;
+}
 static void commit(void *ctx, unsigned flags)
 {
     struct bank *b = ctx;
@@ -377,6 +391,7 @@ static const struct satemu_limits limits = {
     .max_frame = 2048, .latency_floor = 2048,
     .mem_words = 6u << 20, .port_bps = 1000000000u,
     .terminals = 4, .synthetic = 4, .demand_levels = 8,   /* command_layer.WRITE_BOX's */
+    .jitter_table = SATEMU_JITTER_TABLE,
 };
 
 /* The commit rules: only a load staged whole under one generation applies; a retried COMMIT
@@ -950,6 +965,78 @@ static void terminal_checks(struct satemu_hw *hw)
     hw->terms[0] = hw->terms[1] = NULL;
 }
 
+/* JITTER_SET: channel, bank, first, n, then JITTER_SET_MAX entries. */
+static size_t jitter_set(const struct satemu_hw *hw, int ch, unsigned bank, unsigned first,
+                         unsigned n, int16_t base, uint8_t *resp)
+{
+    uint8_t req[SATEMU_JITTER_SET_REQUEST_BYTES] = { 0 };
+    req[0] = (uint8_t)ch;
+    req[1] = (uint8_t)bank;
+    req[2] = (uint8_t)first;
+    req[3] = (uint8_t)(first >> 8);
+    req[4] = (uint8_t)n;
+    for (unsigned i = 0; i < SATEMU_JITTER_SET_MAX; i++) {
+        uint16_t v = (uint16_t)(base + (int16_t)(7 * i));
+        req[SATEMU_JITTER_SET_HEAD_BYTES + 2 * i] = (uint8_t)v;
+        req[SATEMU_JITTER_SET_HEAD_BYTES + 2 * i + 1] = (uint8_t)(v >> 8);
+    }
+    return request(hw, SATEMU_OP_JITTER_SET, req, sizeof(req), resp);
+}
+
+/* JITTER_SET writes n entries from `first` into the bank, through JIT_SEL and JIT_VAL; it
+ * refuses a bank the profile in force draws from (IN_FORCE), entries outside a bank (RANGE),
+ * and everything on a box without jitter (NO_JITTER), each writing nothing. */
+static void jitter_checks(struct satemu_hw *hw, struct bank *bank, const uint64_t *base)
+{
+    uint8_t resp[SATEMU_MAX_PAYLOAD];
+    size_t n;
+    memset(bank->regs, 0, sizeof(bank->regs));
+    memset(bank->jit, 0, sizeof(bank->jit));
+    bank->regs[0][SATEMU_REG_STATUS] = bank->regs[1][SATEMU_REG_STATUS] = 4;     /* empty */
+    bank->commits = bank->hold = bank->slow = bank->keep = bank->kept = 0;
+    satemu_requests_init(hw);
+    bank->jit_writes = 0;
+    n = jitter_set(hw, 1, 1, 4096 - 100, 100, -32768, resp);
+    int same = 1;
+    for (unsigned i = 0; i < 100; i++)
+        same &= bank->jit[1][2 * 4096 - 100 + i] == (uint16_t)(-32768 + 7 * (int)i);
+    expect(n == 1 && resp[0] == SATEMU_STATUS_OK && same && bank->jit_writes == 100,
+           "jitter set, bank 1's last entries", 0);
+    n = jitter_set(hw, 0, 0, 0, SATEMU_JITTER_SET_MAX, 5, resp);
+    expect(n == 1 && resp[0] == SATEMU_STATUS_OK && bank->jit[0][0] == 5
+           && bank->jit[0][SATEMU_JITTER_SET_MAX - 1] == 5 + 7 * (SATEMU_JITTER_SET_MAX - 1)
+           && bank->jit_writes == 100 + SATEMU_JITTER_SET_MAX, "jitter set, a whole request", 0);
+    static const unsigned bad[][3] = { { 2, 0, 1 }, { 0, 0, 0 }, { 0, 0, SATEMU_JITTER_SET_MAX + 1 },
+                                       { 0, 4096 - 99, 100 }, { 1, 0xFFFF, 1 } };
+    for (unsigned i = 0; i < N(bad); i++) {
+        n = jitter_set(hw, 0, bad[i][0], bad[i][1], bad[i][2], 1, resp);
+        expect(n == 1 + SATEMU_JITTER_BAD_DETAIL_BYTES && resp[0] == SATEMU_STATUS_JITTER_BAD
+               && resp[1] == SATEMU_JITTER_FAULT_RANGE && resp[2] == (uint8_t)bad[i][0]
+               && bank->jit_writes == 100 + SATEMU_JITTER_SET_MAX, "jitter set, range", i);
+    }
+    /* A profile with jitter from bank 1 in force on the forward channel: bank 1 refused there,
+     * bank 0 and the return channel's bank 1 taken. */
+    uint64_t a[SATEMU_PROFILE_FIELDS];
+    memcpy(a, base, sizeof(a));
+    a[SATEMU_F_JIT_SIGMA] = 1000;
+    a[SATEMU_F_JIT_BANK] = 1;
+    expect(stage(hw, 5, a, base), "jitter profile staged", 5);
+    expect(commit_gen(hw, 5, 0, resp, &n) == SATEMU_STATUS_OK, "jitter profile in force", 5);
+    unsigned writes = bank->jit_writes;
+    n = jitter_set(hw, 0, 1, 0, 10, 3, resp);
+    expect(n == 1 + SATEMU_JITTER_BAD_DETAIL_BYTES && resp[0] == SATEMU_STATUS_JITTER_BAD
+           && resp[1] == SATEMU_JITTER_FAULT_IN_FORCE && resp[2] == 1
+           && bank->jit_writes == writes, "jitter set, the bank in force", 1);
+    expect(jitter_set(hw, 0, 0, 0, 10, 3, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && jitter_set(hw, 1, 1, 0, 10, 3, resp) == 1 && resp[0] == SATEMU_STATUS_OK
+           && bank->jit_writes == writes + 20, "jitter set, the other banks", 0);
+    hw->limits.jitter_table = 0;
+    n = jitter_set(hw, 0, 0, 0, 10, 3, resp);
+    expect(n == 1 && resp[0] == SATEMU_STATUS_NO_JITTER && bank->jit_writes == writes + 20,
+           "jitter set, no jitter", 0);
+    hw->limits.jitter_table = SATEMU_JITTER_TABLE;
+}
+
 int main(void)
 {
     static struct bank bank;
@@ -1140,6 +1227,7 @@ int main(void)
 
     frame_log(&hw, &bank);
     commit_rules(&hw, &bank, ok->fields);
+    jitter_checks(&hw, &bank, ok->fields);
 
     /* RESET_STATS clears both channels at once, the MAC's counts by a baseline. */
     bank.port[0] = 0xfffffffeu;

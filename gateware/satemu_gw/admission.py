@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Admission engine: decides each frame's fate and schedules its departure and egress cycles."""
 
-from amaranth import Module, Signal, Mux, Const, Cat
+from amaranth import Module, Signal, Mux, Const, Cat, signed
 from amaranth.lib import fifo, stream, wiring, data
 from amaranth.lib.wiring import In, Out
 
@@ -96,6 +96,11 @@ class Admission(wiring.Component):
             })
         if params.spill_words:
             ports["q_spill_empty"] = In(1)
+        if params.jitter:
+            # Jitter (satemu_gw.jitter): a draw for each frame the shaper times, its offset two
+            # cycles later, and the reseed of its stream with the loss draws'.
+            ports.update({"jit_draw": Out(1), "jit_offset": In(signed(36)),
+                          "reseed": Out(1)})
         if params.terminals:
             # The terminals with frames' settings in force (satemu_gw.termtable).
             ports["frame"] = In(data.ArrayLayout(FrameCfg, params.terminals))
@@ -317,6 +322,8 @@ class Admission(wiring.Component):
                         m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
                     with m.If((self.commit_flags & COMMIT_RESEED).any()):
                         m.d.comb += prng.load.eq(1)
+                        if p.jitter:
+                            m.d.comb += self.reseed.eq(1)
                         m.d.sync += [g.eq(0) for g in ge_bad_t]
                     with m.If(layout_ok):
                         m.d.sync += [w.eq(0) for w in wr_off_t]
@@ -410,6 +417,9 @@ class Admission(wiring.Component):
                 # V := max(arrival, V) + (length + overhead) x (q + num/den), exactly; in two
                 # steps (the start, then the sum) for short paths at the board's clock.
                 with m.If(~st.busy):
+                    if p.jitter:
+                        # The frame's jitter, ready in DEPART (two cycles on).
+                        m.d.comb += self.jit_draw.eq(cfg.jit_sigma != 0)
                     idle = (cur.arrival > vi) | ((cur.arrival == vi) & (vf == 0))
                     m.d.sync += [shape_i.eq(Mux(idle, cur.arrival, vi)),
                                  shape_f.eq(Mux(idle, 0, vf) + st.tf)]
@@ -424,10 +434,17 @@ class Admission(wiring.Component):
                 m.next = "DEPART"
 
             with m.State("DEPART"):
+                if p.jitter:
+                    # delay + J, never below the latency floor (J may be negative).
+                    latency = Signal(signed(42))
+                    m.d.comb += latency.eq(cfg.delay + Mux(cfg.jit_sigma != 0, self.jit_offset,
+                                                           0))
+                    wait = Mux(latency > p.latency_floor, latency, p.latency_floor)[:41]
+                else:
+                    wait = Mux(cfg.delay > p.latency_floor, cfg.delay, p.latency_floor)
                 m.d.sync += [
                     departure.eq(vi + (vf != 0)),
-                    release.eq(vi + (vf != 0) + Mux(cfg.delay > p.latency_floor, cfg.delay,
-                                                    p.latency_floor)),
+                    release.eq(vi + (vf != 0) + wait),
                 ]
                 after = "PACE" if p.mem_pace else "SCHEDULE"
                 if p.mem_pace:

@@ -23,6 +23,7 @@ from .termtable import TermTable
 from .termstats import TermStats
 from .skid import SkidBuffer
 from .framelog import FrameLog
+from .jitter import Jitter
 from .layouts import mem_cmd_layout
 
 
@@ -105,6 +106,17 @@ class Channel(wiring.Component):
                 sched.start_at.eq(regs.bod_start), adm.sched_done.eq(sched.done_upto),
                 sched.ring_sel.eq(regs.bod_sel), regs.bod_rec.eq(sched.ring_data),
                 regs.bod_count.eq(sched.count),
+            ]
+
+        if p.jitter:
+            m.submodules.jitter = jit = Jitter()
+            m.d.comb += [
+                jit.sigma.eq(regs.active.jit_sigma), jit.corr.eq(regs.active.jit_corr),
+                jit.bank.eq(regs.active.jit_bank), jit.seed.eq(regs.staged.seed),
+                jit.load.eq(adm.reseed), jit.draw.eq(adm.jit_draw),
+                adm.jit_offset.eq(jit.offset),
+                jit.w_en.eq(regs.j_w_en), jit.w_addr.eq(regs.j_w_addr),
+                jit.w_data.eq(regs.j_w_data),
             ]
 
         if p.frame_log:

@@ -65,6 +65,9 @@ class Regs(wiring.Component):
                 "t_w_data": Out(32), "l_en": Out(1), "l_word": Out(1), "l_sel": Out(16),
                 "l_data": Out(32), "t_commit": Out(1), "copying": In(1), "tstat_sel": Out(16),
                 "tstat": In(64)} if params.terminals else {}),
+            # The jitter table's writes (satemu_gw.jitter), with jitter.
+            **({"j_w_en": Out(1), "j_w_addr": Out(REGMAP["jit_sel"].width),
+                "j_w_data": Out(16)} if params.jitter else {}),
         })
 
     def elaborate(self, platform):
@@ -193,6 +196,17 @@ class Regs(wiring.Component):
                     m.d.comb += [self.l_en.eq(1), self.l_word.eq(word)]
             words[REGMAP["tstat"].offset] = self.tstat[:32]
             words[REGMAP["tstat"].offset + 1] = self.tstat[32:]
+        if self.params.jitter:
+            # jit_val writes the entry jit_sel names, and advances jit_sel.
+            jit_sel = Signal(REGMAP["jit_sel"].width)
+            jit_val_w = bus.w_en & (bus.addr == REGMAP["jit_val"].offset)
+            with m.If(bus.w_en & (bus.addr == REGMAP["jit_sel"].offset)):
+                m.d.sync += jit_sel.eq(bus.w_data)
+            with m.Elif(jit_val_w):
+                m.d.sync += jit_sel.eq(jit_sel + 1)
+            m.d.comb += [self.j_w_en.eq(jit_val_w), self.j_w_addr.eq(jit_sel),
+                         self.j_w_data.eq(bus.w_data[:16])]
+            words[REGMAP["jit_sel"].offset] = jit_sel
         words[REGMAP["bod_count"].offset] = self.bod_count
         bod_start = Signal(64)
         with m.If(self.bod_restart):

@@ -87,6 +87,15 @@ def table_writes(d: dict | None) -> list[tuple[int, int]]:
     return out
 
 
+def jitter_writes(banks: list | None) -> list[tuple[int, int]]:
+    """Bus writes that load both jitter table banks (``scenario``'s ``jitter``), entry by entry
+    from bank 0's first (each jit_val write advances jit_sel)."""
+    if not banks:
+        return []
+    return [(REGMAP["jit_sel"].offset, 0)] + [(REGMAP["jit_val"].offset, v & 0xFFFF)
+                                              for bank in banks for v in bank]
+
+
 def reg_writes(regs: dict) -> list[tuple[int, int]]:
     """Bus writes (word address, value) that load every profile field into the shadow copy."""
     out = []
@@ -229,7 +238,8 @@ class Bench:
             ring = self.sc.get("log", {})
             log = [(REGMAP["log_base"].offset, ring.get("base", LOG_BASE)),
                    (REGMAP["log_ctl"].offset, ring.get("bits", LOG_BITS))]
-        writes = log + reg_writes(regs) + table_writes(self.sc.get("table"))
+        writes = (log + jitter_writes(self.sc.get("jitter")) + reg_writes(regs)
+                  + table_writes(self.sc.get("table")))
         for addr, value in writes + [(REGMAP["commit"].offset, flags)]:
             pins["bus__addr"], pins["bus__w_data"], pins["bus__w_en"] = addr, value, 1
             await RisingEdge(dut.clk)
@@ -360,7 +370,8 @@ class Bench:
             if expect_end is None and not pending and not beats and not self.bus_ops and not commit_plan:
                 self.model = simulate(self.model_frames(),
                                       ChannelRegs(**sc["regs"]), self.params, self.commits,
-                                      bod_start=self.bod_start, table=self.table)
+                                      bod_start=self.bod_start, table=self.table,
+                                      jitter=self.sc.get("jitter"))
                 ends = [r.egress for r in self.model.frames if r.egress is not None]
                 expect_end = (max(ends) if ends else t) + self.params.max_beats + 64
                 expect_end = max(expect_end, t + sc.get("run_after", 0))
@@ -475,7 +486,8 @@ def check_bod(bench: Bench, count: int, records: list, end: int) -> tuple[list, 
     """The ring against the model run to the bench's last cycle: every record equal."""
     sc = bench.sc
     model = simulate(bench.model_frames(), ChannelRegs(**sc["regs"]), bench.params,
-                     bench.commits, bod_start=bench.bod_start, until=end, table=bench.table)
+                     bench.commits, bod_start=bench.bod_start, until=end, table=bench.table,
+                     jitter=sc.get("jitter"))
     errors = []
     want = model.bod
     per = len(bench.table.terminals) if bench.table else 1

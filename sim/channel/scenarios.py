@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from satemu.base import distributions
 from satemu.model.channel import Commit, simulate
 from satemu.link.registers import channel_registers
 from satemu.base.params import frame_words
@@ -29,10 +30,10 @@ def paced_frames(sc: dict, summary: dict) -> int:
     """How many of a scenario's frames the memory's pace (``ChannelParams.mem_pace``) delayed:
     those whose egress the model, run on the bench's arrivals without the pace, puts earlier."""
     params = replace(ChannelParams(**sc["params"]), mem_pace=0)
-    commits = [Commit(c["cycle"], ChannelRegs(**c["regs"])) for c in sc["commits"]]
+    commits = [Commit(c["cycle"], ChannelRegs(**c["regs"]), c["reseed"]) for c in sc["commits"]]
     free = simulate(zip(summary["arrivals"], [f[1] for f in sc["frames"]],
                         [f[2] for f in sc["frames"]]), ChannelRegs(**sc["regs"]), params, commits,
-                    bod_start=summary.get("bod_start", 0))
+                    bod_start=summary.get("bod_start", 0), jitter=sc.get("jitter"))
     got = iter(summary["egress"])
     return sum(r.egress != next(got) for r in free.frames if r.fate == Fate.DELIVERED)
 
@@ -214,6 +215,47 @@ def all_scenarios() -> dict[str, dict]:
         expect={"deep": "summary['counters']['queue_frames_hwm'] > 1024",
                 "the queue cut": "summary['counters']['drop_queue'] > 0"})
     sc["delta-deep-steps"]["expect_commit_cycles"] = [cycle for cycle, _ in steps]
+
+    # Jitter, order kept (satemu_gw.jitter): a normal table in bank 0 and a Pareto one in bank 1.
+    # 10 Mbit/s, 50 ms +- 10 ms normal with 1% loss and a 60-frame queue at 1.2x load; steps
+    # then switch to bank 1 at 30 ms with 50% correlation and a reseed, cut the delay to 5 ms
+    # with 5 ms of jitter (about a sixth of the frames would fall below the latency floor, and
+    # wait for it), and turn jitter off. Frames leave in order: one whose jitter is smaller than
+    # the frame ahead's waits for it. Jitter makes frames fall due together as a delay cut does,
+    # so the hostile memory is paced as a board's is (mem_pace, "delay-cut-paced" above).
+    f = 1_000_000
+    banks = (distributions.table("normal"), distributions.table("pareto"))
+    j0 = replace(channel_registers(f_clk=f, rate_bps=10_000_000, overhead=24,
+                                   delay_s=Fraction(5, 100), queue_frames=60, loss=0.01,
+                                   mem_size=MEM_WORDS, seed=21), jit_sigma=10_000)
+    j1 = replace(j0, jit_sigma=30_000, jit_corr=1 << 15, jit_bank=1)
+    j2 = replace(j1, delay=5_000, jit_sigma=5_000, jit_bank=0, jit_corr=0)
+    j3 = replace(j2, jit_sigma=0)
+    steps = [(150_000, j1, True), (300_000, j2, False), (420_000, j3, False)]
+    sc["jitter-keep-steps"] = scenario(
+        "jitter in order: normal and Pareto banks, correlation, a reseed, the latency floor, "
+        "off", f_clk=f, regs=j0, params=replace(SCENARIO_PARAMS, mem_pace=4), tb_seed=23,
+        mem=HOSTILE_MEM, jitter=banks,
+        frames=traffic(43, 900, rate_bps=10_000_000, f_clk=f, load=1.2, p_burst=0.05,
+                       p_runt=0.01),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
+                 for cycle, regs, reseed in steps])
+    sc["jitter-keep-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
+
+    # Unshaped at 75 MHz, frames close to back to back: 1 ms +- 0.5 ms uniform, 90% correlated;
+    # the draws keep up with the admission engine's pace. The frames that fall due together
+    # leave at the port's 8 bytes a cycle, which this memory keeps up with (as the simulated
+    # board's does).
+    f = 75_000_000
+    u = replace(channel_registers(f_clk=f, delay_s=Fraction(1, 1000), mem_size=MEM_WORDS,
+                                  seed=22), jit_sigma=37_500, jit_corr=58_982)
+    sc["jitter-unshaped"] = scenario(
+        "unshaped, uniform jitter, 90% correlated, frames near back to back", f_clk=f, regs=u,
+        tb_seed=24, beat_gap=0.5, jitter=(distributions.table("uniform"),
+                                          distributions.table("paretonormal")),
+        frames=traffic(44, 1200, rate_bps=None, f_clk=f, load=0.25, p_runt=0.02, p_err=0.02,
+                       p_burst=0.05, burst=(2, 10)),
+        mem={"cmd_ready": 1.0, "wdata_ready": 1.0, "lat_min": 4, "lat_max": 8})
 
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.

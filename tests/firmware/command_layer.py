@@ -35,7 +35,8 @@ SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 # The box test_fw.c checks SET_PROFILE's writes on (its struct satemu_limits) and the region it
 # gives the channel.
 WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20,
-                     params=ChannelParams(terminals=4, synthetic=4, demand_levels=8))
+                     params=ChannelParams(terminals=4, synthetic=4, demand_levels=8,
+                                          jitter=True))
 
 
 def case_hardware(case: dict) -> Hardware:
@@ -59,15 +60,17 @@ def write_case(profile_fields: Sequence[Field]) -> dict[str, int]:
                        delay=5 << 32 | 1000,
                        queue_frames=50, queue_bytes=100_000, min_len=64, max_len=1500,
                        bod_flags=BOD_FCA | BOD_BG_REPEAT, term_match=1, term_framed=4,
-                       term_synthetic=0, term_unclassified=0xFF)
+                       term_synthetic=0, term_unclassified=0xFF, jit_sigma=123_457, jit_bank=1)
+    # (jit_sigma: a jitter the delay line holds. jit_bank, one bit, cannot differ from both
+    # term_synthetic's 0 and term_match's 1: its word is left out of the distinct ones)
     fixed = {name: getattr(base, name) for name in (
         "loss_mode", "rate_q", "rate_num", "rate_den", "overhead", "delay", "queue_frames",
         "queue_bytes", "min_len", "max_len", "bod_flags", "term_match", "term_framed",
-        "term_synthetic", "term_unclassified")}
+        "term_synthetic", "term_unclassified", "jit_sigma", "jit_bank")}
     rng = random.Random(11)
     for _ in range(1000):
         values = {f.name: fixed.get(f.name, rng.randrange(1, 1 << f.width)) for f in profile_fields}
-        words = [v >> shift & 0xFFFF_FFFF for f in profile_fields
+        words = [v >> shift & 0xFFFF_FFFF for f in profile_fields if f.width > 1
                  for v, shift in ((values[f.name], 0), (values[f.name], 32))[:f.words]]
         if len(set(words)) == len(words):
             break

@@ -98,7 +98,8 @@ def test_hello_matches_vectors():
             P.Capability.BOD if c["bod_mask"] else 0) | (
             P.Capability.FRAME_LOG if c["log_records"] else 0) | (
             P.Capability.TIMELINE if c["timeline_entries"] else 0) | (
-            P.Capability.TERMINALS if c["terminals"] else 0)
+            P.Capability.TERMINALS if c["terminals"] else 0) | (
+            P.Capability.JITTER if c["jitter_table"] else 0)
         assert info == {k: c[k] for k in info}
     assert {c["mem_wpc_forward"] for c in VECTORS["hello"]} >= {0, 0x1_2345, 0xFFFF_FFFF}
     assert {c["mem_wpc_return"] for c in VECTORS["hello"]} >= {0, 0x6789, 0x8765_4321}
@@ -170,16 +171,18 @@ def test_read_log_matches_vectors():
 
 def test_profile_fits_a_frame():
     assert P.SET_PROFILE_REQUEST.size <= P.MAX_PAYLOAD
-    assert P.PROTOCOL_VERSION == 13 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
+    assert P.PROTOCOL_VERSION == 14 and P.Op.LINK_STATS == 0x08 and P.Status.PENDING == 12
     assert P.Op.READ_LOG == 0x09 and P.Op.CLEAR_LOG == 0x0A and P.Status.NO_LOG == 13
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 58 and P.HELLO_FIELDS[-4] == "timeline_entries"
-    assert P.HELLO_FIELDS[-3:] == ("terminals", "synthetic", "demand_levels")
+    assert P.HELLO_RESPONSE.size == 60 and P.HELLO_FIELDS[-5] == "timeline_entries"
+    assert P.HELLO_FIELDS[-4:] == ("terminals", "synthetic", "demand_levels", "jitter_table")
     assert P.Op.TERMINAL_SET == 0x0F and P.Op.TERMINAL_STATS == 0x11
     assert P.Status.TERMINAL_BAD == 17 and P.Capability.TERMINALS == 1 << 4
-    for op in (P.Op.TERMINAL_SET, P.Op.LEVEL_SET):
+    assert P.Op.JITTER_SET == 0x12 and P.Status.NO_JITTER == 18 and P.Status.JITTER_BAD == 19
+    assert P.Capability.JITTER == 1 << 5 and P.JITTER_SET_REQUEST.size == 501
+    for op in (P.Op.TERMINAL_SET, P.Op.LEVEL_SET, P.Op.JITTER_SET):
         assert P.REQUESTS[op].size <= P.MAX_PAYLOAD
     assert P.HELLO_FIELDS[3:8] == ("queue_depth", "queue_fifo", "spill_mask", "bod_queue",
                                    "delta_queue")

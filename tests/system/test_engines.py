@@ -102,8 +102,30 @@ demand = { kind = "onoff", rate = "3 Mbit/s", on = "100 ms", off = "100 ms" }
 rbdc_max = "4 Mbit/s"
 """
 
+# Jitter on both channels, kept in order: normal and 25% correlated forward, uniform on the
+# return with 1% loss; a step widens the forward jitter and drops its correlation.
+JITTER = """
+name = "short-asym-jitter"
+[forward]
+rate = "8.5 Mbit/s"
+delay = "10 ms"
+jitter = "3 ms"
+jitter_distribution = "normal"
+jitter_correlation = "25%"
+[return]
+rate = "1.5 Mbit/s"
+delay = "10 ms"
+jitter = "2 ms"
+loss = "1%"
+
+[[timeline]]
+at = "120 ms"
+forward = { jitter = "6 ms", jitter_correlation = "0%" }
+"""
+
 CASES = {
     "plain": ("short-asym", 150_000, "ratio:2", 3),
+    "jitter": (JITTER, 150_000, "ratio:2", 9),
     "lossy": (LOSSY, 150_000, "ratio:10", 4),
     "bod": (BOD, 100_000, "adaptive", 5),
     "terminals": (TERMS, 100_000, "ratio:2", 8),

@@ -15,7 +15,7 @@ from satemu.base.queues import FRAME_SPAN, SLOT_SPAN  # noqa: E402
 from satemu.base.params import ChannelParams, ChannelRegs  # noqa: E402
 from satemu.link.profile import builtin_profiles  # noqa: E402
 from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
-from satemu.base.regmap import BOD_ENABLE, BOD_FCA  # noqa: E402
+from satemu.base.regmap import BOD_ENABLE, BOD_FCA, JITTER_TABLE  # noqa: E402
 from satemu.base.hardware import Hardware  # noqa: E402
 from satemu.base.validate import validate  # noqa: E402
 
@@ -43,7 +43,8 @@ def case(fields, lim, why, channel):
                                    "delta_queue": lim.params.delta_queue,
                                    "terminals": lim.params.terminals,
                                    "synthetic": lim.params.synthetic,
-                                   "demand_levels": lim.params.demand_levels},
+                                   "demand_levels": lim.params.demand_levels,
+                                   "jitter_table": JITTER_TABLE if lim.params.jitter else 0},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -248,6 +249,26 @@ def term_cases(bases):
     return out
 
 
+def jitter_cases(bases):
+    """Jitter's registers: on a box whose channels have it, a scale that fits and one whose
+    reach (the largest entry times jit_sigma) outgrows the delay line, the widest correlation
+    and bank and past them; jitter on a box without the block, and where BoD serves the
+    channel."""
+    out = []
+    plain = [b for b in bases if not b[0]["bod_flags"] & BOD_ENABLE][:4]
+    served = [b for b in bases if b[0]["bod_flags"] & BOD_ENABLE][:2]
+    for regs, lim, channel in plain + served:
+        box = replace(lim, params=replace(lim.params, jitter=True))
+        edits = [("jit_sigma", 1), ("jit_sigma", lim.f_clk // 100), ("jit_sigma", (1 << 32) - 1),
+                 ("jit_sigma", 1 << 32), ("jit_corr", 0xFFFF), ("jit_corr", 0x10000),
+                 ("jit_bank", 1), ("jit_bank", 2)]
+        for name, value in edits:
+            r = dict(regs, **{name: value})
+            out.append(case(r, box, f"{name} edited, jitter built", channel))
+        out.append(case(dict(regs, jit_sigma=1000), lim, "jitter on a box without", channel))
+    return out
+
+
 def main():
     rng = random.Random(5)
     out = []
@@ -291,6 +312,7 @@ def main():
     out += throughput_cases(random.Random(9), bases)    # its own draws: the cases above stay
     out += delta_cases([b for b in bases if b[1].params.delta_queue])
     out += term_cases(bases)
+    out += jitter_cases(bases)
     path = Path(__file__).with_name("profiles.json")
     path.write_text(json.dumps(out, indent=0) + "\n")
     statuses = {}

@@ -201,7 +201,7 @@ BOARDS: dict[str, Board] = dict(map(_board, [
     Board("sim", "the simulated board, in Verilator", f_clk=SIM_F_CLK, port_bps=64 * SIM_F_CLK,
           mem_words=1 << 22,
           channel=ChannelParams(ingress_beats=4096, frame_log=True, bod_queue=65535,
-                                terminals=8, synthetic=32, demand_levels=256,
+                                terminals=8, synthetic=32, demand_levels=256, jitter=True,
                                 **DEEP_QUEUE, **MAC_PORT),
           bod_channels=("return",),
           # 64 KiB of SRAM: the firmware stages a load's terminal tables there (some 24 KiB

@@ -39,7 +39,8 @@ from satemu.base.regmap import (STATUS_PENDING, STATUS_LAYOUT_KEPT, STATUS_EMPTY
 from satemu.base.terminals import (DEMAND_CONSTANT, DEMAND_LEVELS, DEMAND_NONE, DEMAND_ONOFF,
     LEVEL_RATE_BITS, LEVEL_SUPERFRAME_BITS, MATCH_MAC, MATCH_NONE, MATCH_VLAN, TERM_FCA,
     NO_TERMINAL, TERM_SYNTHETIC, TERMINAL_FIELDS, UNCLASSIFIED_DROP)
-from satemu.base.regmap import (REGMAP, LAYOUT_FIELDS, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH,
+from satemu.base.regmap import (JITTER_ENTRY_MAX, JITTER_SHIFT, JITTER_TABLE, REGMAP,
+    LAYOUT_FIELDS, COUNTERS, GAUGES, WINDOW_BYTES, WINDOW_BOTH,
     COMMIT_APPLY, COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATS_CLEAR, LOSS_NONE,
     LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT, BOD_ENABLE, BOD_FCA, BOD_BG_REPEAT, BOD_BG_LEVELS,
     BOD_LATENCY_MAX, BOD_RATE_ONE, BOD_RECORD_WORDS, LOG_CLEAR, Field)
@@ -108,14 +109,16 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
               "TIMELINE_WRITE_MAX": P.TIMELINE_WRITE_MAX,
               "TIMELINE_VALUE_BITS": P.TIMELINE_VALUE_BITS,
               "TIMELINE_AHEAD_MAX_S": P.TIMELINE_AHEAD_MAX_S,
-              "TIMELINE_LEAD_DIVISOR": P.TIMELINE_LEAD_DIVISOR}
+              "TIMELINE_LEAD_DIVISOR": P.TIMELINE_LEAD_DIVISOR,
+              "JITTER_SET_MAX": P.JITTER_SET_MAX, "JITTER_TABLE": JITTER_TABLE,
+              "JITTER_SHIFT": JITTER_SHIFT, "JITTER_ENTRY_MAX": f"{JITTER_ENTRY_MAX}ull"}
     lines += [f"#define SATEMU_{k} {v}" for k, v in consts.items()]
     lines += ["/* The channels, by number (satemu.base.protocol.CHANNEL_NAMES). */"]
     lines += [f"#define SATEMU_CHANNEL_{name.upper()} {i}"
               for i, name in enumerate(P.CHANNEL_NAMES)]
     lines.append(f"#define SATEMU_CHANNELS {len(P.CHANNEL_NAMES)}")
     for enum_name, enum in (("op", P.Op), ("status", P.Status), ("cap", P.Capability),
-                            ("timeline_fault", P.TimelineFault),
+                            ("timeline_fault", P.TimelineFault), ("jitter_fault", P.JitterFault),
                             ("timeline_run", P.TimelineRun)):
         lines += [""] + _enum(f"satemu_{enum_name}", [(f"SATEMU_{enum_name.upper()}_{m.name}",
                                                        int(m)) for m in enum])
@@ -144,7 +147,10 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
              "LEVEL_SET_REQUEST": P.LEVEL_SET_REQUEST.size,
              "TERMINAL_STATS_REQUEST": P.TERMINAL_STATS_REQUEST.size,
              "TERMINAL_STATS": P.TERMINAL_STATS.size,
-             "TERMINAL_BAD_DETAIL": P.TERMINAL_BAD_DETAIL.size}
+             "TERMINAL_BAD_DETAIL": P.TERMINAL_BAD_DETAIL.size,
+             "JITTER_SET_HEAD": P.JITTER_SET_HEAD.size,
+             "JITTER_SET_REQUEST": P.JITTER_SET_REQUEST.size,
+             "JITTER_BAD_DETAIL": P.JITTER_BAD_DETAIL.size}
     lines += ["", "/* Message sizes in bytes (satemu.base.protocol): PROFILE is GET_PROFILE's answer "
               "after its", " * status byte, STATS GET_STATS', the details follow a status. */"]
     lines += [f"#define SATEMU_{name}_BYTES {size}" for name, size in sizes.items()]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from satemu.base.params import ChannelParams
 from satemu.base.protocol import CHANNEL_NAMES, LIMIT_FIELDS
+from satemu.base.regmap import JITTER_TABLE
 
 __all__ = ["Hardware", "channel_index", "channel_pace"]
 
@@ -96,7 +97,8 @@ class Hardware:
                   "mem_wpc_forward": self.wpc(0), "mem_wpc_return": self.wpc(1),
                   "log_records": self.log_records, "timeline_entries": self.timeline_entries,
                   "terminals": p.terminals, "synthetic": p.synthetic,
-                  "demand_levels": p.demand_levels}
+                  "demand_levels": p.demand_levels,
+                  "jitter_table": JITTER_TABLE if p.jitter else 0}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -113,7 +115,8 @@ class Hardware:
                                frame_log=limits.get("log_records", 0) > 0,
                                terminals=limits.get("terminals", 0),
                                synthetic=limits.get("synthetic", 0),
-                               demand_levels=limits.get("demand_levels", 0))
+                               demand_levels=limits.get("demand_levels", 0),
+                               jitter=limits.get("jitter_table", 0) > 0)
         spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
                       if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],

@@ -124,6 +124,9 @@ class ChannelParams:
     terminals: int = 0
     synthetic: int = 0
     demand_levels: int = 0
+    # Per-frame jitter (satemu_gw.jitter, satemu.model.jitter): its two table banks, a PRNG of
+    # its own and a multiplier. A board leaves it out (False) where its FPGA has no room.
+    jitter: bool = False
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -274,6 +277,10 @@ class ChannelRegs:
     term_framed: int = 0
     term_synthetic: int = 0
     term_unclassified: int = 0xFF
+    # Jitter (satemu.model.jitter): none by default.
+    jit_sigma: int = 0
+    jit_corr: int = 0
+    jit_bank: int = 0
 
     @property
     def bod(self) -> bool:

@@ -31,7 +31,7 @@ from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
 from satemu.base.terminals import TERMINAL_FIELDS
 
-PROTOCOL_VERSION = 13
+PROTOCOL_VERSION = 14
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -59,6 +59,7 @@ class Op(enum.IntEnum):
     TERMINAL_SET = 0x0F       # payload: TERMINAL_SET_REQUEST → status
     LEVEL_SET = 0x10          # payload: LEVEL_SET_REQUEST → status
     TERMINAL_STATS = 0x11     # payload: channel u8, terminal u8 → TERMINAL_STATS
+    JITTER_SET = 0x12         # payload: JITTER_SET_REQUEST → status
 
 
 class Status(enum.IntEnum):
@@ -81,6 +82,8 @@ class Status(enum.IntEnum):
     TIMELINE_BAD = 15     # + TIMELINE_FAULT_DETAIL: the timeline (or this write) cannot run
     RUNNING = 16          # a timeline is running: TIMELINE_STOP first
     TERMINAL_BAD = 17     # + TERMINAL_BAD_DETAIL: the load's terminal table cannot run
+    NO_JITTER = 18        # the box's channels have no jitter block
+    JITTER_BAD = 19       # + JITTER_BAD_DETAIL: JITTER_SET cannot write those entries
 
 
 class Capability(enum.IntFlag):
@@ -89,6 +92,7 @@ class Capability(enum.IntFlag):
     FRAME_LOG = 1 << 2    # the channels have a frame log (READ_LOG, CLEAR_LOG)
     TIMELINE = 1 << 3     # the box runs timelines (TIMELINE_*)
     TERMINALS = 1 << 4    # the channels tell terminals apart (TERMINAL_*, LEVEL_SET)
+    JITTER = 1 << 5       # the channels have jitter (JITTER_SET)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
@@ -112,14 +116,15 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # log); ``timeline_entries``: the entries its timeline store holds (0: no timelines);
 # ``terminals``: the terminals with frames each channel tells apart, ``synthetic``: the synthetic
 # ones a BoD channel serves besides, ``demand_levels``: its level table's entries (0, 0, 0: no
-# terminals; satemu.base.terminals).
+# terminals; satemu.base.terminals); ``jitter_table``: the entries of each bank of the
+# channels' jitter tables (0: no jitter; satemu.model.jitter).
 # ``satemu.base.hardware.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("queue_fifo", "H"), ("spill_mask", "H"),
                 ("bod_queue", "H"), ("delta_queue", "H"),
                 ("max_frame", "H"), ("latency_floor", "I"), ("mem_words", "I"),
                 ("port_bps", "Q"), ("mem_wpc_forward", "I"), ("mem_wpc_return", "I"),
                 ("log_records", "I"), ("timeline_entries", "I"), ("terminals", "B"),
-                ("synthetic", "B"), ("demand_levels", "H"))
+                ("synthetic", "B"), ("demand_levels", "H"), ("jitter_table", "H"))
 # HELLO's request: the host's protocol version (u16).
 HELLO_REQUEST = struct.Struct("<H")
 # HELLO's answer after the status byte.
@@ -420,6 +425,23 @@ TERMINAL_RULES = (*(name for name, _, _ in TERMINAL_FIELDS), "match", "terminals
 assert len(set(TERMINAL_RULES)) == len(TERMINAL_RULES)
 
 
+# JITTER_SET writes n entries (1..JITTER_SET_MAX) of a channel's jitter table bank from entry
+# ``first``, at once (satemu.base.regmap: jit_sel, jit_val). It writes only a bank the profile
+# in force does not draw from (jit_bank, with jit_sigma not 0), and nothing while a timeline
+# runs (RUNNING, whose steps may name either bank) or a commit is being applied (BUSY): a host
+# writes the other bank, then loads a profile that names it. JITTER_BAD says why not, with the
+# bank: JitterFault.
+JITTER_SET_MAX = 248
+JITTER_SET_HEAD = struct.Struct("<BBHB")         # channel, bank, first entry, n
+JITTER_SET_REQUEST = struct.Struct(JITTER_SET_HEAD.format + "h" * JITTER_SET_MAX)
+JITTER_BAD_DETAIL = struct.Struct("<BB")         # the reason (JitterFault), the bank
+
+
+class JitterFault(enum.IntEnum):
+    RANGE = 1       # the bank is not 0 or 1, or the entries are not 1..JITTER_SET_MAX of the bank
+    IN_FORCE = 2    # the profile in force draws its jitter from that bank
+
+
 # LINK_STATS: the control link as the box sees it, since it started: the requests it answered,
 # then what its deframer discarded, by cause (the Deframer's ``errors``, in this order).
 LINK_STATS_FIELDS = ("requests", "cobs", "short", "length", "crc", "overlong")
@@ -442,9 +464,10 @@ REQUESTS = {Op.HELLO: HELLO_REQUEST, Op.GET_PROFILE: GET_PROFILE_REQUEST,
             Op.TIMELINE_WRITE: TIMELINE_WRITE_REQUEST, Op.TIMELINE_START: TIMELINE_START_REQUEST,
             Op.TIMELINE_STOP: EMPTY_REQUEST, Op.TIMELINE_STATUS: EMPTY_REQUEST,
             Op.TERMINAL_SET: TERMINAL_SET_REQUEST, Op.LEVEL_SET: LEVEL_SET_REQUEST,
-            Op.TERMINAL_STATS: TERMINAL_STATS_REQUEST}
+            Op.TERMINAL_STATS: TERMINAL_STATS_REQUEST, Op.JITTER_SET: JITTER_SET_REQUEST}
 REQUEST_CHANNEL = frozenset({Op.GET_PROFILE, Op.SET_PROFILE, Op.GET_STATS, Op.BOD_TRACE,
-                             Op.READ_LOG, Op.TERMINAL_SET, Op.LEVEL_SET, Op.TERMINAL_STATS})
+                             Op.READ_LOG, Op.TERMINAL_SET, Op.LEVEL_SET, Op.TERMINAL_STATS,
+                             Op.JITTER_SET})
 assert set(REQUESTS) == set(Op)
 BOD_TRACE_MAX = (MAX_PAYLOAD - 1 - BOD_TRACE_HEAD.size) // BOD_RECORD_BYTES   # records per answer
 READ_LOG_MAX = (MAX_PAYLOAD - 1 - READ_LOG_HEAD.size) // LOG_RECORD_BYTES     # records per answer
@@ -463,7 +486,8 @@ def hello_answer(request: bytes, limits: dict[str, int], bod_mask: int) -> bytes
     caps = (Capability.CHANNELS | (Capability.BOD if bod_mask else 0)
             | (Capability.FRAME_LOG if limits["log_records"] else 0)
             | (Capability.TIMELINE if limits["timeline_entries"] else 0)
-            | (Capability.TERMINALS if limits.get("terminals") else 0))
+            | (Capability.TERMINALS if limits.get("terminals") else 0)
+            | (Capability.JITTER if limits.get("jitter_table") else 0))
     status = Status.OK if version == PROTOCOL_VERSION else Status.BAD_VERSION
     return bytes([status]) + HELLO_RESPONSE.pack(PROTOCOL_VERSION, caps,
                                                  *(limits[name] for name, _ in LIMIT_FIELDS))

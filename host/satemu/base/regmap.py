@@ -32,7 +32,8 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "COMMIT_AT", "STATS_SNAPSHOT", "STATS_CLEAR", "LAYOUT_FIELDS", "LOG_FIELDS",
            "LOG_CLEAR", "STATUS_PENDING", "STATUS_LAYOUT_KEPT", "STATUS_EMPTY", "STATUS_REFUSED",
            "STATUS_LATE", "STATUS_COPYING", "TERM_FIELDS", "TERM_WINDOW", "TERM_OFFSETS",
-           "TERM_WORDS"]
+           "TERM_WORDS", "JITTER_FIELDS", "JITTER_TABLE", "JITTER_SHIFT",
+           "JITTER_INDEX_BITS", "JITTER_SEED_XOR", "JITTER_ENTRY_MAX"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -121,7 +122,25 @@ TERM_FIELDS = [
     Field("term_unclassified", 8, "cfg", "the terminal frames of no terminal go to; 0xFF: "
                                          "dropped (drop_unclassified)"),
 ]
-CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS
+# Jitter (satemu_gw.jitter, satemu.model.jitter; docs/architecture.md "Jitter"): each frame the
+# shaper times adds J = (table[i] x jit_sigma) >> JITTER_SHIFT cycles to its delay, where the
+# table is one of the channel's two banks of JITTER_TABLE signed 16-bit entries (in units of
+# sigma / 2^JITTER_SHIFT, as netem's tables) and i is drawn at random, or repeats the last i
+# with probability jit_corr / 2^16. A frame never leaves before the one ahead of it.
+JITTER_TABLE = 4096
+JITTER_INDEX_BITS = 12
+JITTER_SHIFT = 13
+JITTER_ENTRY_MAX = 32768          # the largest magnitude of an entry (signed 16 bits)
+# The jitter's xoshiro128++ stream is seeded from the profile's seed xored with this, so that the
+# loss draws (seeded from the seed itself) are the same with jitter and without.
+JITTER_SEED_XOR = 0x5851_F42D_4C95_7F2D
+assert 1 << JITTER_INDEX_BITS == JITTER_TABLE
+JITTER_FIELDS = [
+    Field("jit_sigma", 32, "cfg", "jitter scale, cycles: the table's unit x 2^13 (0: no jitter)"),
+    Field("jit_corr", 16, "cfg", "jitter correlation: P(a frame repeats the last draw) x 2^16"),
+    Field("jit_bank", 1, "cfg", "the jitter table bank in force"),
+]
+CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS
 
 CTL_FIELDS = [
     Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
@@ -133,6 +152,10 @@ CTL_FIELDS = [
     Field("level_sel", 16, "ctl", "the level-table entry level_rate and level_length write"),
     Field("level_rate", 32, "ctl", "a level's demand, bytes a superframe x 256 (the shadow's)"),
     Field("level_length", 16, "ctl", "a level's superframes (the shadow's)"),
+    Field("jit_sel", 13, "ctl", "the jitter table entry jit_val writes next: bank x 4096 + index "
+                                "(JITTER_TABLE); each write of jit_val advances it"),
+    Field("jit_val", 16, "ctl", "a jitter table entry, signed (written at jit_sel, in the bank "
+                                "jit_sel names, at once: write only a bank not in force)"),
     Field("tstat_sel", 16, "ctl", "the terminal counter tstat reads: terminal x 16 + its index "
                                   "in TERMINAL_COUNTERS (terminals: the table's, then no one's)"),
 ]

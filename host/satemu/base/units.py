@@ -19,7 +19,7 @@ from fractions import Fraction
 
 __all__ = ["UnitError", "MAGNITUDE", "MAX_DIGITS", "MAX_TEXT", "check_magnitude", "shown",
            "parse_rate", "parse_time", "parse_size", "parse_queue", "parse_probability",
-           "format_rate", "format_time", "format_size"]
+           "format_rate", "format_time", "format_size", "decimal_text"]
 
 
 class UnitError(ValueError):
@@ -183,3 +183,22 @@ def format_time(s: Fraction) -> str:
 def format_size(b: Fraction) -> str:
     return _fmt(Fraction(b), [("GB", Fraction(10**9)), ("MB", Fraction(10**6)),
                               ("KB", Fraction(10**3)), ("B", Fraction(1))])
+
+
+def decimal_text(value) -> str:
+    """``value`` written exactly: as a decimal when it has one ("1.5", "60"), else "p/q"."""
+    value = Fraction(value)
+    d, twos, fives = value.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return str(value)
+    places = max(twos, fives)
+    scaled = abs(value.numerator) * 10**places // value.denominator
+    sign = "-" if value < 0 else ""
+    if places == 0:
+        return f"{sign}{scaled}"
+    whole, frac = divmod(scaled, 10**places)
+    return f"{sign}{whole}.{str(frac).rjust(places, '0').rstrip('0')}"

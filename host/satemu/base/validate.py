@@ -21,7 +21,8 @@ from satemu.base.hardware import Hardware
 from satemu.base.params import ChannelParams, ChannelRegs, ConfigError, frame_words
 from satemu.base.queues import FRAME_SPAN, SLOT_SPAN
 from satemu.base.protocol import PROFILE_FIELDS, Status
-from satemu.base.regmap import BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE, REGMAP
+from satemu.base.regmap import (BOD_BG_LEVELS, BOD_ENABLE, BOD_LATENCY_MAX, BOD_RATE_ONE,
+    JITTER_ENTRY_MAX, JITTER_SHIFT, REGMAP)
 from satemu.base.terminals import (DEMAND_LEVELS, DEMAND_ONOFF, LEVEL_RATE_BITS,
     LEVEL_SUPERFRAME_BITS, MATCH_MAC, MATCH_VLAN, TERMINAL_FIELDS, UNCLASSIFIED_DROP,
     TerminalTable, terminal_share)
@@ -56,6 +57,9 @@ class Verdict:
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
             name = self.name
+            if name == "jit_sigma" and self.hi == 0:
+                return (f"jit_sigma={self.value}: the channel has no jitter block, or BoD "
+                        f"serves it, so jitter cannot be on (the range is 0 .. 0)")
             if name == "bod_flags" and self.hi == 0:
                 return (f"bod_flags={self.value}: the channel has no Bandwidth-on-Demand block, "
                         f"so BoD cannot be on (the range is 0 .. 0)")
@@ -121,6 +125,8 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         for name in ("term_framed", "term_synthetic"):
             if v[name]:
                 return bad(name, 0, 0)
+    if v["jit_sigma"] and (not params.jitter or (bod and bod_allowed)):
+        return bad("jit_sigma", 0, 0)      # jitter only where the channel has it, not with BoD
     if params.delta_coded and not bod:
         # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)
@@ -383,16 +389,23 @@ def byte_time(regs: ChannelRegs, f_clk: int, port_bps: int) -> tuple[int, int, i
     return 8 * f_clk, port_bps, 24
 
 
+def longest_delay(regs: ChannelRegs) -> int:
+    """The longest a frame's delay can be, in cycles: with jitter, the delay plus the largest
+    entry a jitter table can hold (JITTER_ENTRY_MAX) times ``jit_sigma``, as the gateware scales
+    it (satemu.model.jitter); the firmware computes the same (``satemu_budget_words``)."""
+    return regs.delay + ((JITTER_ENTRY_MAX * regs.jit_sigma) >> JITTER_SHIFT)
+
+
 def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
                       port_bps: int = 1_000_000_000) -> int:
     """Memory words a channel can need at worst, in register units; the firmware computes the
     same integer (firmware/app/validate.c) before it accepts a profile.
 
     Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
-    the delay plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
+    the longest delay (``longest_delay``) plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
     port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
     """
-    window = max(regs.delay, params.latency_floor) + params.latency_floor
+    window = max(longest_delay(regs), params.latency_floor) + params.latency_floor
     t_num, den, ovh = byte_time(regs, f_clk, port_bps)
     num = (regs.min_len + ovh) * t_num          # cycles per minimum-size frame, times den
     in_delay = window * den // num + 2

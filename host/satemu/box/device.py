@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import serial
 
@@ -195,6 +195,15 @@ class Device:
             verdict = TerminalVerdict(-1 if index == P.TABLE_INDEX else index, name, value, lo,
                                       hi)
             raise DeviceError(f"the box rejected the terminal table: {verdict.explain()}")
+        if status == P.Status.NO_JITTER:
+            raise DeviceError("this box's channels have no jitter block (a build option the "
+                              "board leaves out; see satemu show --board)")
+        if status == P.Status.JITTER_BAD:
+            fault, bank = P.JITTER_BAD_DETAIL.unpack(rest[:P.JITTER_BAD_DETAIL.size])
+            why = {P.JitterFault.RANGE: "those entries are outside the bank",
+                   P.JitterFault.IN_FORCE: "the profile in force draws its jitter from it"}
+            raise DeviceError(f"the box refused to write jitter table bank {bank}: "
+                              f"{why.get(fault, f'fault {fault}')}")
         if status == P.Status.NO_BOD:
             raise DeviceError("the box has no Bandwidth-on-Demand block on that channel")
         if status == P.Status.NO_LOG:
@@ -313,8 +322,13 @@ class Device:
         the same generation, so the COMMIT applies it with the rest or nothing."""
         regs = regs or profile.check(self.hardware())
         tables = profile.tables(self.hardware())
+        jitter = profile.jitter_tables()
+
+        def attempt():
+            return self._load(self.write_jitter(jitter, regs), reseed, settle, timeline, start,
+                              lead, tables)
         try:
-            return self._load(regs, reseed, settle, timeline, start, lead, tables)
+            return attempt()
         except TimelineRunning:
             if not stop_timeline:
                 raise
@@ -325,7 +339,7 @@ class Device:
         deadline = time.monotonic() + STOP_WAIT_S
         while True:
             try:
-                return self._load(regs, reseed, settle, timeline, start, lead, tables)
+                return attempt()
             except Busy:
                 if time.monotonic() >= deadline:
                     raise DeviceError(f"the timeline stopped, but its last step had not taken "
@@ -361,6 +375,25 @@ class Device:
         self.commit(generation, reseed=reseed, settle=settle)
         if timeline is not None:
             self.timeline_start = begin
+        return regs
+
+    def write_jitter(self, jitter: dict, regs: dict[str, ChannelRegs]) -> dict[str, ChannelRegs]:
+        """Write each channel's jitter table of ``jitter`` (by channel name) into the bank the
+        profile in force does not draw from (JITTER_SET), and return ``regs`` with each such
+        channel's ``jit_bank`` naming it."""
+        regs = dict(regs)
+        for channel, name in enumerate(P.CHANNEL_NAMES):
+            entries = jitter.get(name)
+            if entries is None:
+                continue
+            in_force = self.get_profile(channel)
+            bank = 1 - in_force["jit_bank"] if in_force["jit_sigma"] else 0
+            for first in range(0, len(entries), P.JITTER_SET_MAX):
+                chunk = list(entries[first:first + P.JITTER_SET_MAX])
+                self.call(P.Op.JITTER_SET, P.JITTER_SET_REQUEST.pack(
+                    channel, bank, first, len(chunk),
+                    *(chunk + [0] * (P.JITTER_SET_MAX - len(chunk)))))
+            regs[name] = replace(regs[name], jit_bank=bank)
         return regs
 
     def stage_table(self, channel: int, table, generation: int) -> None:

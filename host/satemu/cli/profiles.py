@@ -84,7 +84,18 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
                 f"       delay line per channel: {format_size(hw.mem_words * 8)}, {wpc}",
                 f"       timelines: " + (f"up to {hw.timeline_entries} entries (a field of a "
                                          f"channel each)" if hw.timeline_entries else "none"),
-                f"       terminals: " + _terminal_limits(hw.channel_params("return"))]
+                f"       terminals: " + _terminal_limits(hw.channel_params("return")),
+                f"       impairments: " + _impairments(hw.params)]
+
+
+def _impairments(p) -> str:
+    """The impairments a board's channels have besides loss, queue, rate and delay (its build
+    options, satemu.base.params.ChannelParams), and those it leaves out."""
+    built = {"jitter (in order)": p.jitter}
+    have = [name for name, on in built.items() if on]
+    out = [name for name, on in built.items() if not on]
+    return ((", ".join(have) if have else "none beyond loss, queue, rate and delay")
+            + (f"; left out of this build: {', '.join(out)}" if out else ""))
 
 
 def _terminal_limits(p) -> str:
@@ -116,9 +127,11 @@ def cmd_show(args) -> int:
         shaping = f"{r.rate_q}{frac} cycles per byte" if per_byte else "not shaped"
         if r.bod:
             shaping = "BoD grants"
+        jitter = (f", jitter scale {r.jit_sigma} cycles, correlation {r.jit_corr}/65536"
+                  if r.jit_sigma else "")
         print(f"           at {hw.f_clk / 1e6:g} MHz: {shaping}, delay {r.delay} cycles "
               f"({format_time(Fraction(max(r.delay, hw.params.latency_floor), hw.f_clk))} "
-              f"departure to egress)")
+              f"departure to egress){jitter}")
         if r.bod:
             print(f"           {r.bod_slots} slots of {r.bod_slot_cycles} cycles; CRA {r.bod_cra}, "
                   f"RBDC max {r.bod_rbdc_max} (slots/superframe x {BOD_RATE_ONE}), "

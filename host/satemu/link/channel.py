@@ -6,9 +6,11 @@ format."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from fractions import Fraction
 
+from satemu.base import distributions
 from satemu.link.tables import ProfileError, Table
 from satemu.base.protocol import Status
 from satemu.base.queues import FRAME_SPAN
@@ -17,7 +19,7 @@ from satemu.base.regmap import (BOD_BG_LEVELS, BOD_BG_REPEAT, BOD_ENABLE, BOD_FC
 from satemu.link.registers import channel_registers
 from satemu.base.params import ChannelRegs
 from satemu.base.units import (UnitError, format_rate, format_size, format_time, parse_probability,
-    parse_queue, parse_rate, parse_time)
+    parse_queue, parse_rate, parse_time, shown)
 from satemu.base.validate import U64_MAX, Verdict, delay_line_budget, delay_line_traffic
 from satemu.base.hardware import Hardware
 
@@ -25,7 +27,10 @@ __all__ = ["BodProfile", "ChannelProfile", "check_meaning", "explain", "parse_bo
            "parse_channel", "parse_queues", "parse_gilbert_elliott"]
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
-                "min_len", "max_len", "bod", "trace", "trace_resolution"}
+                "min_len", "max_len", "bod", "trace", "trace_resolution", "jitter",
+                "jitter_distribution", "jitter_correlation", "order"}
+ORDERS = ("keep", "free")
+MAX_TABLE_BYTES = 1_000_000     # a jitter table file (distributions.MAX_TEXT characters)
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")     # in the order the registers take them
 BOD_REQUIRED = ("superframe", "slots", "slot_bytes", "latency")
 BOD_KEYS = set(BOD_REQUIRED) | {"cra", "rbdc_max", "rbdc_timeout", "vbdc_max", "fca",
@@ -144,6 +149,21 @@ class ChannelProfile:
     min_len: int = 60
     max_len: int = 1518
     bod: BodProfile | None = None      # Bandwidth-on-Demand instead of the rate shaper
+    # Jitter (satemu.model.jitter): its scale in seconds (a normal's sd, a uniform's half
+    # width, netem's "jitter"), its distribution (a name of distributions.NAMES, or a table
+    # file's path as written), the correlation of successive frames' jitter and the order.
+    jitter: Fraction = Fraction(0)
+    jitter_distribution: str = "uniform"
+    jitter_correlation: Fraction = Fraction(0)
+    order: str = "keep"
+    jitter_entries: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+
+    def jitter_table(self) -> tuple[int, ...]:
+        """The JITTER_TABLE entries of the jitter's distribution, as the box's table bank
+        holds them (``satemu.base.distributions``)."""
+        if self.jitter_entries is not None:
+            return self.jitter_entries
+        return distributions.table(self.jitter_distribution)
 
     def budget_words(self, hw: Hardware, channel: str) -> int:
         """Delay-line words this channel (``channel`` of ``hw``) can need at worst
@@ -197,6 +217,9 @@ class ChannelProfile:
             params=hw.channel_params(channel))
         if self.bod is not None:
             regs = replace(regs, **self.bod.registers(hw.f_clk))
+        if self.jitter:
+            regs = replace(regs, jit_sigma=round(self.jitter * hw.f_clk),
+                           jit_corr=min(round(self.jitter_correlation * 65536), 65535))
         return regs
 
     def describe(self, hw: Hardware | None = None, channel: str = "",
@@ -219,6 +242,13 @@ class ChannelProfile:
                          f"loss {float(kg):.3g}/{float(kb):.3g}")
         elif self.loss:
             parts.append(f"{float(self.loss) * 100:g}% loss")
+        if self.jitter:
+            corr = (f", {float(self.jitter_correlation) * 100:g}% correlated"
+                    if self.jitter_correlation else "")
+            shape = self.jitter_distribution
+            if self.jitter_entries is not None:
+                shape = f"table {Path(shape).name}"
+            parts.append(f"jitter {format_time(self.jitter)} {shape}{corr}, in order")
         lines = [] if self.bod is None else self.bod.describe(hw.f_clk if hw else None)
         return "\n".join([", ".join(parts)] + [indent + line for line in lines])
 
@@ -234,6 +264,13 @@ def check_meaning(name: str, ch: ChannelProfile, terminals: bool = False):
                            f"for a channel that is not shaped")
     if not 0 <= ch.loss <= 1:
         bad("loss", float(ch.loss), 0, 1)
+    if ch.jitter < 0:
+        raise ProfileError(f"{name}.jitter: {format_time(ch.jitter)} is negative; jitter is a "
+                           f"scale (a normal's sd, a uniform's half width)")
+    if not 0 <= ch.jitter_correlation < 1:
+        raise ProfileError(f"{name}.jitter_correlation: {float(ch.jitter_correlation):g} is "
+                           f"outside 0 .. 1, 1 excluded (at 1 the first draw would repeat for "
+                           f"ever)")
     for key, v in zip(("p", "r", "loss_good", "loss_bad"), ch.gilbert_elliott or ()):
         if not 0 <= v <= 1:
             bad(f"gilbert_elliott.{key}", float(v), 0, 1)
@@ -301,6 +338,15 @@ def explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
     if field == "delay":
         return out("delay", format_time(ch.delay),
                    format_time(Fraction(v.lo, f)) if v.lo else "0 s",
+                   format_time(Fraction(v.hi, f)))
+    if field == "jit_sigma":
+        if v.hi == 0 and ch.bod is not None:
+            return (f"{name}.jitter: a channel BoD serves has no jitter yet (its frames leave "
+                    f"in their slots); leave jitter out of a channel with a bod table")
+        if v.hi == 0:
+            return (f"{name}.jitter: this box's channels have no jitter block (see 'satemu "
+                    f"show --board')")
+        return out("jitter", format_time(ch.jitter), "0 s",
                    format_time(Fraction(v.hi, f)))
     if field == "queue_frames":
         return out("queue", _packets(v.value), _packets(v.lo), _packets(v.hi))
@@ -377,7 +423,58 @@ def parse_bod(path: str, table) -> BodProfile:
         background=background, background_repeat=t.flag("background_repeat", False))
 
 
-def parse_channel(name: str, table: dict, rtt: Fraction, default_seed: int) -> ChannelProfile:
+def parse_jitter(name: str, table: dict, base_dir: Path | None) -> dict:
+    """A channel's jitter keys, as ChannelProfile's fields: the scale, the distribution (a
+    table file read and checked, relative to ``base_dir``), the correlation and the order."""
+    t = Table(name, table, CHANNEL_KEYS, "channel settings")
+    out = {}
+    if "jitter" in table:
+        out["jitter"] = t.get("jitter", parse_time, Fraction(0))
+    if "jitter_correlation" in table:
+        out["jitter_correlation"] = t.get("jitter_correlation", parse_probability, Fraction(0))
+    order = table.get("order", "keep")
+    if order not in ORDERS:
+        raise ProfileError(f"{name}.order: expected \"keep\" or \"free\", got {shown(order)}")
+    if order == "free":
+        raise ProfileError(f"{name}.order: \"free\" (frames overtaking one another) is not "
+                           f"built yet; the box keeps every frame in order (\"keep\")")
+    dist = table.get("jitter_distribution", "uniform")
+    if not isinstance(dist, str) or not dist:
+        raise ProfileError(f"{name}.jitter_distribution: expected a name "
+                           f"({', '.join(distributions.NAMES)}) or a table file's path, got "
+                           f"{shown(dist)}")
+    out["jitter_distribution"] = dist
+    if dist not in distributions.NAMES:
+        path = Path(dist)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
+        where = f"{name}.jitter_distribution"
+        if "\0" in dist or not path.is_file():
+            raise ProfileError(f"{where}: {shown(dist)} is neither a distribution "
+                               f"({', '.join(distributions.NAMES)}) nor a table file")
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_TABLE_BYTES + 1)
+            text = data.decode("utf-8")
+        except OSError as e:
+            raise ProfileError(f"{where}: cannot read {dist}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise ProfileError(f"{where}: {dist} is not text; a jitter table is netem's .dist "
+                               f"format, whitespace-separated integers") from None
+        try:
+            out["jitter_entries"] = distributions.read_table(text, f"{where} {dist}")
+        except distributions.DistributionError as e:
+            raise ProfileError(str(e)) from None
+    if "order" in table:
+        out["order"] = order
+    if "jitter" not in out and set(table) & {"jitter_distribution", "jitter_correlation"}:
+        raise ProfileError(f"{name}.jitter: missing; jitter_distribution and "
+                           f"jitter_correlation describe a jitter, which needs its scale")
+    return out
+
+
+def parse_channel(name: str, table: dict, rtt: Fraction, default_seed: int,
+                  base_dir: Path | None = None) -> ChannelProfile:
     t = Table(name, table, CHANNEL_KEYS, "channel settings")
     get, whole = t.get, t.whole
     rate = get("rate", parse_rate, None)
@@ -400,7 +497,8 @@ def parse_channel(name: str, table: dict, rtt: Fraction, default_seed: int) -> C
     return ChannelProfile(rate=rate, delay=delay, queue_frames=frames, queue_bytes=nbytes,
                           loss=get("loss", parse_probability, Fraction(0)), gilbert_elliott=ge,
                           overhead=t.bytes("overhead", 0), seed=whole("seed", default_seed),
-                          min_len=whole("min_len", 60), max_len=whole("max_len", 1518), bod=bod)
+                          min_len=whole("min_len", 60), max_len=whole("max_len", 1518), bod=bod,
+                          **parse_jitter(name, table, base_dir))
 
 
 def parse_queues(path: str, queues) -> tuple[int | None, int | None]:

@@ -60,6 +60,7 @@ from satemu.base.params import ChannelRegs
 from satemu.link.channel import (CHANNEL_KEYS, BodProfile, ChannelProfile, check_meaning, explain,
                                  parse_channel)
 from satemu.link.tables import ProfileError, toml_key, toml_key_bare, toml_value
+from satemu.link.netem import NetemError, netem_channel
 from satemu.base.protocol import Status
 from satemu.base.units import UnitError, parse_time, shown
 from satemu.base.hardware import Hardware
@@ -106,6 +107,17 @@ class Profile:
             if verdict.status != Status.OK:
                 raise ProfileError(explain(name, ch, hw, verdict))
         return regs
+
+    def jitter_tables(self) -> dict[str, tuple[int, ...]]:
+        """The jitter table of each channel that has jitter, in the profile or in a step of its
+        timeline: its distribution's entries (``ChannelProfile.jitter_table``), which a load
+        writes into a bank of the channel's table before the commit."""
+        out = {}
+        for name, ch in self.channels():
+            steps = self.timeline.steps if self.timeline is not None else ()
+            if ch.jitter or any(s.changes.get(name, {}).get("jitter") for s in steps):
+                out[name] = ch.jitter_table()
+        return out
 
     def tables(self, hw: Hardware) -> dict[str, TerminalTable] | None:
         """Each channel's terminal table at ``hw``'s clock (``satemu.link.terminals``), or None
@@ -175,15 +187,21 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
     for side in ("forward", "return"):
         if side not in doc:
             raise ProfileError(f"{side}: missing; a profile needs [forward] and [return]")
+        if isinstance(doc[side], str):
+            # A channel written as a tc-netem option string (satemu.link.netem).
+            try:
+                doc[side] = netem_channel(doc[side], side)
+            except NetemError as e:
+                raise ProfileError(str(e)) from None
     try:
         rtt = sum((parse_time(doc[s].get("delay", "0 s")) for s in ("forward", "return")),
                   Fraction(0))
     except (UnitError, AttributeError):
         rtt = Fraction(0)        # the channel parser reports the bad delay with its path
-    forward = parse_channel("forward", doc["forward"], rtt, 1)
-    ret = parse_channel("return", doc["return"], rtt, 2)
     if base_dir is None and path is not None:
         base_dir = path.parent
+    forward = parse_channel("forward", doc["forward"], rtt, 1, base_dir)
+    ret = parse_channel("return", doc["return"], rtt, 2, base_dir)
     return Profile(name=doc.get("name", name), description=doc.get("description", ""),
                    source=doc.get("source", ""), forward=forward, ret=ret, path=path,
                    timeline=_timeline.parse_timeline(doc, base_dir),
@@ -209,6 +227,13 @@ def override_profile(text: str, overrides, name: str) -> str:
     doc = _toml(text, name)
     for path, raw in overrides:
         parts = path.split(".")
+        if parts[0] in ("forward", "return") and len(parts) == 1:
+            value = override_value(raw)
+            if not isinstance(value, str):
+                raise ProfileError(f"{path}: a whole channel is a tc-netem option string, such "
+                                   f"as \"delay 300ms 20ms loss 1%\"; got {shown(value)}")
+            doc[path] = value
+            continue
         if len(parts) < 2 or parts[0] not in ("forward", "return") or not all(parts):
             raise ProfileError(f"{path}: not a channel's field; give forward.KEY, return.KEY "
                                f"or return.bod.KEY (KEY one of {', '.join(sorted(CHANNEL_KEYS))})")

@@ -40,8 +40,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from satemu.base.boards import BOARDS
-from satemu.base.units import (MAX_DIGITS, UnitError, check_magnitude, parse_probability,
-    parse_rate, parse_time)
+from satemu.base.units import (MAX_DIGITS, UnitError, check_magnitude, decimal_text,
+    parse_probability, parse_rate, parse_time)
 
 __all__ = ["TraceError", "TraceStep", "Trace", "MAX_BYTES", "MAX_LINES", "MAX_STEPS", "COLUMNS",
            "read_mahimahi", "read_csv", "read_trace"]
@@ -91,25 +91,6 @@ def _label(name: str) -> str:
     return name if name.isprintable() else repr(name)
 
 
-def _decimal(value: Fraction) -> str:
-    """``value`` written exactly: as a decimal when it has one ("1.5", "60"), else "p/q"."""
-    value = Fraction(value)
-    d, twos, fives = value.denominator, 0, 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return str(value)
-    places = max(twos, fives)
-    scaled = abs(value.numerator) * 10**places // value.denominator
-    sign = "-" if value < 0 else ""
-    if places == 0:
-        return f"{sign}{scaled}"
-    whole, frac = divmod(scaled, 10**places)
-    return f"{sign}{whole}.{str(frac).rjust(places, '0').rstrip('0')}"
-
-
 def _check_size(text: str, name: str) -> list[str]:
     """``text``'s lines (split at "\\n") once its size and line count are within the limits."""
     if not isinstance(text, str):
@@ -117,7 +98,7 @@ def _check_size(text: str, name: str) -> list[str]:
     if len(text) > MAX_BYTES or (4 * len(text) > MAX_BYTES
                                  and len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES):
         raise TraceError(f"{name}: more than {MAX_BYTES:,} bytes; a trace may have at most "
-                         f"{MAX_BYTES:,} bytes ({_decimal(Fraction(MAX_BYTES, 10**6))} MB)")
+                         f"{MAX_BYTES:,} bytes ({decimal_text(Fraction(MAX_BYTES, 10**6))} MB)")
     newlines = text.count("\n")
     lines = newlines + (1 if text and not text.endswith("\n") else 0)
     if lines > MAX_LINES:
@@ -138,7 +119,7 @@ def read_mahimahi(text: str, *, name: str, resolution: Fraction,
                          f"{_quote(repr(resolution))}")
     res_ms = Fraction(resolution) * 1000
     if res_ms <= 0 or res_ms.denominator != 1:
-        raise TraceError(f"{name}: resolution {_decimal(Fraction(resolution))} s is not a "
+        raise TraceError(f"{name}: resolution {decimal_text(Fraction(resolution))} s is not a "
                          f"positive whole number of milliseconds")
     res_ms = int(res_ms)
     if isinstance(packet_bytes, bool) or not isinstance(packet_bytes, int) or packet_bytes <= 0:
@@ -232,7 +213,7 @@ def read_mahimahi(text: str, *, name: str, resolution: Fraction,
         raise too_many(name)
 
     source = (f"mahimahi trace {name}: {last:,} opportunities of {packet_bytes} bytes "
-              f"over {_decimal(Fraction(period, 1000))} s, converted to rate steps at "
+              f"over {decimal_text(Fraction(period, 1000))} s, converted to rate steps at "
               f"{res_ms} ms resolution (mean rate per window, {len(steps):,} steps)")
     return Trace(steps=tuple(steps), period=Fraction(period, 1000), source=source)
 
@@ -307,11 +288,11 @@ def read_csv(text: str, *, name: str) -> Trace:
             written[column] = (field, values[column])
         at = values.pop("time")
         if not rows and at != 0:
-            raise TraceError(f"{name}:{number}: the first row's time is {_decimal(at)} s; a "
+            raise TraceError(f"{name}:{number}: the first row's time is {decimal_text(at)} s; a "
                              f"trace starts at 0")
         if last is not None and at <= last[1]:
-            raise TraceError(f"{name}:{number}: time {_decimal(at)} s is not after "
-                             f"{_decimal(last[1])} s (line {last[0]}); times must "
+            raise TraceError(f"{name}:{number}: time {decimal_text(at)} s is not after "
+                             f"{decimal_text(last[1])} s (line {last[0]}); times must "
                              f"increase strictly")
         rows += 1
         before, last = (last[1] if last else None), (number, at)
@@ -334,7 +315,7 @@ def read_csv(text: str, *, name: str) -> Trace:
 
     period = 2 * last[1] - before
     source = (f"csv trace {name}: {rows:,} rows of {','.join(header)} over "
-              f"{_decimal(period)} s ({len(steps):,} steps)")
+              f"{decimal_text(period)} s ({len(steps):,} steps)")
     return Trace(steps=tuple(steps), period=period, source=source)
 
 
@@ -380,7 +361,7 @@ def read_trace(path: Path, *, resolution: Fraction | None = None) -> Trace:
         raise TraceError(f"{name}: cannot be read: {e.strerror or e}") from None
     if len(data) > MAX_BYTES:
         raise TraceError(f"{name}: more than {MAX_BYTES:,} bytes; a trace may have at most "
-                         f"{MAX_BYTES:,} bytes ({_decimal(Fraction(MAX_BYTES, 10**6))} MB)")
+                         f"{MAX_BYTES:,} bytes ({decimal_text(Fraction(MAX_BYTES, 10**6))} MB)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -110,14 +110,17 @@ class BoardModel:
 
     def __init__(self, regs: dict[int, ChannelRegs], cycle: int = 0, bod_start: int = 0,
                  board: Board | None = None, commits: dict | None = None,
-                 tables: dict[int, TerminalTable] | None = None):
+                 tables: dict[int, TerminalTable] | None = None,
+                 jitter: dict[int, tuple] | None = None):
         self.board = board or BOARDS[DEFAULT_BOARD]
         # Later commits per channel (a timeline's steps: satemu.model.channel.Commit), each
         # applied to the frames that arrive after its cycle (and a BoD channel's slots after it).
-        # ``tables``: each channel's terminals (satemu.base.terminals), if the profile has any.
+        # ``tables``: each channel's terminals (satemu.base.terminals), if the profile has any;
+        # ``jitter``: each channel's jitter table banks (satemu.model.jitter), where written.
         self.tables = tables or {}
         self.channels = {ch: Channel(regs[ch], self.board.channel_params(ch), bod_start,
-                                     (commits or {}).get(ch, ()), self.tables.get(ch))
+                                     (commits or {}).get(ch, ()), self.tables.get(ch),
+                                     (jitter or {}).get(ch))
                          for ch in (FORWARD, RETURN)}
         self.cycle = cycle                  # every cycle before this one has run
         self.traffic = Traffic()

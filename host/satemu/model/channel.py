@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from satemu.model.bod import Bod
+from satemu.model.jitter import Jitter
 from satemu.base.records import BodRecord
 from satemu.base.params import (FATE_COUNTER, TERMINAL_COUNTERS, ChannelParams, ChannelRegs,
     Fate, frame_words)
@@ -136,7 +137,8 @@ class Channel:
 
     def __init__(self, regs: ChannelRegs, params: ChannelParams = ChannelParams(),
                  bod_start: int = 0, commits: Sequence[Commit] = (),
-                 table: TerminalTable | None = None):
+                 table: TerminalTable | None = None,
+                 jitter: Sequence[Sequence[int]] | None = None):
         require_registers(regs, params)
         if table is not None and not table.terminals:
             table = None
@@ -146,6 +148,7 @@ class Channel:
         self.pending = deque(sorted(commits, key=lambda c: c.cycle))
         self._check_commits(regs)
         self.loss = _Loss(regs.seed)
+        self.jitter = Jitter(regs.seed, jitter)
         self.shaper = _Shaper()
         self.queue: deque[tuple[int, int, int]] = deque()   # (departure, length, terminal)
         self.n = 1 if table is None or table.shared else len(table.framed)
@@ -249,6 +252,7 @@ class Channel:
             self.table = c.table
         if c.reseed:
             self.loss.reseed(c.regs.seed)
+            self.jitter.reseed(c.regs.seed)
 
     def _peak(self) -> None:
         g = self.gauges
@@ -342,7 +346,8 @@ class Channel:
             self.frames.append(r := FrameResult(fate, length=length, terminal=terminal))
             return r
         departure = self.shaper.depart(arrival, length, regs)
-        release = params.paced(departure + max(regs.delay, params.latency_floor),
+        latency = regs.delay + (self.jitter.draw(regs) if regs.jit_sigma else 0)
+        release = params.paced(departure + max(latency, params.latency_floor),
                                self.pace_free, length)
         self.pace_free = release
         egress = max(release, self.egress_free)
@@ -387,7 +392,8 @@ class Channel:
 def simulate(frames: Iterable[tuple], regs: ChannelRegs,
              params: ChannelParams = ChannelParams(), commits: Sequence[Commit] = (),
              bod_start: int = 0, until: int | None = None,
-             table: TerminalTable | None = None) -> ModelResult:
+             table: TerminalTable | None = None,
+             jitter: Sequence[Sequence[int]] | None = None) -> ModelResult:
     """Predict every frame's fate and egress cycle, and the final counters.
 
     ``frames`` holds (arrival cycle, length in bytes, error flag) in arrival order, and with a
@@ -402,7 +408,7 @@ def simulate(frames: Iterable[tuple], regs: ChannelRegs,
     until the queue is empty); ``bod`` of the result holds one record per finished superframe
     and terminal. A frame still queued at ``until`` has departure and egress None.
     """
-    channel = Channel(regs, params, bod_start, commits, table)
+    channel = Channel(regs, params, bod_start, commits, table, jitter)
     for frame in frames:
         channel.arrive(*frame)
     return channel.finish(until)

@@ -120,10 +120,15 @@ class ModelEngine:
                             for ch, name in ((FORWARD, "forward"), (RETURN, "return"))}
             timeline = timeline_dict(link, compiled, start, board.f_clk)
         tables = link.tables(board.hardware)
+        # The load writes a channel's jitter table into the bank it then names: here both
+        # banks hold it, whichever the board's load would take.
+        jitter = {ch: (table, table) for ch, name in ((FORWARD, "forward"), (RETURN, "return"))
+                  for table in [link.jitter_tables().get(name)] if table is not None}
         self.model = BoardModel(self.regs, cycle=self.bod_phase, bod_start=1, board=board,
                                 commits=self.commits,
                                 tables=tables and {FORWARD: tables["forward"],
-                                                   RETURN: tables["return"]})
+                                                   RETURN: tables["return"]},
+                                jitter=jitter)
         yield Loaded(self.model, board.f_clk, timeline)
 
     def settle(self, sim: CoSim) -> Outcome:
