@@ -90,8 +90,10 @@ BLOCKS = [("ingress.classify", "classify (Classifier)", None),
 
 
 def name_of(v: tuple) -> str:
-    channel, t, s, lv = v
-    return f"{channel}-t{t}-s{s}-l{lv}"
+    """A variant's name: (channel, terminals with frames, synthetic, levels), and optionally
+    other ChannelParams fields as (name, value) pairs after them (bench_impairment_cost)."""
+    channel, t, s, lv, *extra = v
+    return f"{channel}-t{t}-s{s}-l{lv}" + "".join(f"-{k}" for k, on in (extra or [()])[0] if on)
 
 
 def lut_equivalent(cells: dict) -> int:
@@ -132,9 +134,9 @@ def verilog_of(v: tuple) -> str:
     from hw.soc_common import without_delta_init
     from satemu_gw.channel import Channel
 
-    channel, t, s, lv = v
+    channel, t, s, lv, *extra = v
     params = replace(BOARDS[BOARD].channel_params(channel), terminals=t, synthetic=s,
-                     demand_levels=lv)
+                     demand_levels=lv, **dict((extra or [()])[0]))
     return without_delta_init(verilog.convert(Channel(params, mac_fed=True), name="top",
                                               emit_src=False))
 

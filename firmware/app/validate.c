@@ -236,6 +236,9 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
     /* Jitter: only on a box whose channels have it, and not where BoD serves the channel. */
     if (f[SATEMU_F_JIT_SIGMA] && (!hw->limits.jitter_table || bod_serves(hw, channel, f)))
         BAD(SATEMU_F_JIT_SIGMA, 0, 0);
+    /* Corruption: only on a box whose channels have it. */
+    if (f[SATEMU_F_COR_P] && !(hw->limits.impairments & SATEMU_IMPAIR_CORRUPT))
+        BAD(SATEMU_F_COR_P, 0, 0);
     if (delta_coded(hw, channel) && !(f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)) {
         /* A frame's serialisation takes fewer than SATEMU_DELTA_FRAME_SPAN cycles. */
         uint64_t frame = f[SATEMU_F_MAX_LEN] + f[SATEMU_F_OVERHEAD];

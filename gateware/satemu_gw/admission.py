@@ -99,14 +99,21 @@ class Admission(wiring.Component):
         if params.jitter:
             # Jitter (satemu_gw.jitter): a draw for each frame the shaper times, its offset two
             # cycles later, and the reseed of its stream with the loss draws'.
-            ports.update({"jit_draw": Out(1), "jit_offset": In(signed(36)),
-                          "reseed": Out(1)})
+            ports.update({"jit_draw": Out(1), "jit_offset": In(signed(36))})
+        if params.jitter or params.corrupt:
+            ports["reseed"] = Out(1)        # the loss's PRNG reloads: so do jitter's, corruption's
+        if params.corrupt:
+            # Corruption (satemu_gw.corrupt): a draw for each frame admitted, whether it has a
+            # bit flipped and which the cycle after.
+            ports.update({"cor_draw": Out(1), "cor_length": Out(12), "cor_flip": In(1),
+                          "cor_bit": In(15)})
         if params.terminals:
             # The terminals with frames' settings in force (satemu_gw.termtable).
             ports["frame"] = In(data.ArrayLayout(FrameCfg, params.terminals))
         # The counters start at ``counter_init`` (0 but in the wrap test), the gauges at 0.
         ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
+        ports["corrupted"] = Out(64, init=params.counter_init)   # frames with a bit flipped
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -180,6 +187,9 @@ class Admission(wiring.Component):
             pace_free = Signal(64)
             pace_next = Signal(64)
 
+        cor_drawn = Signal()        # the frame at hand drew its corruption (admitted, cor_p on)
+        if p.corrupt:
+            m.d.comb += self.cor_length.eq(cur.length)
         cnt = {name: getattr(self, name) for name in ENGINE_COUNTERS}
         drop = {name: Signal(name=f"inc_{name}") for name in ENGINE_COUNTERS[2:]}
         for name, inc in drop.items():
@@ -302,6 +312,9 @@ class Admission(wiring.Component):
             hwm(self.queue_frames_hwm, new_qf)
             hwm(self.queue_bytes_hwm, new_qb)
             hwm(self.mem_words_hwm, new_mem)
+            if p.corrupt:
+                m.d.comb += self.cor_draw.eq(cfg.cor_p != 0)
+                m.d.sync += cor_drawn.eq(cfg.cor_p != 0)
 
         # Every frame that arrived before `horizon` has been decided (and, with BoD, pushed).
         with m.FSM() as fsm:
@@ -322,7 +335,7 @@ class Admission(wiring.Component):
                         m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
                     with m.If((self.commit_flags & COMMIT_RESEED).any()):
                         m.d.comb += prng.load.eq(1)
-                        if p.jitter:
+                        if p.jitter or p.corrupt:
                             m.d.comb += self.reseed.eq(1)
                         m.d.sync += [g.eq(0) for g in ge_bad_t]
                     with m.If(layout_ok):
@@ -349,7 +362,7 @@ class Admission(wiring.Component):
 
             with m.State("CLASSIFY"):
                 m.d.sync += [dec.keep.eq(0), dec.bod.eq(0), dec.stored.eq(cur.stored),
-                             dec.length.eq(cur.length)]
+                             dec.length.eq(cur.length), cor_drawn.eq(0)]
                 with m.If(cur.length < cfg.min_len):
                     m.d.comb += drop["drop_runt"].eq(1)
                     m.next = "EMIT"
@@ -474,8 +487,14 @@ class Admission(wiring.Component):
 
             with m.State("EMIT"):
                 m.d.comb += self.decision.valid.eq(1)
+                flip = dec.keep & cor_drawn & (self.cor_flip if p.corrupt else 0)
+                if p.corrupt:
+                    m.d.comb += [self.decision.payload.flip.eq(flip),
+                                 self.decision.payload.flip_bit.eq(self.cor_bit)]
                 with m.If(self.decision.ready):
                     m.d.comb += [self.fate_valid.eq(1), self.bod_push.valid.eq(dec.keep & dec.bod)]
+                    with m.If(flip & ~self.clear):
+                        m.d.sync += self.corrupted.eq(self.corrupted + 1)
                     m.next = "IDLE"
 
         idle_horizon = Mux(self.now >= DESC_LATENCY, self.now - DESC_LATENCY, 0)
@@ -485,5 +504,5 @@ class Admission(wiring.Component):
                                         cur.arrival))
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
             m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),
-                         self.mem_words_hwm.eq(0)]
+                         self.mem_words_hwm.eq(0), self.corrupted.eq(0)]
         return m

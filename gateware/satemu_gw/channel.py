@@ -24,6 +24,7 @@ from .termstats import TermStats
 from .skid import SkidBuffer
 from .framelog import FrameLog
 from .jitter import Jitter
+from .corrupt import Corrupt
 from .layouts import mem_cmd_layout
 
 
@@ -119,6 +120,15 @@ class Channel(wiring.Component):
                 jit.w_data.eq(regs.j_w_data),
             ]
 
+        if p.corrupt:
+            m.submodules.corrupt = cor = Corrupt()
+            m.d.comb += [
+                cor.p.eq(regs.active.cor_p), cor.corr.eq(regs.active.cor_corr),
+                cor.seed.eq(regs.staged.seed), cor.load.eq(adm.reseed),
+                cor.draw.eq(adm.cor_draw), cor.length.eq(adm.cor_length),
+                adm.cor_flip.eq(cor.flip), adm.cor_bit.eq(cor.bit),
+            ]
+
         if p.frame_log:
             m.submodules.framelog = log = FrameLog(p)
             wiring.connect(m, log.write, writer.log)
@@ -198,6 +208,7 @@ class Channel(wiring.Component):
             self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
             self.arrived.eq(ingress.arrived), self.overrun.eq(ingress.overrun),
             regs.drop_overrun.eq(ingress.drop_overrun[:self.params.counter_bits]),
+            regs.corrupted.eq(adm.corrupted[:self.params.counter_bits]),
         ]
         # The statistics counters reach the registers at ``counter_bits`` (narrower ones count
         # modulo 2**bits; synthesis drops the unused upper bits of their adders), the gauges whole.

@@ -39,6 +39,8 @@ Decision = data.StructLayout({
     "length": 16,
     "offset": 32,    # header word offset within the memory region
     "terminal": TERMINAL_BITS,   # for its header (NO_TERMINAL: no one's)
+    "flip": 1,       # corruption (satemu_gw.corrupt): the writer flips bit ``flip_bit``
+    "flip_bit": 15,  # ... of the frame (bit b % 8 of byte b // 8)
 })
 
 # A frame in the bottleneck queue: its departure cycle (mod 2^48) and length, one memory word

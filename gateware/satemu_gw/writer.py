@@ -183,7 +183,15 @@ class Writer(wiring.Component):
                             m.next = after
 
             with m.State("DATA"):
-                m.d.comb += [word.eq(self.beats.payload), commits.eq(~dec.bod),
+                data = self.beats.payload
+                if p.corrupt:
+                    # Corruption: bit flip_bit of the frame is bit flip_bit % 64 of its beat
+                    # flip_bit // 64 (byte 0 in a beat's low bits).
+                    beat = Signal(range(p.max_beats + 1))
+                    m.d.comb += beat.eq(dec.stored - left)
+                    hit = dec.flip & (beat == dec.flip_bit[6:])
+                    data = data ^ Mux(hit, 1 << dec.flip_bit[:6], 0)
+                m.d.comb += [word.eq(data), commits.eq(~dec.bod),
                              self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.comb += [wq.w_en.eq(1), self.beats.ready.eq(1)]

@@ -21,6 +21,7 @@ from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
 from satemu.base.records import unpack_record
 from satemu.model.channel import Commit, simulate
+from satemu.model.corrupt import flipped
 from satemu.model.framelog import expected as log_expected, join as log_join, read_ring
 from satemu.base.params import ChannelParams, ChannelRegs, Fate
 from satemu.base.params import TERMINAL_COUNTERS
@@ -529,7 +530,7 @@ def check(bench: Bench, hw: dict) -> dict:
     late = 0
     for k, ((i, r), (cycle, payload)) in enumerate(zip(delivered, bench.egress)):
         length = bench.frames[i][1]
-        if payload != frame_bytes(seed, i, length, sc):
+        if payload != flipped(frame_bytes(seed, i, length, sc), r.flip):
             got = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
             errors.append(f"egress #{k}: payload differs from frame {i} (tag {got}, {len(payload)} bytes)")
         late += cycle > r.egress

@@ -257,6 +257,27 @@ def all_scenarios() -> dict[str, dict]:
                        p_burst=0.05, burst=(2, 10)),
         mem={"cmd_ready": 1.0, "wdata_ready": 1.0, "lat_min": 4, "lat_max": 8})
 
+    # Corruption (satemu_gw.corrupt): 5% of the admitted frames get a bit flipped as the writer
+    # stores them, among runts, bad FCSs, 1% loss and queue drops; steps raise it to 50% with
+    # 75% correlation and a reseed, then to every frame, then none.
+    f = 1_000_000
+    c0 = replace(channel_registers(f_clk=f, rate_bps=8_000_000, overhead=24,
+                                   delay_s=Fraction(2, 100), queue_frames=40, loss=0.01,
+                                   mem_size=MEM_WORDS, seed=31), cor_p=round(0.05 * 2**32))
+    c1 = replace(c0, cor_p=1 << 31, cor_corr=49_152)
+    c2 = replace(c1, cor_p=(1 << 32) - 1, cor_corr=0)
+    c3 = replace(c2, cor_p=0)
+    steps = [(100_000, c1, True), (200_000, c2, False), (300_000, c3, False)]
+    sc["corrupt-steps"] = scenario(
+        "corruption: a bit of a share of frames flipped, correlated, every frame, none",
+        f_clk=f, regs=c0, tb_seed=32, mem=HOSTILE_MEM,
+        frames=traffic(45, 700, rate_bps=8_000_000, f_clk=f, load=0.9, p_burst=0.05,
+                       p_runt=0.02, p_err=0.02),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
+                 for cycle, regs, reseed in steps],
+        expect={"corrupted": "summary['counters']['corrupted'] > 100"})
+    sc["corrupt-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
+
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.
     f = 10_000_000

@@ -176,8 +176,9 @@ def test_profile_fits_a_frame():
     assert P.Capability.FRAME_LOG == 1 << 2 and P.Capability.TIMELINE == 1 << 3
     assert P.Op.TIMELINE_WRITE == 0x0B and P.Op.TIMELINE_STATUS == 0x0E
     assert P.Status.NO_TIMELINE == 14 and P.Status.RUNNING == 16
-    assert P.HELLO_RESPONSE.size == 60 and P.HELLO_FIELDS[-5] == "timeline_entries"
-    assert P.HELLO_FIELDS[-4:] == ("terminals", "synthetic", "demand_levels", "jitter_table")
+    assert P.HELLO_RESPONSE.size == 62 and P.HELLO_FIELDS[-6] == "timeline_entries"
+    assert P.HELLO_FIELDS[-5:] == ("terminals", "synthetic", "demand_levels", "jitter_table",
+                                   "impairments")
     assert P.Op.TERMINAL_SET == 0x0F and P.Op.TERMINAL_STATS == 0x11
     assert P.Status.TERMINAL_BAD == 17 and P.Capability.TERMINALS == 1 << 4
     assert P.Op.JITTER_SET == 0x12 and P.Status.NO_JITTER == 18 and P.Status.JITTER_BAD == 19

@@ -14,6 +14,16 @@ def run(dut, bench):
     sim.run()
 
 
+async def reseed(ctx, dut, model, seed: int) -> None:
+    """A ``load`` strobe of ``seed`` into a block with a PRNG (``dut.seed``, ``dut.load``), as a
+    commit with RESEED makes it, and the same reseed of its ``model``."""
+    ctx.set(dut.seed, seed)
+    ctx.set(dut.load, 1)
+    await ctx.tick()
+    ctx.set(dut.load, 0)
+    model.reseed(seed)
+
+
 class TableHarness(Elaboratable):
     """A block that reads its terminals' rows and levels (``row_addr``/``row``,
     ``level_addr``/``level``) from memories holding ``table``'s, as from the terminal table's

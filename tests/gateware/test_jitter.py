@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from satemu.base.regmap import JITTER_TABLE
 from satemu.model.jitter import Jitter as JitterModel
 from satemu_gw.jitter import Jitter
-from simbench import run
+from simbench import reseed, run
 
 
 def test_jitter_matches_model():
@@ -38,12 +38,7 @@ def test_jitter_matches_model():
             ctx.set(dut.corr, corr)
             ctx.set(dut.bank, bank)
             if step in (200, 400):               # a reseed, as a commit with RESEED makes it
-                seed = rng.getrandbits(64)
-                ctx.set(dut.seed, seed)
-                ctx.set(dut.load, 1)
-                await ctx.tick()
-                ctx.set(dut.load, 0)
-                model.reseed(seed)
+                await reseed(ctx, dut, model, rng.getrandbits(64))
             expected = model.draw(regs)
             ctx.set(dut.draw, 1)
             await ctx.tick()

@@ -261,12 +261,19 @@ def test_percentages_are_exact_not_floats():
         F(1, 1000), F(3, 1000), F(1, 10**4), F(999, 1000))
 
 
+def test_corrupt_maps_to_the_channel_s_corruption():
+    assert netem_channel("corrupt 0.1%") == {"corrupt": "0.1%"}
+    assert netem_channel("corrupt 5% 25%") == {"corrupt": "5%", "corrupt_correlation": "25%"}
+    assert parse_probability(netem_channel("corrupt 0.01%")["corrupt"]) == F(1, 10**4)
+    assert refused("corrupt") == 'netem: "corrupt": missing its PERCENT, such as corrupt 0.1%'
+    assert refused("corrupt 1% corrupt 2%").startswith('netem: "corrupt": corrupt given twice')
+
+
 # -- Refused: what the box cannot do -----------------------------------------------------------
 
 @pytest.mark.parametrize("text, msg", [
     ("duplicate 1%", '"duplicate": duplicating packets: not yet on this box'),
     ("duplicate 1% 25%", '"duplicate": duplicating packets: not yet on this box'),
-    ("corrupt 0.1%", '"corrupt": corrupting packets: not yet on this box'),
     ("delay 10ms reorder 25% 50%", '"reorder": reordering packets: not yet on this box (it '
      'keeps every frame in order)'),
     ("gap 5 delay 10ms", '"gap": sending every Nth packet early (reorder gap): not yet on '
@@ -302,7 +309,7 @@ def test_refused_features(text, msg):
 
 
 def test_refusal_reasons_are_one_table():
-    for word in ("duplicate", "corrupt", "reorder", "gap", "ecn", "slot"):
+    for word in ("duplicate", "reorder", "gap", "ecn", "slot"):
         assert refused(word) == f'netem: "{word}": {REFUSED[word]}'
     assert all("\n" not in why for why in REFUSED.values())
 
@@ -420,13 +427,13 @@ def test_repeated_options(text, msg):
 
 @pytest.mark.parametrize("text, msg", [
     ("foo", '"foo": not a netem option; the box reads limit, delay (latency), distribution, '
-     'loss (drop), rate and seed'),
+     'loss (drop), corrupt, rate and seed'),
     ("help", '"help": not a netem option; the box reads limit, delay (latency), distribution, '
-     'loss (drop), rate and seed'),
+     'loss (drop), corrupt, rate and seed'),
     ("Delay 1ms", '"Delay": not a netem option; the box reads limit, delay (latency), '
-     'distribution, loss (drop), rate and seed'),
+     'distribution, loss (drop), corrupt, rate and seed'),
     ("random 1%", '"random": not a netem option; the box reads limit, delay (latency), '
-     'distribution, loss (drop), rate and seed'),
+     'distribution, loss (drop), corrupt, rate and seed'),
     # tc's matches(): an abbreviation is the first word, in tc's order, that it begins
     ("del 1ms", '"del": tc reads this as delay; write the word in full'),
     ("d 1ms", '"d": tc reads this as delay; write the word in full'),
@@ -476,7 +483,7 @@ def test_messages_are_one_line_whatever_the_words():
     assert netem_channel("delay 100ms\u2028loss 1%\r\n") == {"delay": "100 ms", "loss": "1%"}
     assert refused("delay\x00 1ms") == ('netem: "\'delay\\x00\'": not a netem option; the box '
                                         'reads limit, delay (latency), distribution, loss (drop), '
-                                        'rate and seed')
+                                        'corrupt, rate and seed')
     assert refused("delay 1\x1bms").startswith('netem: "delay \'1\\x1bms\'": ')
     assert refused("\u00e9" * 50).startswith("netem: \"'" + "\u00e9" * 10)
     with pytest.raises(NetemError) as e:

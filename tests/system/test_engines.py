@@ -103,7 +103,9 @@ rbdc_max = "4 Mbit/s"
 """
 
 # Jitter on both channels, kept in order: normal and 25% correlated forward, uniform on the
-# return with 1% loss; a step widens the forward jitter and drops its correlation.
+# return with 1% loss; 2% of the forward frames corrupted (a bit flipped, the FCS recomputed:
+# the client's host drops them for their UDP checksum); a step widens the forward jitter, drops
+# its correlation and stops the corruption.
 JITTER = """
 name = "short-asym-jitter"
 [forward]
@@ -112,6 +114,7 @@ delay = "10 ms"
 jitter = "3 ms"
 jitter_distribution = "normal"
 jitter_correlation = "25%"
+corrupt = "2%"
 [return]
 rate = "1.5 Mbit/s"
 delay = "10 ms"
@@ -120,7 +123,7 @@ loss = "1%"
 
 [[timeline]]
 at = "120 ms"
-forward = { jitter = "6 ms", jitter_correlation = "0%" }
+forward = { jitter = "6 ms", jitter_correlation = "0%", corrupt = "0%" }
 """
 
 CASES = {
@@ -219,6 +222,8 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
     assert stats["forward"]["tx_frames"] > 50 and stats["return"]["tx_frames"] > 10
     if case == "lossy":
         assert stats["forward"]["drop_loss"] > 0 and stats["return"]["drop_loss"] > 0
+    if case == "jitter":
+        assert stats["forward"]["corrupted"] > 0 and board.undecodable > 0
     if case in ("bod", "terminals"):
         records = model.bod["records"]
         assert len(records) == len(board.bod["records"]) > 10 and not board.bod["lost"]

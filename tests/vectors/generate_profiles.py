@@ -14,7 +14,8 @@ from satemu.base.validate import delay_line_traffic  # noqa: E402
 from satemu.base.queues import FRAME_SPAN, SLOT_SPAN  # noqa: E402
 from satemu.base.params import ChannelParams, ChannelRegs  # noqa: E402
 from satemu.link.profile import builtin_profiles  # noqa: E402
-from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS  # noqa: E402
+from satemu.base.protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, PROFILE_FIELDS,  # noqa: E402
+    Impairment)
 from satemu.base.regmap import BOD_ENABLE, BOD_FCA, JITTER_TABLE  # noqa: E402
 from satemu.base.hardware import Hardware  # noqa: E402
 from satemu.base.validate import validate  # noqa: E402
@@ -44,7 +45,9 @@ def case(fields, lim, why, channel):
                                    "terminals": lim.params.terminals,
                                    "synthetic": lim.params.synthetic,
                                    "demand_levels": lim.params.demand_levels,
-                                   "jitter_table": JITTER_TABLE if lim.params.jitter else 0},
+                                   "jitter_table": JITTER_TABLE if lim.params.jitter else 0,
+                                   "impairments": int(Impairment.CORRUPT) if lim.params.corrupt
+                                   else 0},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -266,6 +269,13 @@ def jitter_cases(bases):
             r = dict(regs, **{name: value})
             out.append(case(r, box, f"{name} edited, jitter built", channel))
         out.append(case(dict(regs, jit_sigma=1000), lim, "jitter on a box without", channel))
+        # Corruption: any probability and correlation where the channel has it, BoD or not.
+        box = replace(lim, params=replace(lim.params, corrupt=True))
+        for name, value in (("cor_p", 1), ("cor_p", (1 << 32) - 1), ("cor_p", 1 << 32),
+                            ("cor_corr", 0xFFFF), ("cor_corr", 0x10000)):
+            out.append(case(dict(regs, **{name: value}), box, f"{name} edited, corruption "
+                            f"built", channel))
+        out.append(case(dict(regs, cor_p=1 << 20), lim, "corruption on a box without", channel))
     return out
 
 

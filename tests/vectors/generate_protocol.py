@@ -114,19 +114,20 @@ def hello():
                   mem_words=6 << 20,
                   port_bps=1_000_000_000, mem_wpc_forward=0, mem_wpc_return=0,
                   log_records=1 << 21, timeline_entries=1 << 18, terminals=8, synthetic=32,
-                  demand_levels=256, jitter_table=4096, bod_mask=2),
+                  demand_levels=256, jitter_table=4096, impairments=1, bod_mask=2),
              dict(f_clk=6_250_000, queue_depth=65535, queue_fifo=1024, spill_mask=1,
                   bod_queue=1024, delta_queue=16384, max_frame=2048, latency_floor=2048,
                   mem_words=4 << 20, port_bps=400_000_000,
                   mem_wpc_forward=0x0001_2345, mem_wpc_return=0x0000_6789, log_records=0,
                   timeline_entries=0, terminals=0, synthetic=0, demand_levels=0, jitter_table=0,
-                  bod_mask=0),
+                  impairments=0, bod_mask=0),
              dict(f_clk=0x89AB_CDEF, queue_depth=0xFEDC, queue_fifo=0x1357, spill_mask=0xA5C3,
                   bod_queue=0xBEEF, delta_queue=0xC0DE, max_frame=0x1234, latency_floor=0x7654_3210, mem_words=0xFFFF_FFFF,
                   port_bps=0x0123_4567_89AB_CDEF, mem_wpc_forward=0xFFFF_FFFF,
                   mem_wpc_return=0x8765_4321, log_records=1 << 31,
                   timeline_entries=0x7654_3210, terminals=0xA5, synthetic=0x5A,
-                  demand_levels=0xC3E1, jitter_table=0x9A7B, bod_mask=3)]
+                  demand_levels=0xC3E1, jitter_table=0x9A7B, impairments=0xB5E2,
+                  bod_mask=3)]
     out = []
     for box in boxes:
         for version in (P.PROTOCOL_VERSION, P.PROTOCOL_VERSION - 1):

@@ -119,6 +119,7 @@ def proto_header(profile_fields: Sequence[Field] | None = None,
     lines.append(f"#define SATEMU_CHANNELS {len(P.CHANNEL_NAMES)}")
     for enum_name, enum in (("op", P.Op), ("status", P.Status), ("cap", P.Capability),
                             ("timeline_fault", P.TimelineFault), ("jitter_fault", P.JitterFault),
+                            ("impair", P.Impairment),
                             ("timeline_run", P.TimelineRun)):
         lines += [""] + _enum(f"satemu_{enum_name}", [(f"SATEMU_{enum_name.upper()}_{m.name}",
                                                        int(m)) for m in enum])

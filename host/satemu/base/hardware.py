@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from satemu.base.params import ChannelParams
-from satemu.base.protocol import CHANNEL_NAMES, LIMIT_FIELDS
+from satemu.base.protocol import CHANNEL_NAMES, LIMIT_FIELDS, Impairment
 from satemu.base.regmap import JITTER_TABLE
 
 __all__ = ["Hardware", "channel_index", "channel_pace"]
@@ -98,7 +98,8 @@ class Hardware:
                   "log_records": self.log_records, "timeline_entries": self.timeline_entries,
                   "terminals": p.terminals, "synthetic": p.synthetic,
                   "demand_levels": p.demand_levels,
-                  "jitter_table": JITTER_TABLE if p.jitter else 0}
+                  "jitter_table": JITTER_TABLE if p.jitter else 0,
+                  "impairments": Impairment.CORRUPT if p.corrupt else 0}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -116,7 +117,9 @@ class Hardware:
                                terminals=limits.get("terminals", 0),
                                synthetic=limits.get("synthetic", 0),
                                demand_levels=limits.get("demand_levels", 0),
-                               jitter=limits.get("jitter_table", 0) > 0)
+                               jitter=limits.get("jitter_table", 0) > 0,
+                               corrupt=bool(limits.get("impairments", 0)
+                                            & Impairment.CORRUPT))
         spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
                       if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],

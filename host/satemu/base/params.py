@@ -127,6 +127,9 @@ class ChannelParams:
     # Per-frame jitter (satemu_gw.jitter, satemu.model.jitter): its two table banks, a PRNG of
     # its own and a multiplier. A board leaves it out (False) where its FPGA has no room.
     jitter: bool = False
+    # Corruption (satemu_gw.corrupt, satemu.model.corrupt): three PRNGs, a multiply and a bit
+    # flip in the delay line's writer. A board leaves it out (False) where it has no room.
+    corrupt: bool = False
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -281,6 +284,9 @@ class ChannelRegs:
     jit_sigma: int = 0
     jit_corr: int = 0
     jit_bank: int = 0
+    # Corruption (satemu.model.corrupt): none by default.
+    cor_p: int = 0
+    cor_corr: int = 0
 
     @property
     def bod(self) -> bool:

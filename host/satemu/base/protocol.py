@@ -95,6 +95,12 @@ class Capability(enum.IntFlag):
     JITTER = 1 << 5       # the channels have jitter (JITTER_SET)
 
 
+class Impairment(enum.IntFlag):
+    """The impairments a box's channels have besides loss, queue, rate, delay and jitter (build
+    options, satemu.base.params.ChannelParams): the ``impairments`` limit's bits."""
+    CORRUPT = 1 << 0      # a bit flipped in a share of frames (satemu_gw.corrupt)
+
+
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1
 CHANNEL_NAMES = ("forward", "return")       # by channel number
 
@@ -117,14 +123,16 @@ CHANNEL_NAMES = ("forward", "return")       # by channel number
 # ``terminals``: the terminals with frames each channel tells apart, ``synthetic``: the synthetic
 # ones a BoD channel serves besides, ``demand_levels``: its level table's entries (0, 0, 0: no
 # terminals; satemu.base.terminals); ``jitter_table``: the entries of each bank of the
-# channels' jitter tables (0: no jitter; satemu.model.jitter).
+# channels' jitter tables (0: no jitter; satemu.model.jitter); ``impairments``: the other
+# impairments the channels have, a bit each (Impairment).
 # ``satemu.base.hardware.Hardware`` is the host's view of them.
 LIMIT_FIELDS = (("f_clk", "I"), ("queue_depth", "H"), ("queue_fifo", "H"), ("spill_mask", "H"),
                 ("bod_queue", "H"), ("delta_queue", "H"),
                 ("max_frame", "H"), ("latency_floor", "I"), ("mem_words", "I"),
                 ("port_bps", "Q"), ("mem_wpc_forward", "I"), ("mem_wpc_return", "I"),
                 ("log_records", "I"), ("timeline_entries", "I"), ("terminals", "B"),
-                ("synthetic", "B"), ("demand_levels", "H"), ("jitter_table", "H"))
+                ("synthetic", "B"), ("demand_levels", "H"), ("jitter_table", "H"),
+                ("impairments", "H"))
 # HELLO's request: the host's protocol version (u16).
 HELLO_REQUEST = struct.Struct("<H")
 # HELLO's answer after the status byte.

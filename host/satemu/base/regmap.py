@@ -33,7 +33,8 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "LOG_CLEAR", "STATUS_PENDING", "STATUS_LAYOUT_KEPT", "STATUS_EMPTY", "STATUS_REFUSED",
            "STATUS_LATE", "STATUS_COPYING", "TERM_FIELDS", "TERM_WINDOW", "TERM_OFFSETS",
            "TERM_WORDS", "JITTER_FIELDS", "JITTER_TABLE", "JITTER_SHIFT",
-           "JITTER_INDEX_BITS", "JITTER_SEED_XOR", "JITTER_ENTRY_MAX"]
+           "JITTER_INDEX_BITS", "JITTER_SEED_XOR", "JITTER_ENTRY_MAX", "CORRUPT_FIELDS",
+           "CORRUPT_SEED_XOR"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -140,7 +141,19 @@ JITTER_FIELDS = [
     Field("jit_corr", 16, "cfg", "jitter correlation: P(a frame repeats the last draw) x 2^16"),
     Field("jit_bank", 1, "cfg", "the jitter table bank in force"),
 ]
-CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS
+# Corruption (satemu_gw.corrupt, satemu.model.corrupt): an admitted frame has one bit flipped,
+# at a position drawn uniformly over its bytes, with probability cor_p / 2^32; or it repeats the
+# last frame's decision with probability cor_corr / 2^16. The egress MAC computes the FCS over
+# the bytes as they leave, so the frame arrives with a good FCS and a bad UDP checksum.
+CORRUPT_FIELDS = [
+    Field("cor_p", 32, "cfg", "probability an admitted frame has a bit flipped x 2^32"),
+    Field("cor_corr", 16, "cfg", "corruption correlation: P(a frame repeats the last decision) "
+                                 "x 2^16"),
+]
+# The corruption's three xoshiro128++ streams (the decision, the repeat, the bit) are seeded
+# from the profile's seed xored with these.
+CORRUPT_SEED_XOR = (0x2545_F491_4F6C_DD1D, 0x9FB2_1C65_1E98_DF25, 0xD6E8_FEB8_6659_FD93)
+CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS + CORRUPT_FIELDS
 
 CTL_FIELDS = [
     Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
@@ -163,7 +176,7 @@ CTL_FIELDS = [
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
 COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes",
             "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue", "drop_mem",
-            "drop_overrun", "late", "drop_unclassified"]
+            "drop_overrun", "late", "drop_unclassified", "corrupted"]
 GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 

@@ -57,6 +57,9 @@ class Verdict:
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
             name = self.name
+            if name == "cor_p" and self.hi == 0:
+                return (f"cor_p={self.value}: the channel has no corruption block, so frames "
+                        f"cannot be corrupted (the range is 0 .. 0)")
             if name == "jit_sigma" and self.hi == 0:
                 return (f"jit_sigma={self.value}: the channel has no jitter block, or BoD "
                         f"serves it, so jitter cannot be on (the range is 0 .. 0)")
@@ -127,6 +130,8 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
                 return bad(name, 0, 0)
     if v["jit_sigma"] and (not params.jitter or (bod and bod_allowed)):
         return bad("jit_sigma", 0, 0)      # jitter only where the channel has it, not with BoD
+    if v["cor_p"] and not params.corrupt:
+        return bad("cor_p", 0, 0)          # corruption only where the channel has it
     if params.delta_coded and not bod:
         # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)

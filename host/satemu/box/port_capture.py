@@ -92,6 +92,20 @@ def fates_of(traffic: Traffic, port: int, wires: list[bytes]) -> list[FrameFate]
     return out
 
 
+def flipped_bits(sent: bytes, left: bytes) -> list[int]:
+    """The bits of a frame (bit b: bit b % 8 of byte b // 8, satemu.model.corrupt) that differ
+    between the bytes ``sent`` into a port and those that ``left`` the other (which the MAC may
+    have padded): corruption's."""
+    out = []
+    for i, (a, b) in enumerate(zip(sent, left)):
+        x = a ^ b
+        while x:
+            low = x & -x
+            out.append(8 * i + low.bit_length() - 1)
+            x ^= low
+    return out
+
+
 def ns_of(cycle: int, origin: int, f_clk: int) -> int:
     """A cycle as a timestamp: nanoseconds since ``origin``, rounded down."""
     return (cycle - origin) * 1_000_000_000 // f_clk
@@ -134,11 +148,16 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
                         f"came in (channel: arrival {r.arrival - origin}, egress "
                         f"{r.egress.start - origin})")
                 e = r.egress
+                flips = flipped_bits(data[:-FCS_LEN], e.data[len(PREAMBLE):-FCS_LEN])
+                if flips:
+                    text += (f", {'bits' if len(flips) > 1 else 'bit'} "
+                             f"{', '.join(map(str, flips))} flipped, FCS recomputed")
                 seq += 1
                 records.append((ns_of(e.wire, origin, f_clk), seq, iface[(EGRESS_PORT[ch], "out")],
                                 e.data[len(PREAMBLE):], OUTBOUND | FCS_FLAGS,
                                 f"{at} at cycle {cycle - origin}, held "
-                                f"{ms_of(e.wire - cycle, f_clk)}"))
+                                f"{ms_of(e.wire - cycle, f_clk)}"
+                                + (f", bit {flips[0]} flipped" if len(flips) == 1 else "")))
                 counts[f"{out_name}-out"] += 1
             else:
                 cause, why, err = CAUSES[r.fate]

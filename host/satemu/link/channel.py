@@ -28,7 +28,9 @@ __all__ = ["BodProfile", "ChannelProfile", "check_meaning", "explain", "parse_bo
 
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod", "trace", "trace_resolution", "jitter",
-                "jitter_distribution", "jitter_correlation", "order"}
+                "jitter_distribution", "jitter_correlation", "order", "corrupt",
+                "corrupt_correlation", "corrupt_fcs"}
+CORRUPT_FCS = ("recomputed", "bad")
 ORDERS = ("keep", "free")
 MAX_TABLE_BYTES = 1_000_000     # a jitter table file (distributions.MAX_TEXT characters)
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")     # in the order the registers take them
@@ -156,6 +158,10 @@ class ChannelProfile:
     jitter_distribution: str = "uniform"
     jitter_correlation: Fraction = Fraction(0)
     order: str = "keep"
+    # Corruption (satemu.model.corrupt): the share of admitted frames with a bit flipped, the
+    # correlation of successive frames' decisions; the FCS is computed again as they leave.
+    corrupt: Fraction = Fraction(0)
+    corrupt_correlation: Fraction = Fraction(0)
     jitter_entries: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def jitter_table(self) -> tuple[int, ...]:
@@ -220,6 +226,9 @@ class ChannelProfile:
         if self.jitter:
             regs = replace(regs, jit_sigma=round(self.jitter * hw.f_clk),
                            jit_corr=min(round(self.jitter_correlation * 65536), 65535))
+        if self.corrupt:
+            regs = replace(regs, cor_p=min(round(self.corrupt * 2**32), 2**32 - 1),
+                           cor_corr=min(round(self.corrupt_correlation * 65536), 65535))
         return regs
 
     def describe(self, hw: Hardware | None = None, channel: str = "",
@@ -249,6 +258,11 @@ class ChannelProfile:
             if self.jitter_entries is not None:
                 shape = f"table {Path(shape).name}"
             parts.append(f"jitter {format_time(self.jitter)} {shape}{corr}, in order")
+        if self.corrupt:
+            corr = (f", {float(self.corrupt_correlation) * 100:g}% correlated"
+                    if self.corrupt_correlation else "")
+            parts.append(f"{float(self.corrupt) * 100:g}% corrupted{corr} (one bit, FCS "
+                         f"recomputed)")
         lines = [] if self.bod is None else self.bod.describe(hw.f_clk if hw else None)
         return "\n".join([", ".join(parts)] + [indent + line for line in lines])
 
@@ -267,6 +281,12 @@ def check_meaning(name: str, ch: ChannelProfile, terminals: bool = False):
     if ch.jitter < 0:
         raise ProfileError(f"{name}.jitter: {format_time(ch.jitter)} is negative; jitter is a "
                            f"scale (a normal's sd, a uniform's half width)")
+    for key in ("corrupt", "corrupt_correlation"):
+        if not 0 <= getattr(ch, key) <= 1 or (key == "corrupt_correlation"
+                                               and getattr(ch, key) == 1):
+            raise ProfileError(f"{name}.{key}: {float(getattr(ch, key)):g} is outside 0 .. 1"
+                               + (", 1 excluded (at 1 the first decision would repeat for "
+                                  "ever)" if key == "corrupt_correlation" else ""))
     if not 0 <= ch.jitter_correlation < 1:
         raise ProfileError(f"{name}.jitter_correlation: {float(ch.jitter_correlation):g} is "
                            f"outside 0 .. 1, 1 excluded (at 1 the first draw would repeat for "
@@ -339,6 +359,9 @@ def explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
         return out("delay", format_time(ch.delay),
                    format_time(Fraction(v.lo, f)) if v.lo else "0 s",
                    format_time(Fraction(v.hi, f)))
+    if field == "cor_p" and v.hi == 0:
+        return (f"{name}.corrupt: this box's channels have no corruption block (see 'satemu "
+                f"show --board')")
     if field == "jit_sigma":
         if v.hi == 0 and ch.bod is not None:
             return (f"{name}.jitter: a channel BoD serves has no jitter yet (its frames leave "
@@ -424,8 +447,9 @@ def parse_bod(path: str, table) -> BodProfile:
 
 
 def parse_jitter(name: str, table: dict, base_dir: Path | None) -> dict:
-    """A channel's jitter keys, as ChannelProfile's fields: the scale, the distribution (a
-    table file read and checked, relative to ``base_dir``), the correlation and the order."""
+    """A channel's jitter and corruption keys, as ChannelProfile's fields: the scale, the
+    distribution (a table file read and checked, relative to ``base_dir``), the correlation and
+    the order; the corruption's share and correlation (its FCS recomputed, the one way built)."""
     t = Table(name, table, CHANNEL_KEYS, "channel settings")
     out = {}
     if "jitter" in table:
@@ -467,6 +491,22 @@ def parse_jitter(name: str, table: dict, base_dir: Path | None) -> dict:
             raise ProfileError(str(e)) from None
     if "order" in table:
         out["order"] = order
+    if "corrupt" in table:
+        out["corrupt"] = t.get("corrupt", parse_probability, Fraction(0))
+    if "corrupt_correlation" in table:
+        out["corrupt_correlation"] = t.get("corrupt_correlation", parse_probability,
+                                           Fraction(0))
+        if "corrupt" not in table:
+            raise ProfileError(f"{name}.corrupt: missing; corrupt_correlation describes a "
+                               f"corruption, which needs its share")
+    fcs = table.get("corrupt_fcs", "recomputed")
+    if fcs not in CORRUPT_FCS:
+        raise ProfileError(f"{name}.corrupt_fcs: expected \"recomputed\" or \"bad\", got "
+                           f"{shown(fcs)}")
+    if fcs == "bad":
+        raise ProfileError(f"{name}.corrupt_fcs: \"bad\" (a corrupted frame leaving with its "
+                           f"FCS bad, for the next hop to drop) is not built yet; the box's MACs "
+                           f"compute the FCS as a frame leaves (\"recomputed\")")
     if "jitter" not in out and set(table) & {"jitter_distribution", "jitter_correlation"}:
         raise ProfileError(f"{name}.jitter: missing; jitter_distribution and "
                            f"jitter_correlation describe a jitter, which needs its scale")

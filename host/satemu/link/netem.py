@@ -45,7 +45,8 @@ __all__ = ["NetemError", "NEW_KEYS", "REFUSED", "DISTRIBUTIONS", "MAX_CHARS", "M
 
 # Channel keys this module emits beyond the original satemu.link.channel.CHANNEL_KEYS (the jitter
 # keys; "order" is never emitted: netem keeps no order, satemu keeps it by default).
-NEW_KEYS = {"jitter", "jitter_distribution", "jitter_correlation", "order"}
+NEW_KEYS = {"jitter", "jitter_distribution", "jitter_correlation", "order", "corrupt",
+            "corrupt_correlation"}
 
 MAX_CHARS = 1000        # the longest text read
 MAX_WORDS = 100         # the most words read
@@ -55,7 +56,6 @@ DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
 # What the box cannot do (yet), by netem word or form: the reason a refusal gives.
 REFUSED = {
     "duplicate": "duplicating packets: not yet on this box",
-    "corrupt": "corrupting packets: not yet on this box",
     "reorder": "reordering packets: not yet on this box (it keeps every frame in order)",
     "gap": "sending every Nth packet early (reorder gap): not yet on this box",
     "ecn": "ecn marking: not yet on this box",
@@ -285,7 +285,8 @@ class _Reader:
             option = _ALIAS.get(word, word)
             if option in REFUSED and option != "distribution":
                 self.fail(start, REFUSED[option])
-            if option not in ("limit", "delay", "loss", "rate", "seed", "distribution"):
+            if option not in ("limit", "delay", "loss", "rate", "seed", "distribution",
+                              "corrupt"):
                 self.unknown(start, word)
             self.once(start, option)
             if option == "distribution":
@@ -307,7 +308,7 @@ class _Reader:
             self.fail(start, "a value where a netem word belongs: tc reads an option's optional "
                              "values only right after it, and only those starting with a digit")
         self.fail(start, "not a netem option; the box reads limit, delay (latency), "
-                         "distribution, loss (drop), rate and seed")
+                         "distribution, loss (drop), corrupt, rate and seed")
 
     def opt_delay(self, start: int):
         self.value(start, "TIME, such as delay 300ms")
@@ -341,6 +342,15 @@ class _Reader:
             self.i += 1
             if self.percent(start, "a correlation"):
                 self.fail(start, REFUSED["loss correlation"])
+
+    def opt_corrupt(self, start: int):
+        """corrupt PERCENT [CORRELATION]: one bit of a share of the packets flipped (satemu's
+        corruption flips one bit of a frame, as netem's does; its FCS is computed again)."""
+        self.value(start, "PERCENT, such as corrupt 0.1%")
+        self.put_percent(start, "corrupt", self.percent(start))
+        if self.next_is():
+            self.i += 1
+            self.put_percent(start, "corrupt_correlation", self.percent(start))
 
     def gemodel(self, start: int):
         self.value(start, "P, such as loss gemodel 1% 10%")
@@ -430,7 +440,8 @@ def netem_channel(text: str, path: str = "netem") -> dict:
     PERCENT gives loss; loss gemodel P [R [1-H [1-K]]] gives gilbert_elliott {p, r, loss_bad =
     1-H, loss_good = 1-K}, with netem's defaults R = 1 - P, 1-H = 100%, 1-K = 0%. rate RATE
     [PACKETOVERHEAD] gives rate (tc's bps is bytes/s) and overhead; rate 0 is not shaped. limit
-    PACKETS gives queue; seed VALUE gives seed. A correlation of 0 on loss (none) is taken.
+    PACKETS gives queue; seed VALUE gives seed; corrupt PERCENT [CORRELATION] gives corrupt and
+    corrupt_correlation. A correlation of 0 on loss (none) is taken.
     Everything else the box cannot do is refused (REFUSED says why), as are repeated options,
     abbreviations, and values tc refuses or reads differently from version to version (a time
     without a unit, but 0).

@@ -4,7 +4,8 @@
 A profile's ``[[timeline]]`` list holds steps; each has a time ``at`` from the timeline's start
 and the settings it changes on either channel, in a ``forward`` or ``return`` table with the
 keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``, ``overhead``,
-``min_len``, ``max_len``, ``jitter``, ``jitter_correlation``). A step changes only what it names; everything else stays as the steps
+``min_len``, ``max_len``, ``jitter``, ``jitter_correlation``, ``corrupt``,
+``corrupt_correlation``). A step changes only what it names; everything else stays as the steps
 before it left it. ``timeline_repeat`` (a time above the last step's) repeats the whole list.
 A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
 Mahimahi trace; satemu.link.traces), which then also sets the period. A trace's rate of 0 (no
@@ -50,7 +51,7 @@ __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", 
            "compile_timeline", "timeline_dict", "MAX_STEPS", "MAX_CYCLES", "MAX_TIME"]
 
 STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
-             "max_len", "bod", "jitter", "jitter_correlation"}
+             "max_len", "bod", "jitter", "jitter_correlation", "corrupt", "corrupt_correlation"}
 # The BoD settings a step may change; they apply from the block's first superframe after the
 # step. The others (latency, fca, background_repeat) restart the block, which takes an empty
 # delay line (regmap.LAYOUT_FIELDS).
@@ -173,6 +174,10 @@ def _describe_changes(c: dict) -> str:
             out.append(f"jitter {format_time(v)}")
         elif key == "jitter_correlation":
             out.append(f"jitter correlation {float(v) * 100:g}%")
+        elif key == "corrupt":
+            out.append(f"corrupt {float(v) * 100:g}%")
+        elif key == "corrupt_correlation":
+            out.append(f"corrupt correlation {float(v) * 100:g}%")
         else:
             out.append(f"{key} {v}")
     return ", ".join(out)
@@ -203,6 +208,9 @@ def _changes(path: str, table) -> dict:
         out["jitter"] = t.get("jitter", parse_time, None)
     if "jitter_correlation" in table:
         out["jitter_correlation"] = t.get("jitter_correlation", parse_probability, None)
+    for key in ("corrupt", "corrupt_correlation"):
+        if key in table:
+            out[key] = t.get(key, parse_probability, None)
     if "queue" in table:
         out["queue"] = parse_queues(path, table["queue"])
     if "loss" in table and "gilbert_elliott" in table:

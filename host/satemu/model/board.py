@@ -22,6 +22,7 @@ from functools import cached_property
 
 from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 from satemu.model.channel import Channel, ModelResult
+from satemu.model.corrupt import flipped
 from satemu.base.ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
 from satemu.base.params import ChannelRegs, Fate, beat_field
 from satemu.base.terminals import TerminalTable, frame_key
@@ -263,7 +264,7 @@ class BoardModel:
         the MAC's time."""
         for index in self.channels[ch].take_timed():
             r = self.channels[ch].frames[index]
-            frame = padded(self._frames[ch][index])
+            frame = padded(flipped(self._frames[ch][index], r.flip))
             self._frames[ch][index] = None              # held only until it is scheduled
             e = Egress(r.egress, r.egress + TX_LATENCY, PREAMBLE + frame + fcs(frame))
             self._seq += 1

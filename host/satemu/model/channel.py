@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from satemu.model.bod import Bod
+from satemu.model.corrupt import Corrupt
 from satemu.model.jitter import Jitter
 from satemu.base.records import BodRecord
 from satemu.base.params import (FATE_COUNTER, TERMINAL_COUNTERS, ChannelParams, ChannelRegs,
@@ -49,6 +50,7 @@ class FrameResult:
     egress: int | None = None      # cycle of the first egress beat
     length: int = 0                # BoD: bytes (used while the frame waits for its slots)
     terminal: int | None = 0       # whose frame it is (a table's index; None: no terminal's)
+    flip: int | None = None        # the bit corruption flipped (satemu.model.corrupt.flipped)
 
 
 @dataclass
@@ -149,6 +151,7 @@ class Channel:
         self._check_commits(regs)
         self.loss = _Loss(regs.seed)
         self.jitter = Jitter(regs.seed, jitter)
+        self.corrupt = Corrupt(regs.seed)
         self.shaper = _Shaper()
         self.queue: deque[tuple[int, int, int]] = deque()   # (departure, length, terminal)
         self.n = 1 if table is None or table.shared else len(table.framed)
@@ -253,6 +256,7 @@ class Channel:
         if c.reseed:
             self.loss.reseed(c.regs.seed)
             self.jitter.reseed(c.regs.seed)
+            self.corrupt.reseed(c.regs.seed)
 
     def _peak(self) -> None:
         g = self.gauges
@@ -340,10 +344,13 @@ class Channel:
         cnt["tx_bytes"] += length
         self._count(terminal, "tx_frames")
         self._count(terminal, "tx_bytes", length)
+        flip = self.corrupt.draw(regs, length) if regs.cor_p else None
+        cnt["corrupted"] += flip is not None
         if self.bod is not None:
             # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
             self.bod.push(len(self.frames), length, regs.overhead, who)
-            self.frames.append(r := FrameResult(fate, length=length, terminal=terminal))
+            self.frames.append(r := FrameResult(fate, length=length, terminal=terminal,
+                                                flip=flip))
             return r
         departure = self.shaper.depart(arrival, length, regs)
         latency = regs.delay + (self.jitter.draw(regs) if regs.jit_sigma else 0)
@@ -355,7 +362,7 @@ class Channel:
         self.queue.append((departure, length, who))
         self.inflight[who].append((egress, frame_words(length)))
         self.timed.append(len(self.frames))
-        self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal))
+        self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal, flip=flip))
         return r
 
     def region(self, regs: ChannelRegs) -> int:

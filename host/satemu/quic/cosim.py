@@ -211,7 +211,10 @@ class CoSim:
                 except ValueError:
                     ok = False
                 if not ok:
+                    # (a frame corruption left with a bad checksum: it left the box and reached
+                    # the host, which discards it)
                     self.undecodable += 1
+                    self.delivered.append(Delivery(self.now_cycle, direction, len(frame), -1))
                     continue
                 i = self._route(ch, src, dst)
                 if i is None or not self.pairs[i].started:
