@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """ACK policies for aioquic: PolicyConnection, its transport parameters, ACK_FREQUENCY frames."""
 
-# aioquic 1.7 internals this module relies on (pinned by tests/host/test_quic_endpoints.py):
+# aioquic 1.7 internals this module relies on (pinned by tests/host/test_quic_endpoints.py and
+# tests/host/test_ack_reordering.py):
 #   * QuicConnection._payload_received(context, plain, ...) -> (is_ack_eliciting, is_probing),
 #     called once per decrypted packet that is not a duplicate (space.received_packets), before
 #     receive_datagram records the packet number in space.ack_queue /
@@ -17,7 +18,16 @@
 #     carry the raw transport-parameter TLVs; the frame table is the name-mangled
 #     _QuicConnection__frame_handlers {type: (handler(context, frame_type, buf), epochs)};
 #     _write_connection_limits(builder, space) runs for every 1-RTT packet once the handshake is
-#     complete; self._loss.max_ack_delay and self._loss._rtt_smoothed / _rtt_initialized.
+#     complete; self._loss.max_ack_delay and self._loss._rtt_smoothed / _rtt_initialized /
+#     _rtt_initial.
+#   * receive_datagram keeps a packet by space.received_packets.add(packet_number) right after
+#     its _payload_received (the ack-frequency policy wraps that add in the 1-RTT space to learn
+#     each packet's number); builder.start_frame(type, handler=) calls the handler with
+#     QuicDeliveryState.ACKED or LOST once the packet is acknowledged or declared lost.
+#   * _write_application sends STREAM data of self._streams whose stream is not is_blocked and
+#     whose sender is not buffer_is_empty, RESET_STREAM when sender.reset_pending, and PINGs for
+#     self._probe_pending / self._ping_pending; builder.remaining_buffer_space /
+#     remaining_flight_space bound what builder.start_frame accepts.
 
 from __future__ import annotations
 
@@ -33,13 +43,14 @@ from aioquic.quic.congestion.base import K_GRANULARITY
 from aioquic.quic.connection import QuicConnection, QuicConnectionError
 from aioquic.quic.packet import QuicErrorCode, QuicFrameType, pull_quic_header
 from aioquic.quic.packet_builder import QuicDeliveryState, QuicPacketBuilder, QuicSentPacket
+from aioquic.quic.rangeset import RangeSet
 from aioquic.tls import Epoch
 
 from satemu.quic.determinism import VirtualTimeTrace
-from satemu.quic.settings import ACK_N_MAX
+from satemu.quic.settings import ACK_N_MAX, VARINT_MAX
 
 __all__ = ["AckPolicy", "DatagramInfo", "EndpointConfiguration", "EndpointStats",
-           "PolicyConnection"]
+           "PolicyConnection", "ReorderingState"]
 
 TP_MAX_ACK_DELAY = 0x0B                 # RFC 9000 section 18.2, milliseconds
 TP_MIN_ACK_DELAY = 0xFF04DE1B           # draft-ietf-quic-ack-frequency, microseconds
@@ -52,6 +63,9 @@ PICOQUIC_RATE = 16e6                    # "picoquic": above this receive rate (b
 PICOQUIC_LONG_RTT = 0.100               # ... 1:10 over a longer RTT (s), 1:4 over a shorter
 QUICLY_ACK_DELAY = 0.025                # "quicly:N": its delayed-ACK timeout (s)
 NAMED = ("default", "adaptive", "chromium", "picoquic")      # the policies without an N
+RECEIVER_RULES = ("ratio", "adaptive", "chromium", "picoquic", "quicly")   # take +reorder
+MISSING_RANGES = 256                    # gaps a ReorderingState remembers (the oldest go first)
+IMMEDIATE_ACK_ROOM = 4                  # bytes a packet must have left to carry IMMEDIATE_ACK
 
 _ONE_RTT_EPOCHS = (Epoch.ONE_RTT, Epoch.ZERO_RTT)     # both land in the 1-RTT packet space
 
@@ -59,10 +73,23 @@ _ONE_RTT_EPOCHS = (Epoch.ONE_RTT, Epoch.ZERO_RTT)     # both land in the 1-RTT p
 @dataclass(frozen=True)
 class AckPolicy:
     """How the receiver of data paces its ACKs; parsed from "default", "ratio:N", "adaptive",
-    "ack-frequency:N", or a deployed stack's rule: "chromium", "picoquic", "quicly:N"."""
+    "ack-frequency:N", or a deployed stack's rule: "chromium", "picoquic", "quicly:N"; then
+    options, each a "+" suffix (see :class:`PolicyConnection` for what they do):
+
+    * ``+reorder`` (ratio:N, adaptive, chromium, picoquic, quicly:N): ACK every ack-eliciting
+      packet at once for SRTT/8 after a packet arrives out of order or beyond a gap;
+    * ``+reordering:R`` (ack-frequency:N; R in 0 .. 2^62 - 1, default 1): the Reordering
+      Threshold the ACK_FREQUENCY frame asks for;
+    * ``+immediate-ack`` (ack-frequency:N): send an IMMEDIATE_ACK once per round trip.
+
+    ``str()`` spells a policy the one way :meth:`parse` reads back (options in the order above,
+    ``+reordering:1`` left out)."""
 
     kind: str
     n: int = 2
+    reorder: bool = False               # +reorder
+    reordering: int = 1                 # +reordering:R
+    immediate_ack: bool = False         # +immediate-ack
 
     def __post_init__(self) -> None:
         if self.kind in ("ratio", "ack-frequency", "quicly") and (
@@ -70,14 +97,58 @@ class AckPolicy:
                 or not 1 <= self.n <= ACK_N_MAX):
             raise ValueError(f"ACK policy {self.kind}:{str(self.n)[:40]}: N is outside "
                              f"1 .. {ACK_N_MAX} (2^62)")
+        if not isinstance(self.reorder, bool) or not isinstance(self.immediate_ack, bool):
+            raise ValueError(f"ACK policy {self.kind}: reorder and immediate_ack are booleans")
+        if isinstance(self.reordering, bool) or not isinstance(self.reordering, int) \
+                or not 0 <= self.reordering <= VARINT_MAX:
+            raise ValueError(f"ACK policy {self.kind}: +reordering:R takes R in 0 .. "
+                             f"{VARINT_MAX} (2^62 - 1), not {str(self.reordering)[:40]}")
+        if self.reorder and self.kind not in RECEIVER_RULES:
+            raise ValueError(f"ACK policy {self.kind}: +reorder goes with ratio:N, adaptive, "
+                             f"chromium, picoquic or quicly:N (a receiver's own rule); "
+                             f"ack-frequency:N follows its peer's Reordering Threshold")
+        if (self.reordering != 1 or self.immediate_ack) and self.kind != "ack-frequency":
+            raise ValueError(f"ACK policy {self.kind}: +reordering:R and +immediate-ack go "
+                             f"with ack-frequency:N only (they are ACK_FREQUENCY's sender side)")
 
     @classmethod
     def parse(cls, text: "str | AckPolicy") -> "AckPolicy":
-        """The policy ``text`` names; ValueError (one line) for an unknown one or an N outside
-        1 .. ACK_N_MAX (satemu.quic.settings), which no stack can take."""
+        """The policy ``text`` names; ValueError (one line) for an unknown one, an N outside
+        1 .. ACK_N_MAX (satemu.quic.settings), which no stack can take, or an option that is
+        unknown, repeated, out of range or not for that policy."""
         if isinstance(text, AckPolicy):
             return text
         spec = text.strip().lower()
+        head, *options = spec.split("+")
+        base = cls._parse_base(head.strip(), text)
+        found: dict[str, Any] = {}
+        for option in options:
+            name, sep, arg = option.strip().partition(":")
+            key = {"reorder": "reorder", "reordering": "reordering",
+                   "immediate-ack": "immediate_ack"}.get(name)
+            if key is None or (sep and key != "reordering"):
+                raise ValueError(f"ACK policy {text[:60]!r}: unknown option "
+                                 f"{'+' + option.strip()[:20]!r}; expected +reorder, "
+                                 f"+reordering:R or +immediate-ack")
+            if key in found:
+                raise ValueError(f"ACK policy {text[:60]!r}: +{name} given twice")
+            value: Any = True
+            if key == "reordering":
+                digits = arg.strip().lstrip("0") or "0"
+                if not re.fullmatch(r"[0-9]+", arg.strip()) or len(digits) > 20 \
+                        or int(digits) > VARINT_MAX:
+                    raise ValueError(f"ACK policy {text[:60]!r}: +reordering:R takes R in "
+                                     f"0 .. {VARINT_MAX} (2^62 - 1)")
+                value = int(digits)
+            found[key] = value
+        try:
+            return cls(base.kind, base.n, **found)
+        except ValueError as exc:
+            raise ValueError(f"ACK policy {text[:60]!r}: {str(exc).partition(': ')[2]}") \
+                from None
+
+    @classmethod
+    def _parse_base(cls, spec: str, text: str) -> "AckPolicy":
         if spec in NAMED:
             return cls(spec)
         kind, sep, arg = spec.partition(":")
@@ -91,7 +162,14 @@ class AckPolicy:
                          f"{ACK_N_MAX} (2^62)")
 
     def __str__(self) -> str:
-        return self.kind if self.kind in NAMED else f"{self.kind}:{self.n}"
+        text = self.kind if self.kind in NAMED else f"{self.kind}:{self.n}"
+        if self.reorder:
+            text += "+reorder"
+        if self.reordering != 1:
+            text += f"+reordering:{self.reordering}"
+        if self.immediate_ack:
+            text += "+immediate-ack"
+        return text
 
 
 @dataclass
@@ -116,10 +194,15 @@ class EndpointStats:
     ack_only_bytes_sent: int = 0
     ack_frames_sent: int = 0            # ACK frames in the 1-RTT space
     ack_eliciting_received: int = 0     # ack-eliciting 1-RTT packets
-    immediate_acks: int = 0             # ACKs made immediate by reordering or a gap
+    immediate_acks: int = 0             # ACKs made immediate by reordering or a gap (by RFC
+                                        # 9000's rule, or the peer's Reordering Threshold)
     ack_frequency_sent: int = 0         # ACK_FREQUENCY frames written (with retransmissions)
     ack_frequency_received: int = 0     # ACK_FREQUENCY frames applied
     immediate_ack_received: int = 0     # IMMEDIATE_ACK frames honoured
+    immediate_ack_sent: int = 0         # IMMEDIATE_ACK frames written (+immediate-ack)
+    reorder_window_acks: int = 0        # +reorder: ACKs sent at once within SRTT/8 of reordering
+    reordering_tolerated: int = 0       # ack-eliciting datagrams out of order or past a gap that
+                                        # the peer's Reordering Threshold (0, or above 1) let wait
     # Packets declared lost before the handshake was confirmed (RFC 9001 section 4.1.2), by
     # recovery's two paths: ``handshake_lost_packets`` by loss detection (a congestion event,
     # RFC 9002 section 6.1), ``handshake_pto_resent`` by a probe timeout that resent their
@@ -169,6 +252,70 @@ def _packets_in_datagram(datagram: bytes) -> int:
     return count
 
 
+class ReorderingState:
+    """When a receiver whose peer asked for a Reordering Threshold above 1 sends an immediate ACK:
+    draft-ietf-quic-ack-frequency-12 section 6.2 ("Response to Out-of-Order Packets").
+
+    In the draft's terms: Largest Unacked is the largest ack-eliciting packet received, Largest
+    Acked the largest Largest Acknowledged sent in an ACK frame, Largest Reported Missing is
+    Largest Acked - threshold (the largest packet the peer could declare lost by its packet
+    threshold), and the Unreported Missing packets are those not received between Largest
+    Reported Missing and Largest Unacked. An ack-eliciting packet calls for an immediate ACK when
+    Largest Unacked - (the smallest Unreported Missing) >= threshold (a packet the peer can now
+    declare lost), or when its own number is <= Largest Acked - threshold (it arrived after the
+    peer could declare it lost: the ACK lets it detect the spurious retransmission). Before any
+    ACK was sent, every missing packet is unreported (the draft's examples, section 6.2.1).
+    """
+
+    def __init__(self) -> None:
+        self.largest_received = -1                  # any packet, ack-eliciting or not
+        self.largest_unacked: Optional[int] = None
+        self.largest_acked: Optional[int] = None
+        self.missing = RangeSet()                   # not received, below largest_received
+
+    def on_packet(self, packet_number: int, ack_eliciting: bool, threshold: int) -> bool:
+        """Record a received (not duplicate) packet; whether it calls for an immediate ACK under
+        Reordering Threshold ``threshold`` (always False for 0 and 1, which the caller
+        handles)."""
+        if packet_number > self.largest_received:
+            if packet_number > self.largest_received + 1:
+                self.missing.add(self.largest_received + 1, packet_number)
+                if len(self.missing) > MISSING_RANGES:
+                    self.missing.shift()
+            self.largest_received = packet_number
+        else:
+            self.missing.subtract(packet_number, packet_number + 1)
+        if not ack_eliciting:
+            return False
+        if self.largest_unacked is None or packet_number > self.largest_unacked:
+            self.largest_unacked = packet_number
+        if threshold < 2:
+            return False
+        reported = None if self.largest_acked is None else self.largest_acked - threshold
+        if reported is not None and packet_number <= reported:
+            return True
+        smallest = self.smallest_unreported_missing(reported)
+        return smallest is not None and self.largest_unacked - smallest >= threshold
+
+    def smallest_unreported_missing(self, reported: Optional[int]) -> Optional[int]:
+        """The smallest packet not received above ``reported`` (Largest Reported Missing; None:
+        no ACK sent yet) and below Largest Unacked, or None."""
+        smallest = None
+        for r in reversed(self.missing):
+            if reported is not None and r.stop - 1 <= reported:
+                break
+            smallest = r.start if reported is None else max(r.start, reported + 1)
+        if smallest is None or self.largest_unacked is None \
+                or smallest >= self.largest_unacked:
+            return None
+        return smallest
+
+    def on_ack_sent(self, largest_acknowledged: int) -> None:
+        """An ACK frame whose Largest Acknowledged is ``largest_acknowledged`` was sent."""
+        if self.largest_acked is None or largest_acknowledged > self.largest_acked:
+            self.largest_acked = largest_acknowledged
+
+
 class PolicyConnection(QuicConnection):
     """A QuicConnection whose 1-RTT ACKs follow an :class:`AckPolicy`, with counters.
 
@@ -191,6 +338,33 @@ class PolicyConnection(QuicConnection):
       server whose peer advertised it sends one ACK_FREQUENCY frame after the handshake asking
       for an ACK every N ack-eliciting packets (threshold N - 1), its own max_ack_delay, and
       reordering threshold 1; a client honours the frame (until then it acts as ratio:2).
+      The frame's Reordering Threshold R is honoured as draft-ietf-quic-ack-frequency-12
+      section 6.2 says: 0, out-of-order packets never make an ACK immediate; 1, RFC 9000's rule
+      (as the ratio policies); R > 1, :class:`ReorderingState`'s test, per 1-RTT packet.
+
+    Options (:class:`AckPolicy`):
+
+    * ``+reorder`` (ratio:N, adaptive, chromium, picoquic, quicly:N): the ACK scaling rule the
+      QUIC drafts had before RFC 9000 (draft-ietf-quic-recovery's "Generating
+      Acknowledgements", 2019: "return to acknowledging every other packet after a period of
+      1/8 x RTT, unless more ACK-eliciting packets are received out of order"; also
+      draft-iyengar-quic-delayed-ack-00, "Expediting Loss and Congestion Signals"): a packet out
+      of order or beyond a gap is ACKed at once (as without the option), and so is every
+      ack-eliciting packet that arrives within SRTT/8 of the last such packet; then the
+      policy's own rule again. SRTT is this receiver's smoothed RTT, or, before its first RTT
+      sample, the configured initial RTT (aioquic's initial_rtt, 100 ms unless set), as
+      recovery uses.
+    * ``+reordering:R`` (ack-frequency:N): the server's ACK_FREQUENCY frame asks for Reordering
+      Threshold R instead of 1.
+    * ``+immediate-ack`` (ack-frequency:N): once its ACK_FREQUENCY frame is out, the server
+      puts an IMMEDIATE_ACK frame in an ack-eliciting 1-RTT packet whenever the previous one was
+      acknowledged or declared lost, and in every probe: one per round trip while it sends, so
+      the peer ACKs at least once per RTT whatever N and max_ack_delay. That is the drafts'
+      "sending an IMMEDIATE_ACK frame once each round trip time" (draft-ietf-quic-ack-frequency
+      -07 section 8.1; -12 words it "if no acknowledgement has been received for more than one
+      round trip time", which a sender held by its congestion window, sending as ACKs arrive,
+      never meets) and -12 section 7's IMMEDIATE_ACK in probes, which quinn 0.11 sends (with
+      MTU probes and PATH_CHALLENGE responses; it has no per-RTT rule).
 
     Handshake (Initial/Handshake) spaces keep aioquic's behaviour under every policy.
     """
@@ -213,6 +387,13 @@ class PolicyConnection(QuicConnection):
         self._af_threshold: Optional[int] = None      # ack-eliciting packets per ACK
         self._af_max_ack_delay: Optional[float] = None
         self._af_reordering = 1
+        self._af_sent = False                       # our ACK_FREQUENCY frame went out
+        self._reordering = ReorderingState()        # ack-frequency: per 1-RTT packet number
+        self._rx_numbers: list[tuple[int, bool]] = []   # (number, ack-eliciting) this datagram
+        self._rx_eliciting = False
+        self._numbers_hooked = False
+        self._reorder_until: Optional[float] = None     # +reorder: ACK at once until then
+        self._immediate_ack_outstanding = False     # ours, neither acknowledged nor lost
         if self.policy.kind == "ack-frequency":
             handlers = self._QuicConnection__frame_handlers
             handlers[FRAME_ACK_FREQUENCY] = (self._handle_ack_frequency_frame,
@@ -309,14 +490,19 @@ class PolicyConnection(QuicConnection):
         ack_at_before = space.ack_at if space is not None else None
         largest_before = space.largest_received_packet if space is not None else -1
         self._rx_packets = []
+        self._rx_numbers = []
         super().receive_datagram(data, addr, now)
         eliciting = sum(1 for epoch, is_eliciting in self._rx_packets
                         if is_eliciting and epoch in _ONE_RTT_EPOCHS)
         self._rx_packets = []
+        threshold_due = False
+        for number, is_eliciting in self._rx_numbers:        # ack-frequency only
+            threshold_due |= self._reordering.on_packet(number, is_eliciting, self._af_reordering)
+        self._rx_numbers = []
         if eliciting:
             if self.policy.kind == "picoquic":
                 self._arrivals.append((now, len(data)))
-            self._apply_policy(now, eliciting, ack_at_before, largest_before)
+            self._apply_policy(now, eliciting, ack_at_before, largest_before, threshold_due)
         if self._immediate_ack:
             self._immediate_ack = False
             space = self._spaces.get(Epoch.ONE_RTT)
@@ -382,13 +568,32 @@ class PolicyConnection(QuicConnection):
         is_ack_eliciting, is_probing = super()._payload_received(
             context, plain, crypto_frame_required=crypto_frame_required)
         self._rx_packets.append((context.epoch, is_ack_eliciting))
+        if context.epoch in _ONE_RTT_EPOCHS and self.policy.kind == "ack-frequency":
+            self._rx_eliciting = is_ack_eliciting
+            if not self._numbers_hooked:
+                self._hook_packet_numbers(self._spaces[Epoch.ONE_RTT])
         return is_ack_eliciting, is_probing
+
+    def _hook_packet_numbers(self, space: Any) -> None:
+        """Learn the number of each 1-RTT packet kept: aioquic adds it to received_packets right
+        after _payload_received, which left its ack-eliciting flag in _rx_eliciting."""
+        window = space.received_packets
+        add = window.add
+
+        def add_and_note(packet_number: int) -> None:
+            self._rx_numbers.append((packet_number, self._rx_eliciting))
+            add(packet_number)
+
+        window.add = add_and_note
+        self._numbers_hooked = True
 
     def _write_ack_frame(self, builder: QuicPacketBuilder, space: Any, now: float) -> None:
         super()._write_ack_frame(builder=builder, space=space, now=now)
         if space is self._spaces.get(Epoch.ONE_RTT):
             self._unacked_eliciting = 0
             self.stats.ack_frames_sent += 1
+            if len(space.ack_queue):
+                self._reordering.on_ack_sent(space.ack_queue.bounds().stop - 1)
 
     # ---- the policies ------------------------------------------------------------------------
 
@@ -427,8 +632,16 @@ class PolicyConnection(QuicConnection):
             return self._af_max_ack_delay
         return self.max_ack_delay
 
+    def _reorder_window(self) -> float:
+        """+reorder: how long every packet is ACKed at once after reordering (SRTT / 8)."""
+        loss = self._loss
+        return (loss._rtt_smoothed if loss._rtt_initialized else loss._rtt_initial) / 8
+
     def _apply_policy(self, now: float, eliciting: int, ack_at_before: Optional[float],
-                      largest_before: int) -> None:
+                      largest_before: int, threshold_due: bool = False) -> None:
+        """Pace the ACK for a datagram that brought ``eliciting`` ack-eliciting 1-RTT packets;
+        ``threshold_due``: one of them calls for an immediate ACK under the peer's Reordering
+        Threshold above 1 (:class:`ReorderingState`)."""
         space = self._spaces.get(Epoch.ONE_RTT)
         self.stats.ack_eliciting_received += eliciting
         if self.policy.kind == "default" or space is None or space.discarded:
@@ -439,10 +652,20 @@ class PolicyConnection(QuicConnection):
         # new largest, possibly above a gap, or older than the largest, i.e. reordered.
         out_of_order = (largest > largest_before + 1 and largest_before >= 0) \
             or largest <= largest_before
-        reorder_acks = self.policy.kind != "ack-frequency" or self._af_reordering != 0
-        if out_of_order and reorder_acks:
+        if self.policy.kind != "ack-frequency" or self._af_reordering == 1:
+            reordering_ack = out_of_order               # RFC 9000 section 13.2.1
+        else:                                           # the draft's section 6.2: 0 or above 1
+            reordering_ack = self._af_reordering > 1 and threshold_due
+            if out_of_order and not reordering_ack:
+                self.stats.reordering_tolerated += 1
+        if reordering_ack:
             space.ack_at = now
             self.stats.immediate_acks += 1
+            if self.policy.reorder:
+                self._reorder_until = now + self._reorder_window()
+        elif self._reorder_until is not None and now < self._reorder_until:
+            space.ack_at = now                          # +reorder: within SRTT/8 of reordering
+            self.stats.reorder_window_acks += 1
         elif self._unacked_eliciting >= self._packets_per_ack():
             space.ack_at = now
         elif ack_at_before is None and space.ack_at is not None:
@@ -496,7 +719,7 @@ class PolicyConnection(QuicConnection):
         """(sequence number, ack-eliciting threshold, request max ack delay in us, reordering)."""
         delay_us = max(round(self.max_ack_delay * 1e6),
                        round((self.peer_min_ack_delay or 0) * 1e6))
-        return 0, self.policy.n - 1, delay_us, 1
+        return 0, self.policy.n - 1, delay_us, self.policy.reordering
 
     def _write_connection_limits(self, builder: QuicPacketBuilder, space: Any) -> None:
         super()._write_connection_limits(builder=builder, space=space)
@@ -508,12 +731,38 @@ class PolicyConnection(QuicConnection):
             for value in (seq, threshold, delay_us, reordering):
                 buf.push_uint_var(value)
             self._af_pending = False
+            self._af_sent = True
             self.stats.ack_frequency_sent += 1
             if self._quic_logger is not None:
                 builder.quic_logger_frames.append({
                     "frame_type": "ack_frequency", "sequence_number": seq,
                     "ack_eliciting_threshold": threshold, "request_max_ack_delay": delay_us,
                     "reordering_threshold": reordering})
+        if self._immediate_ack_due(builder):
+            # never retransmitted (section 5); its fate only allows the next one
+            builder.start_frame(FRAME_IMMEDIATE_ACK, handler=self._on_immediate_ack_delivery)
+            self._immediate_ack_outstanding = True
+            self.stats.immediate_ack_sent += 1
+            if self._quic_logger is not None:
+                builder.quic_logger_frames.append({"frame_type": "immediate_ack"})
+
+    def _immediate_ack_due(self, builder: QuicPacketBuilder) -> bool:
+        """+immediate-ack: whether this 1-RTT packet gets an IMMEDIATE_ACK: a probe does, and
+        so does one with other ack-eliciting frames to carry while no earlier IMMEDIATE_ACK is
+        outstanding (see the class docstring)."""
+        if not (self.policy.immediate_ack and self._af_sent) or min(
+                builder.remaining_buffer_space, builder.remaining_flight_space) \
+                < IMMEDIATE_ACK_ROOM:
+            return False
+        if self._probe_pending:
+            return True
+        return not self._immediate_ack_outstanding and (bool(self._ping_pending) or any(
+            stream.sender.reset_pending
+            or (not stream.is_blocked and not stream.sender.buffer_is_empty)
+            for stream in self._streams.values()))
+
+    def _on_immediate_ack_delivery(self, delivery: QuicDeliveryState) -> None:
+        self._immediate_ack_outstanding = False          # acknowledged or lost: send another
 
     def _on_ack_frequency_delivery(self, delivery: QuicDeliveryState, max_ack_delay: float) -> None:
         if delivery == QuicDeliveryState.ACKED:
@@ -547,5 +796,5 @@ class PolicyConnection(QuicConnection):
         self._af_seq_received = seq
         self._af_threshold = threshold + 1
         self._af_max_ack_delay = delay_us / 1e6
-        self._af_reordering = reordering      # 0: ignore reordering; >= 1: treated as 1
+        self._af_reordering = reordering      # _apply_policy: 0, 1 or above (section 6.2)
         self.stats.ack_frequency_received += 1

@@ -98,6 +98,10 @@ def _certificate_der() -> tuple[bytes, bytes]:
 def quinn_policy(policy: "str | AckPolicy") -> AckPolicy:
     """The policy if a quinn endpoint can follow it, else ValueError (one line)."""
     policy = AckPolicy.parse(policy)
+    if policy.reorder or policy.reordering != 1 or policy.immediate_ack:
+        raise ValueError(f"ACK policy {policy}: its options (+reorder, +reordering:R, "
+                         f"+immediate-ack) are aioquic's; a quinn endpoint takes default, ratio:2 "
+                         f"or ack-frequency:N without them")
     if policy.kind in ("default", "ack-frequency") or (policy.kind == "ratio" and policy.n == 2):
         return policy
     raise ValueError(f"ACK policy {policy} is a receiver policy implemented in aioquic's endpoint "
