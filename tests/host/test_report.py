@@ -126,11 +126,13 @@ def test_summary_of_failed_transfer():
 def test_packets_csv(tmp_path):
     path = write_packets_csv(transfer(), tmp_path / "packets.csv")
     lines = path.read_text().splitlines()
-    assert lines[:4] == ["time_s,direction,size,ack_only",
-                         "0.000000000,return,600,0",
-                         "0.120000000,forward,1500,0",
-                         "0.121000000,forward,1500,0"]
-    assert lines[4] == "0.250000000,return,100,1"
+    # (a transfer without fates, as in real time: their columns are empty)
+    assert lines[:4] == ["time_s,direction,size,ack_only,fate,delivered_s,packet_numbers,"
+                         "packet_types,frame_types,largest_acked",
+                         "0.000000000,return,600,0,,,,,,",
+                         "0.120000000,forward,1500,0,,,,,,",
+                         "0.121000000,forward,1500,0,,,,,,"]
+    assert lines[4] == "0.250000000,return,100,1,,,,,,"
     assert len(lines) == 11
 
 
@@ -157,7 +159,7 @@ def test_plots_and_write_transfer(tmp_path):
     out = tmp_path / "run"
     summary = write_transfer(transfer(), out)
     assert json.loads((out / "result.json").read_text()) == summary
-    assert (out / "packets.csv").read_text().startswith("time_s,direction,size,ack_only\n")
+    assert (out / "packets.csv").read_text().startswith("time_s,direction,size,ack_only,fate,")
     assert sorted(p.name for p in out.iterdir()) == [
         "forward_goodput.png", "packets.csv", "result.json", "return_pps.png",
         "return_sizes.png", "sender_sequence.png"]

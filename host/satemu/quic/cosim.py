@@ -22,21 +22,26 @@ its frame left the port.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
-from satemu.base.ether import to_wire
-from satemu.quic.ackpolicy import TIMER_RESOLUTION
+from aioquic.quic.logger import PACKET_TYPE_NAMES
+from aioquic.quic.packet import QuicFrameType
+
+from satemu.base.ether import PREAMBLE, to_wire
+from satemu.quic.ackpolicy import TIMER_RESOLUTION, PolicyConnection
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 from satemu.quic.packets import build_frame, parse_frame
 
-__all__ = ["CoSim", "Pair", "endpoints", "make_transfer", "bod_dict", "write_run_capture",
-           "differences"]
+__all__ = ["CoSim", "Pair", "PacketFate", "endpoints", "make_transfer", "packet_fates",
+           "bod_dict", "write_run_capture", "differences"]
 
 IDLE_STEP = 1 << 22          # how far the engine may run when no endpoint has a timer (cycles)
 PORT_A, PORT_B = 0, 1
+WIRE_HEAD = len(PREAMBLE) + 1    # a frame's first wire bytes: its preamble and SFD, and one
 
 
 @dataclass
@@ -74,6 +79,74 @@ def pairs_finished(pairs: list[Pair], which) -> bool:
     return all(pairs[i].client.done or pair_failed(pairs, i) for i in which)
 
 
+@dataclass(frozen=True)
+class PacketFate:
+    """What became of one datagram of a co-simulation (``Transfer.sent``'s record of the same
+    index, :func:`packet_fates`), and what its sender's stack told of its QUIC packets."""
+    fate: str                   # "delivered"; "undecodable": it left the box with bytes that
+                                # fail a check (corruption's), which the host discards; or
+                                # "dropped:CAUSE", CAUSE as satemu.box.port_capture.CAUSES names it
+    delivered: int | None       # the cycle it reached the host behind the port (its Delivery's);
+                                # None: the box dropped it
+    # Told by an aioquic sender (None: by a stack that tells none of it, quinn): its packets'
+    # numbers and types (qlog's names), each packet's frame types ("ack+stream"; the frames
+    # aioquic tracks for delivery, which are all but PADDING, CONNECTION_CLOSE and
+    # PATH_RESPONSE; "-": none of those), and the largest packet number its ACK frames
+    # acknowledge (None: it carries none).
+    numbers: tuple[int, ...] | None = None
+    types: str | None = None    # packets separated by spaces, as in ``frames``
+    frames: str | None = None
+    largest_acked: int | None = None
+
+
+# The frame each of aioquic's delivery handlers tracks (QuicSentPacket.delivery_handlers), by
+# the handler's name; on_data_delivery and _on_connection_limit_delivery are told apart below.
+_HANDLER_FRAMES = {
+    "_on_ack_delivery": "ack", "_on_handshake_done_delivery": "handshake_done",
+    "_on_max_stream_data_delivery": "max_stream_data", "_on_ping_delivery": "ping",
+    "_on_new_connection_id_delivery": "new_connection_id",
+    "_on_retire_connection_id_delivery": "retire_connection_id",
+    "_on_path_challenge_delivery": "path_challenge", "on_reset_delivery": "reset_stream",
+    "on_stop_sending_delivery": "stop_sending", "_on_ack_frequency_delivery": "ack_frequency",
+    "_on_immediate_ack_delivery": "immediate_ack"}
+
+
+def told_of(packets) -> tuple:
+    """(numbers, types, frames, largest acknowledged) of the aioquic packets (QuicSentPacket) of
+    one datagram, as :class:`PacketFate` holds them."""
+    types, frames, acked = [], [], []
+    for p in packets:
+        kinds: list[str] = []
+        for handler, args in p.delivery_handlers:
+            name = getattr(handler, "__name__", "")
+            if name == "on_data_delivery":          # a stream's sender; the crypto streams' have
+                kind = "crypto" if handler.__self__._stream_id is None else "stream"   # no id
+            elif name == "_on_connection_limit_delivery":
+                kind = "max_data" if args[0].frame_type == QuicFrameType.MAX_DATA \
+                    else "max_streams"
+            else:
+                kind = _HANDLER_FRAMES.get(name, "unknown")
+                if kind == "ack":
+                    acked.append(args[1])           # (space, largest received packet)
+            if kind not in kinds:
+                kinds.append(kind)
+        types.append(PACKET_TYPE_NAMES.get(p.packet_type, "unknown"))
+        frames.append("+".join(kinds) or "-")
+    return (tuple(p.packet_number for p in packets), sys.intern(" ".join(types)),
+            sys.intern(" ".join(frames)), max(acked, default=None))
+
+
+def decoded(e):
+    """(source, destination, payload) of a frame that left a port (an Egress), or None where it
+    left undecodable: a bad FCS, or a check of parse_frame failed (corruption)."""
+    if not e.wire_ok:
+        return None
+    try:
+        return parse_frame(e.frame)
+    except ValueError:
+        return None
+
+
 @dataclass
 class CoSim:
     """Drives ``client`` (on port A) and ``server`` (on port B), objects with the surface of
@@ -100,9 +173,13 @@ class CoSim:
     now_cycle: int = 0
     steps: int = 0
     # With ``capture``, every frame put on a port's wire is kept (preamble to FCS), in order,
-    # for :meth:`write_capture`.
+    # for :meth:`write_capture`; without it, its first WIRE_HEAD bytes, all of a frame that
+    # satemu.box.port_capture.fates_of reads (:func:`packet_fates`).
     capture: bool = False
     wires: dict[int, list[bytes]] = field(default_factory=lambda: {PORT_A: [], PORT_B: []})
+    # For each record of ``sent``, what its sender's stack told of its QUIC packets:
+    # (numbers, types, frames, largest acknowledged) as in PacketFate, or None (quinn).
+    told: list = field(default_factory=list)
     # The data sender's (the first pair's server's) RTT estimate each time it changed:
     # (cycle, ms); ``rtts``: every pair's.
     rtt: list[tuple[int, float]] = field(default_factory=list)
@@ -136,6 +213,7 @@ class CoSim:
         self.now_cycle = self.origin = self.eth.run(self.eth.now() + 1)
         self._seen = {ch: len(self.eth.traffic.egress[ch]) for ch in (0, 1)}
         self._ip_id = {PORT_A: 0, PORT_B: 0}
+        self._notes: dict[int, tuple] = {}
         self._timers: dict[int, tuple] = {}
         self._acted: set[int] = set()
         self._start_due()
@@ -163,21 +241,50 @@ class CoSim:
             p = self.pairs[i]
             for peer, port, direction in ((p.client, PORT_A, "return"),
                                           (p.server, PORT_B, "forward")):
+                noted = self._noting(peer)
                 with p.acting():
                     out = peer.transmit(now)
-                for data, info in out:
+                told = list(noted) if noted is not None and len(noted) == len(out) \
+                    else [None] * len(out)
+                for (data, info), said in zip(out, told):
                     self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
                     frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
                     wire = to_wire(frame)
                     self.eth.send(port, wire, self.now_cycle)
-                    if self.capture:
-                        self.wires[port].append(wire)
+                    self.wires[port].append(wire if self.capture else wire[:WIRE_HEAD])
                     self.sent.append(PacketRecord(self.now_cycle, direction, len(frame),
                                                   len(data), bool(info.ack_only), p.flow))
+                    self.told.append(said)
             with p.acting():
                 self._timers[i] = tuple(None if t is None else self.cycle_of(t)
                                         for t in (p.client.timer(now), p.server.timer(now)))
         self._acted.clear()
+
+    def _noting(self, peer) -> list | None:
+        """The list in which ``peer``'s aioquic connection notes, at each datagrams_to_send(),
+        what it tells of each datagram's packets (:func:`told_of`: PolicyConnection._describe
+        has them); None for a stack that tells none of it (quinn), or before its connection."""
+        conn = getattr(peer, "conn", None)
+        if not isinstance(conn, PolicyConnection):
+            return None
+        if id(conn) not in self._notes:
+            noted: list = []
+            describe = conn._describe
+
+            def noting(datagrams, packets):
+                infos = describe(datagrams, packets)
+                noted.clear()
+                at = 0
+                for info in infos:
+                    noted.append(told_of(packets[at:at + info.packets]))
+                    at += info.packets
+                return infos
+
+            conn._describe = noting
+            self._notes[id(conn)] = (conn, noted)
+        noted = self._notes[id(conn)][1]
+        noted.clear()
+        return noted
 
     def _route(self, ch: int, src, dst) -> int | None:
         """The pair a frame leaving channel ``ch`` is for (None: no endpoint's)."""
@@ -205,17 +312,14 @@ class CoSim:
         for ch, direction in ((0, "forward"), (1, "return")):
             out = self.eth.traffic.egress[ch]
             for e in out[self._seen[ch]:]:
-                frame, ok = e.frame, e.wire_ok
-                try:
-                    src, dst, payload = parse_frame(frame)
-                except ValueError:
-                    ok = False
-                if not ok:
+                frame, parsed = e.frame, decoded(e)
+                if parsed is None:
                     # (a frame corruption left with a bad checksum: it left the box and reached
                     # the host, which discards it)
                     self.undecodable += 1
                     self.delivered.append(Delivery(self.now_cycle, direction, len(frame), -1))
                     continue
+                src, dst, payload = parsed
                 i = self._route(ch, src, dst)
                 if i is None or not self.pairs[i].started:
                     self.unrouted += 1
@@ -349,11 +453,44 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
             (Path(qlog_dir) / f"{name}.qlog").write_text(json.dumps(cfg.quic_logger.to_dict()))
 
 
+def packet_fates(sim: CoSim) -> list[PacketFate]:
+    """What became of each datagram of ``sim.sent`` (in its order), once every frame has left
+    the engine or been dropped (``record_rest``): each port's frames matched with what the
+    engine reported by satemu.box.port_capture.fates_of, as the capture matches them. The k-th
+    frame that left a channel is ``sim.delivered``'s k-th of its direction. ValueError where
+    the engine's reports do not add up, or its traffic is not this run's alone."""
+    from satemu.box.port_capture import CAUSES, fates_of
+    from satemu.model.board import CHANNEL_INTO
+    traffic = sim.eth.traffic
+    out: list = [None] * len(sim.sent)
+    for port, direction in ((PORT_A, "return"), (PORT_B, "forward")):
+        ch = CHANNEL_INTO[port]
+        mine = [i for i, r in enumerate(sim.sent) if r.direction == direction]
+        came = [d for d in sim.delivered if d.direction == direction]
+        left = {id(e): k for k, e in enumerate(traffic.egress[ch])}
+        if len(mine) != len(sim.wires[port]) or len(left) != len(came):
+            raise ValueError(f"the {direction} direction: {len(mine)} datagrams sent and "
+                             f"{len(came)} delivered, {len(sim.wires[port])} frames on the "
+                             f"wire and {len(left)} out of the engine")
+        for i, f in zip(mine, fates_of(traffic, port, sim.wires[port])):
+            told = sim.told[i] or ()
+            if f.egress is None:
+                out[i] = PacketFate(f"dropped:{CAUSES[f.fate][0]}", None, *told)
+            else:
+                # (a frame handed to an endpoint, or routed to one, was decoded: parse again
+                # only those addressed to no endpoint, whose frames may fail to decode)
+                d = came[left[id(f.egress)]]
+                bad = not f.egress.wire_ok or d.flow == -1 and decoded(f.egress) is None
+                out[i] = PacketFate("undecodable" if bad else "delivered", d.cycle, *told)
+    return out
+
+
 def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_clk: int,
                   board: dict, bod: dict | None, wall_s: float, engine: str) -> Transfer:
-    """The Transfer record of a finished co-simulation."""
+    """The Transfer record of a finished co-simulation, with ``fates`` (:func:`packet_fates`;
+    None, and ``fates_error`` why, where the engine's reports do not add up)."""
     client, server = sim.client, sim.server
-    return Transfer(
+    t = Transfer(
         profile=link.name, size=size, ack=str(policy), cc=settings.cc, seed=seed, f_clk=f_clk,
         completed=client.done,
         completion_s=(client.completed_at - client.started_at) if client.done else None,
@@ -367,6 +504,11 @@ def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_cl
         engine=engine, origin=sim.origin, settings=settings.to_dict(),
         stacks={"client": client.stack, "server": server.stack},
         rtt=[list(sample) for sample in sim.rtt])
+    try:
+        t.fates, t.fates_error = packet_fates(sim), None
+    except ValueError as e:
+        t.fates, t.fates_error = None, str(e)
+    return t
 
 
 def bod_dict(start: int, origin: int, regs, records, lost=(), commits=()) -> dict:

@@ -74,3 +74,8 @@ class Transfer:
     timeline: dict | None = None
     # A profile with terminals: each channel's counters of each terminal (Outcome.terminals).
     terminal_stats: dict | None = None
+    # What became of each datagram of ``sent`` (satemu.quic.cosim.PacketFate, same order), in
+    # virtual time; None in real time, or where the engine's reports do not add up
+    # (``fates_error`` says why).
+    fates: list | None = None
+    fates_error: str | None = None

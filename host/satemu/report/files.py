@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from satemu.report.fates import FATE_COLUMNS, fate_columns, known_fates
 from satemu.report.metrics import origin_cycle, seconds, summarize
 from satemu.report.plots import plot_transfer
 
@@ -13,14 +14,32 @@ __all__ = ["write_packets_csv", "write_transfer"]
 
 
 def write_packets_csv(t, path) -> Path:
-    """One row per sent datagram: ``time_s,direction,size,ack_only`` (size in frame bytes,
-    ack_only 0/1), in the order the records were made."""
+    """One row per sent datagram, in the order the records were made:
+    ``time_s,direction,size,ack_only`` (size in frame bytes, ack_only 0/1), then what became
+    of it (satemu.report.fates.FATE_COLUMNS):
+
+    * ``fate``: ``delivered``; ``undecodable``: it left the box but its bytes failed a check
+      (the channel's corruption flipped a bit), and the host discarded it; or
+      ``dropped:CAUSE``, the channel's cause (loss, queue, mem, runt, oversize, error,
+      unclassified, overrun, preamble: satemu.box.port_capture.CAUSES);
+    * ``delivered_s``: when it reached the host behind the other port (not dropped:
+      delivered or undecodable), on the same clock as time_s;
+    * ``packet_numbers``, ``packet_types`` (qlog's names: initial, handshake, 1RTT),
+      ``frame_types`` (each packet's, joined by "+"; "-": none listed) and ``largest_acked``
+      (the largest packet number its ACK frames acknowledge), as its sender knows them;
+      packets separated by spaces. aioquic tells them, the frame types as it tracks their
+      delivery: every frame but PADDING, CONNECTION_CLOSE and PATH_RESPONSE. quinn tells
+      none of them: empty for its datagrams.
+
+    The fate columns are empty where the run knows no fates: a real-time run, whose captures
+    are not matched datagram by datagram."""
     path = Path(path)
     origin = origin_cycle(t)
-    lines = ["time_s,direction,size,ack_only"]
-    for r in t.sent:
-        lines.append(f"{seconds(t, r.cycle, origin):.9f},{r.direction},{r.size},"
-                     f"{int(bool(r.ack_only))}")
+    fates = known_fates(t) or [None] * len(t.sent)
+    lines = [",".join(("time_s", "direction", "size", "ack_only") + FATE_COLUMNS)]
+    for r, f in zip(t.sent, fates):
+        lines.append(",".join([f"{seconds(t, r.cycle, origin):.9f}", r.direction, str(r.size),
+                               str(int(bool(r.ack_only)))] + fate_columns(t, f, origin)))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from satemu.report.fates import fate_summary, first_rtt
+
 __all__ = ["summarize", "outcome", "bin_width", "binned", "seconds"]
 
 DIRECTIONS = ("forward", "return")
@@ -177,6 +179,10 @@ def summarize(t) -> dict:
     * ``consistency``: see :func:`_consistency`.
     * ``timeline``: a link with a timeline: the cycle it started at, its period and the
       settings from each step on (``satemu.link.timeline.timeline_dict``); None otherwise.
+    * ``fates``: per direction, the datagrams of each fate (delivered, undecodable,
+      dropped:CAUSE) and where they disagree with the channels' counters; ``first_rtt``: every
+      datagram the client sent before the first ACK reached it (satemu.report.fates); both
+      None where the run knows no fates (real time).
     """
     sent_n = {d: 0 for d in DIRECTIONS}
     sent_bytes = {d: 0 for d in DIRECTIONS}
@@ -234,6 +240,7 @@ def summarize(t) -> dict:
         "capture": getattr(t, "capture", None),
         "settings": getattr(t, "settings", None), "stacks": getattr(t, "stacks", None),
         "handshake_losses": handshake_losses(t),
+        "fates": fate_summary(t), "first_rtt": first_rtt(t, origin_cycle(t)),
     }
 
 

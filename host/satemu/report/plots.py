@@ -9,11 +9,16 @@ from typing import Sequence
 
 from satemu.base.records import BodRecord
 from satemu.box.bod_trace import records_to_rows
+from satemu.report.fates import delivered_records, first_ack_cycle, known_fates
 from satemu.report.metrics import bin_width, binned, origin_cycle, seconds
 
-__all__ = ["PLOT_NAMES", "plot_transfer", "transfer_figures", "plot_demand_grant"]
+__all__ = ["PLOT_NAMES", "PACKET_PLOT_NAMES", "plot_transfer", "transfer_figures",
+           "packet_figures", "plot_demand_grant"]
 
 PLOT_NAMES = ("forward_goodput", "return_pps", "return_sizes", "sender_sequence")
+# Plots of what each packet became, written where there is something to plot
+# (:func:`packet_figures`).
+PACKET_PLOT_NAMES = ("return_size_cdf", "ack_sizes")
 
 # Ethernet II + IPv4 (no options) + UDP headers: a frame's bytes beyond its UDP payload.
 FRAME_OVERHEAD = 14 + 20 + 8
@@ -46,12 +51,14 @@ def _tag(t) -> str:
 
 
 def plot_transfer(t, outdir) -> list[Path]:
-    """Write the four PNGs of one transfer into ``outdir`` (over a BoD return link the demand
+    """Write the four PNGs of one transfer into ``outdir`` (and those of
+    :data:`PACKET_PLOT_NAMES` that have something to plot; over a BoD return link the demand
     against the grants too, over a link with a timeline the timeline against the goodput and
     the RTT); returns their paths, :data:`PLOT_NAMES` first."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    paths = [_save(fig, outdir / f"{name}.png") for name, fig in transfer_figures(t)]
+    paths = [_save(fig, outdir / f"{name}.png")
+             for name, fig in transfer_figures(t) + packet_figures(t)]
     if getattr(t, "bod", None):
         b = t.bod
         rows = records_to_rows([BodRecord(**r) for r in b["records"]], b["start"],
@@ -74,19 +81,33 @@ def transfer_figures(t) -> list[tuple[str, object]]:
     bin_s = ms / 1000
     fwd_sent = [r for r in t.sent if r.direction == "forward"]
     ret_sent = [r for r in t.sent if r.direction == "return"]
-    fwd_dlv = [d for d in t.delivered if d.direction == "forward"]
     figures = []
 
-    # Forward goodput: frame bytes delivered to the client per bin. Each series of bins is
-    # one filled step outline (stairs), not a bar per bin: one artist, however many bins.
-    series = binned(t, fwd_dlv, lambda d: d.size)
+    # Forward rate: frame bytes delivered to the client per bin, by the time they arrived (a
+    # filled step outline, stairs: one artist however many bins), and the frame bytes the
+    # server sent per bin, by the time it sent them (a step line over it).
+    fates = known_fates(t)
+    arrived = delivered_records(t, "forward")
+    series = binned(t, arrived, lambda d: d.size)
+    sent_series = binned(t, fwd_sent, lambda r: r.size)
     edges = [i * bin_s for i in range(len(series) + 1)]
     fig, ax = _figure()
-    ax.stairs([b * 8 / bin_s / 1e6 for b in series], edges, fill=True, color="tab:blue")
-    _headroom(ax, max(series) * 8 / bin_s / 1e6)
-    ax.set_title(f"Forward goodput per {label}, in Mbit/s ({_tag(t)})")
+    mbps = [b * 8 / bin_s / 1e6 for b in series]
+    sent_mbps = [b * 8 / bin_s / 1e6 for b in sent_series]
+    lost = ""
+    if fates is not None:
+        fwd = [f.fate for r, f in zip(t.sent, fates) if r.direction == "forward"]
+        dropped = sum(f.startswith("dropped:") for f in fwd)
+        lost = f"; {dropped} dropped, {fwd.count('undecodable')} undecodable"
+    ax.stairs(mbps, edges, fill=True, color="tab:blue",
+              label=f"delivered to the client, when it arrived ({len(arrived)} frames{lost})")
+    ax.plot(edges, sent_mbps + sent_mbps[-1:], drawstyle="steps-post", color="tab:red",
+            linewidth=1.2, label=f"sent by the server, when it was sent ({len(fwd_sent)} frames)")
+    _headroom(ax, max(mbps + sent_mbps))
+    ax.set_title(f"Forward rate per {label}, sent and delivered ({_tag(t)})")
     ax.set_xlabel("time since the client's first Initial (s)")
-    ax.set_ylabel(f"delivered frame bytes (Mbit/s, {label} bins)")
+    ax.set_ylabel(f"frame bytes (Mbit/s, {label} bins)")
+    ax.legend(loc="upper right", fontsize="small")
     figures.append(("forward_goodput", fig))
 
     # Return packets per second, ACK-only and other stacked.
@@ -127,7 +148,7 @@ def transfer_figures(t) -> list[tuple[str, object]]:
     overhead = Counter(r.size - r.udp_size for r in fwd_sent if r.size > 60)
     head = overhead.most_common(1)[0][0] if overhead else FRAME_OVERHEAD
     dlv_x, dlv_y, total = [0.0], [0], 0
-    for d in fwd_dlv:
+    for d in arrived:
         total += max(d.size - head, 0)
         dlv_x.append(seconds(t, d.cycle, origin))
         dlv_y.append(total)
@@ -138,6 +159,77 @@ def transfer_figures(t) -> list[tuple[str, object]]:
     ax.set_ylabel("cumulative UDP payload (bytes)")
     ax.legend(loc="upper left")
     figures.append(("sender_sequence", fig))
+    return figures
+
+
+def packet_figures(t) -> list[tuple[str, object]]:
+    """The figures of :data:`PACKET_PLOT_NAMES` that have something to plot, by name, not yet
+    drawn (both need each datagram's fate, satemu.report.fates):
+
+    * ``return_size_cdf``: the distribution (CDF) of the return packets' frame sizes from the
+      moment the first ACK reached the client (the first RTT's end) on, when it sent any (where
+      a few are over twice the 99th percentile, the axis ends there, and a note counts them);
+    * ``ack_sizes``: the client's ACK-only datagrams of one 1-RTT packet, their size against
+      the largest packet number they acknowledge, when its stack tells that (aioquic). The
+      size is the UDP payload's, the ACK frame with the packet's header and AEAD tag: the
+      ACK frame's own size is not recorded."""
+    fates = known_fates(t)
+    if fates is None:
+        return []
+    figures = []
+    first, _ = first_ack_cycle(t)
+    after = [r for r in t.sent if r.direction == "return" and first is not None
+             and r.cycle >= first]
+    if after:
+        fig, ax = _figure()
+        for subset, colour, name, width in (
+                (after, "black", "all", 2.0),
+                ([r for r in after if r.ack_only], "tab:orange", "ACK-only", 1.2),
+                ([r for r in after if not r.ack_only], "tab:green", "other", 1.2)):
+            if subset:
+                ordered = sorted(r.size for r in subset)
+                n = len(ordered)
+                ax.step([ordered[0]] + ordered, [0.0] + [(i + 1) / n for i in range(n)],
+                        where="post", color=colour, linewidth=width,
+                        label=f"{name} ({n} packets)")
+        ax.set_ylim(0, 1.05)
+        sizes = sorted(r.size for r in after)
+        low, high = sizes[0], sizes[min(len(sizes) - 1, len(sizes) * 99 // 100)]
+        if sizes[-1] > 2 * high:
+            # A few large packets would squeeze the rest into one line: the axis ends at the
+            # 99th percentile and a note counts those beyond it.
+            ax.set_xlim(low - max(2, (high - low) / 20), high + max(2, (high - low) / 20))
+            beyond = sum(size > high for size in sizes)
+            ax.text(0.02, 0.66, f"{beyond} packet{'s' * (beyond != 1)} larger than {high} "
+                    f"bytes (up to {sizes[-1]})\nbeyond the right edge", ha="left",
+                    va="top", transform=ax.transAxes, fontsize="small",
+                    bbox={"facecolor": "white", "edgecolor": "0.8"})
+        ax.set_title(f"Return packet sizes after the first RTT ({_tag(t)})")
+        ax.set_xlabel(f"frame size (bytes, without FCS), packets sent from "
+                      f"{seconds(t, first, origin_cycle(t)):.3f} s on")
+        ax.set_ylabel("fraction of return packets at or below the size")
+        ax.legend(loc="upper left")            # (a CDF leaves the upper left empty)
+        figures.append(("return_size_cdf", fig))
+
+    acks = [(r, f) for r, f in zip(t.sent, fates)
+            if r.direction == "return" and r.ack_only and f.largest_acked is not None
+            and f.types == "1RTT"]
+    if acks:
+        fig, ax = _figure()
+        for kind, colour, marker in (("delivered", "tab:blue", "o"),
+                                     ("dropped", "tab:red", "x"),
+                                     ("undecodable", "tab:orange", "s")):
+            subset = [(r, f) for r, f in acks if f.fate.partition(":")[0] == kind]
+            if subset:
+                ax.scatter([f.largest_acked for _, f in subset],
+                           [r.udp_size for r, _ in subset], s=10, color=colour,
+                           marker=marker, label=f"{kind} ({len(subset)})")
+        _headroom(ax, max(r.udp_size for r, _ in acks))
+        ax.set_title(f"The client's ACK-only datagrams ({_tag(t)})")
+        ax.set_xlabel("largest packet number acknowledged (the server's)")
+        ax.set_ylabel("UDP payload (bytes): ACK frame + header + tag")
+        ax.legend(loc="lower right")
+        figures.append(("ack_sizes", fig))
     return figures
 
 

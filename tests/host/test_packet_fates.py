@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""What each packet became, across a lossy, queue-dropping, corrupting link on the model engine."""
+
+import csv
+from collections import Counter
+
+import pytest
+
+from satemu.base.pcapng import read_pcapng
+from satemu.box.port_capture import CAUSES
+from satemu.quic.cosim import differences
+from satemu.quic.engine import run_model_transfer
+from satemu.quic.transfer import Delivery, PacketRecord, Transfer
+from satemu.report.files import write_transfer
+from satemu.report.metrics import summarize
+from satemu.report.plots import plot_transfer
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+HARSH = """name = "harsh"
+description = "forward: 3% loss, a 10-packet queue, 2% corrupted; return: 3% loss, 2% corrupted"
+[forward]
+rate = "4 Mbit/s"
+delay = "20 ms"
+queue = "10 packets"
+loss = "3%"
+corrupt = "2%"
+seed = 3
+[return]
+rate = "1 Mbit/s"
+delay = "20 ms"
+loss = "3%"
+corrupt = "2%"
+seed = 3
+"""
+CAUSE_NAMES = sorted(name for name, _, _ in CAUSES.values())
+STACKS = {"aioquic": ("aioquic", "aioquic"), "quinn": ("quinn", "quinn"),
+          "aioquic-quinn": ("aioquic", "quinn"), "quinn-aioquic": ("quinn", "aioquic")}
+COLUMNS = ["time_s", "direction", "size", "ack_only", "fate", "delivered_s", "packet_numbers",
+           "packet_types", "frame_types", "largest_acked"]
+
+
+@pytest.fixture(scope="module")
+def harsh(tmp_path_factory):
+    path = tmp_path_factory.mktemp("profile") / "harsh.toml"
+    path.write_text(HARSH)
+    return str(path)
+
+
+@pytest.fixture(scope="module", params=list(STACKS))
+def run(request, harsh, tmp_path_factory):
+    """A 100 KB download across ``harsh`` with its capture, written out: (client stack, server
+    stack), the Transfer, its directory and result.json's content."""
+    out = tmp_path_factory.mktemp(request.param)
+    t = run_model_transfer(harsh, 100_000, seed=1, stacks=STACKS[request.param],
+                           pcap=out / "capture.pcapng")
+    return STACKS[request.param], t, out, write_transfer(t, out)
+
+
+def of(t, direction):
+    return [(r, f) for r, f in zip(t.sent, t.fates) if r.direction == direction]
+
+
+def test_every_datagram_has_a_fate(run):
+    _, t, _, _ = run
+    assert t.completed and t.fates_error is None and len(t.fates) == len(t.sent) > 100
+    allowed = {"delivered", "undecodable"} | {f"dropped:{c}" for c in CAUSE_NAMES}
+    assert {f.fate for f in t.fates} <= allowed
+
+
+def test_the_fates_count_as_the_channels_do(run):
+    _, t, _, summary = run
+    for d in ("forward", "return"):
+        by = Counter(f.fate for _, f in of(t, d))
+        stats = t.board_stats[d]
+        assert stats["tx_frames"] == by["delivered"] + by["undecodable"]
+        for cause in CAUSE_NAMES:
+            assert stats.get(f"drop_{cause}", 0) == by[f"dropped:{cause}"], cause
+        assert by["undecodable"] <= stats["corrupted"]
+        assert summary["fates"][d] == dict(sorted(by.items()))
+    assert summary["fates"]["disagreements"] == [] and summary["fates"]["error"] is None
+    # The link did all it may: the test sees every kind of fate.
+    forward = Counter(f.fate for _, f in of(t, "forward"))
+    assert forward["dropped:loss"] and forward["dropped:queue"] and forward["undecodable"]
+    assert Counter(f.fate for _, f in of(t, "return"))["dropped:loss"]
+
+
+def test_the_fates_agree_with_the_capture(run):
+    _, t, out, _ = run
+    assert t.capture["disagreements"] == []
+    cap = read_pcapng(out / "capture.pcapng")
+    for d, iface in (("forward", "portB-in"), ("return", "portA-in")):
+        comments = [p.comments[0] for p in cap.packets
+                    if cap.interfaces[p.interface].name == iface]
+        mine = of(t, d)
+        assert len(comments) == len(mine)
+        for text, (_, f) in zip(comments, mine):
+            if f.fate.startswith("dropped:"):
+                assert f": dropped: {f.fate.partition(':')[2]} (" in text, (f, text)
+            else:
+                assert ": delivered, left port" in text, (f, text)
+            if f.fate == "undecodable":
+                assert "flipped, FCS recomputed" in text
+
+
+def test_delivery_times_are_the_deliveries(run):
+    _, t, _, _ = run
+    for d in ("forward", "return"):
+        mine = of(t, d)
+        for r, f in mine:
+            assert (f.delivered is None) == f.fate.startswith("dropped:")
+            assert f.delivered is None or f.delivered > r.cycle
+        got = sorted((f.delivered, r.size) for r, f in mine if f.delivered is not None)
+        want = sorted((x.cycle, x.size) for x in t.delivered if x.direction == d)
+        assert got == want
+        # Deliveries to no endpoint are the undecodable frames (one connection, all routed).
+        assert sum(x.flow == -1 for x in t.delivered if x.direction == d) == \
+            sum(f.fate == "undecodable" for _, f in mine)
+
+
+def test_packet_numbers_increase_per_sender(run):
+    stacks, t, _, _ = run
+    sides = {"return": stacks[0], "forward": stacks[1]}
+    for d, stack in sides.items():
+        mine = of(t, d)
+        if stack == "quinn":                    # quinn tells none of it
+            assert all(f.numbers is f.types is f.frames is f.largest_acked is None
+                       for _, f in mine)
+            continue
+        numbers = [n for _, f in mine for n in f.numbers]
+        assert numbers == list(range(len(numbers)))      # aioquic: one counter, all spaces
+        for r, f in mine:
+            assert len(f.types.split()) == len(f.frames.split()) == len(f.numbers) >= 1
+            if r.ack_only:
+                assert set(f.frames.split()) == {"ack"} and f.largest_acked is not None
+        other = "forward" if d == "return" else "return"
+        if sides[other] == "quinn":
+            continue
+        # What an ACK frame acknowledges is a packet of the peer's that reached this side by
+        # the time it was sent.
+        arrived = {n: f.delivered for _, f in of(t, other) if f.fate == "delivered"
+                   for n in f.numbers}
+        acks = [(r, f) for r, f in mine if f.largest_acked is not None]
+        assert acks
+        for r, f in acks:
+            assert arrived[f.largest_acked] <= r.cycle
+
+
+def test_packets_csv(run):
+    stacks, t, out, _ = run
+    with open(out / "packets.csv", newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    assert reader.fieldnames == COLUMNS and len(rows) == len(t.sent)
+    origin = t.sent[0].cycle
+    for row, r, f in zip(rows, t.sent, t.fates):
+        assert row["direction"] == r.direction and row["fate"] == f.fate
+        if f.delivered is None:
+            assert row["delivered_s"] == ""
+        else:
+            assert float(row["delivered_s"]) == pytest.approx((f.delivered - origin) / t.f_clk,
+                                                              abs=1e-9)
+            assert float(row["delivered_s"]) > float(row["time_s"])
+        told = (stacks[0] if r.direction == "return" else stacks[1]) == "aioquic"
+        assert bool(row["packet_numbers"]) == bool(row["frame_types"]) == told
+        if told:
+            assert row["packet_numbers"].split() == [str(n) for n in f.numbers]
+            assert row["frame_types"] == f.frames and row["packet_types"] == f.types
+
+
+def test_the_plots_are_written(run):
+    stacks, t, out, _ = run
+    expected = ["forward_goodput", "return_pps", "return_sizes", "sender_sequence",
+                "return_size_cdf"] + (["ack_sizes"] if stacks[0] == "aioquic" else [])
+    assert sorted(p.stem for p in out.glob("*.png")) == sorted(expected)
+    for name in expected:
+        data = (out / f"{name}.png").read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 1000
+        assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == \
+            (800, 450)
+
+
+def test_the_first_rtt(run):
+    stacks, t, _, summary = run
+    s = summary["first_rtt"]
+    origin = t.sent[0].cycle
+    forward = [f for _, f in of(t, "forward") if f.fate == "delivered"]
+    if stacks[1] == "aioquic":
+        first = min(f.delivered for f in forward if "ack" in f.frames.replace("+", " ").split())
+    else:                                   # quinn's server does not say: its first delivered
+        first = min(f.delivered for f in forward)
+    assert s["ack_told"] is (stacks[1] == "aioquic")
+    assert s["first_ack_s"] == pytest.approx((first - origin) / t.f_clk, abs=1e-12)
+    before = [(r, f) for r, f in of(t, "return") if r.cycle < first]
+    assert s["datagrams"] == len(before) == len(s["sent"]) >= 1
+    assert s["bytes"] == sum(r.size for r, _ in before)
+    assert s["udp_bytes"] == sum(r.udp_size for r, _ in before)
+    assert all(x["time_s"] < s["first_ack_s"] for x in s["sent"])
+    assert [x["fate"] for x in s["sent"]] == [f.fate for _, f in before]
+    if stacks[0] == "aioquic":
+        numbers = [n for x in s["sent"] for n in x["packet_numbers"]]
+        assert numbers == list(range(s["packets"]))
+        assert s["sent"][0]["packet_types"][0] == "initial"
+        assert s["sent"][0]["frame_types"][0] == "crypto"
+    else:
+        assert s["packets"] is None and s["sent"][0]["packet_numbers"] is None
+
+
+def test_a_capture_changes_no_fate(harsh, tmp_path):
+    """Without a capture the co-simulation keeps only each frame's head: the same fates."""
+    t = run_model_transfer(harsh, 100_000, seed=2, pcap=tmp_path / "capture.pcapng")
+    again = run_model_transfer(harsh, 100_000, seed=2)
+    assert differences(t, again) == [] and again.fates == t.fates
+
+
+def test_a_run_that_knows_no_fates(tmp_path):
+    """A Transfer without fates (a real-time run's): the columns are there, empty; no fates or
+    first RTT in result.json; no plot of them. An engine whose reports did not add up says
+    why."""
+    sent = [PacketRecord(100, "return", 1200, 1158, False),
+            PacketRecord(200, "forward", 1200, 1158, False)]
+    delivered = [Delivery(150, "return", 1200), Delivery(250, "forward", 1200)]
+    t = Transfer(profile="rt", size=1000, ack="default", cc="reno", seed=0, f_clk=1000,
+                 completed=True, completion_s=0.2, handshake_s=0.1, sent=sent,
+                 delivered=delivered, client_stats={}, server_stats={}, board_stats={},
+                 undecodable=0, max_ack_delay_advertised_ms=25.0, max_ack_delay_used_ms=None,
+                 wall_s=1.0, virtual_s=0.3, engine="realtime")
+    summary = write_transfer(t, tmp_path)
+    assert summary["fates"] is None and summary["first_rtt"] is None
+    lines = (tmp_path / "packets.csv").read_text().splitlines()
+    assert lines == [",".join(COLUMNS), "0.000000000,return,1200,0,,,,,,",
+                     "0.100000000,forward,1200,0,,,,,,"]
+    assert [p.stem for p in plot_transfer(t, tmp_path / "plots")] == [
+        "forward_goodput", "return_pps", "return_sizes", "sender_sequence"]
+    t.fates, t.fates_error = None, "the forward direction: 2 datagrams sent and 1 delivered"
+    assert summarize(t)["fates"] == {"forward": None, "return": None, "disagreements": [],
+                                     "error": t.fates_error}
