@@ -1006,7 +1006,8 @@ static void jitter_checks(struct satemu_hw *hw, struct bank *bank, const uint64_
     expect(n == 1 && resp[0] == SATEMU_STATUS_OK && bank->jit[0][0] == 5
            && bank->jit[0][SATEMU_JITTER_SET_MAX - 1] == 5 + 7 * (SATEMU_JITTER_SET_MAX - 1)
            && bank->jit_writes == 100 + SATEMU_JITTER_SET_MAX, "jitter set, a whole request", 0);
-    static const unsigned bad[][3] = { { 2, 0, 1 }, { 0, 0, 0 }, { 0, 0, SATEMU_JITTER_SET_MAX + 1 },
+    static const unsigned bad[][3] = { { 2, 0, 1 }, { 0, 0, 0 },
+                                       { 0, 0, SATEMU_JITTER_SET_MAX + 1 },
                                        { 0, 4096 - 99, 100 }, { 1, 0xFFFF, 1 } };
     for (unsigned i = 0; i < N(bad); i++) {
         n = jitter_set(hw, 0, bad[i][0], bad[i][1], bad[i][2], 1, resp);

@@ -407,8 +407,9 @@ def delay_line_budget(regs: ChannelRegs, params: ChannelParams, f_clk: int,
     same integer (firmware/app/validate.c) before it accepts a profile.
 
     Minimum-size frames arrive back to back at the shaped rate (BoD: the whole carrier's rate) for
-    the longest delay (``longest_delay``) plus the latency floor, each one serialisation time apart; when the channel is not shaped they arrive at the
-    port's line rate, (min_len + 24) bytes on the wire each. A full queue of them comes on top.
+    the longest delay (``longest_delay``) plus the latency floor, each one serialisation time
+    apart; when the channel is not shaped they arrive at the port's line rate, (min_len + 24)
+    bytes on the wire each. A full queue of them comes on top.
     """
     window = max(longest_delay(regs), params.latency_floor) + params.latency_floor
     t_num, den, ovh = byte_time(regs, f_clk, port_bps)
