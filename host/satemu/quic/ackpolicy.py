@@ -24,6 +24,8 @@
 #     its _payload_received (the ack-frequency policy wraps that add in the 1-RTT space to learn
 #     each packet's number); builder.start_frame(type, handler=) calls the handler with
 #     QuicDeliveryState.ACKED or LOST once the packet is acknowledged or declared lost.
+#   * QuicSentPacket.delivery_handlers name the frames a packet carries (told_of reads them by
+#     each handler's __name__: _HANDLER_FRAMES, on_data_delivery, _on_connection_limit_delivery).
 #   * _write_application sends STREAM data of self._streams whose stream is not is_blocked and
 #     whose sender is not buffer_is_empty, RESET_STREAM when sender.reset_pending, and PINGs for
 #     self._probe_pending / self._ping_pending; builder.remaining_buffer_space /
@@ -33,12 +35,14 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from aioquic.buffer import UINT_VAR_MAX_SIZE, Buffer, BufferReadError
 from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.logger import PACKET_TYPE_NAMES
 from aioquic.quic.congestion.base import K_GRANULARITY
 from aioquic.quic.connection import QuicConnection, QuicConnectionError
 from aioquic.quic.packet import QuicErrorCode, QuicFrameType, pull_quic_header
@@ -172,6 +176,43 @@ class AckPolicy:
         return text
 
 
+# The frame each of aioquic's delivery handlers tracks (QuicSentPacket.delivery_handlers), by
+# the handler's name; on_data_delivery and _on_connection_limit_delivery are told apart below.
+_HANDLER_FRAMES = {
+    "_on_ack_delivery": "ack", "_on_handshake_done_delivery": "handshake_done",
+    "_on_max_stream_data_delivery": "max_stream_data", "_on_ping_delivery": "ping",
+    "_on_new_connection_id_delivery": "new_connection_id",
+    "_on_retire_connection_id_delivery": "retire_connection_id",
+    "_on_path_challenge_delivery": "path_challenge", "on_reset_delivery": "reset_stream",
+    "on_stop_sending_delivery": "stop_sending", "_on_ack_frequency_delivery": "ack_frequency",
+    "_on_immediate_ack_delivery": "immediate_ack"}
+
+
+def told_of(packets) -> tuple:
+    """(numbers, types, frames, largest acknowledged) of the aioquic packets (QuicSentPacket) of
+    one datagram, as :class:`PacketFate` holds them."""
+    types, frames, acked = [], [], []
+    for p in packets:
+        kinds: list[str] = []
+        for handler, args in p.delivery_handlers:
+            name = getattr(handler, "__name__", "")
+            if name == "on_data_delivery":          # a stream's sender; the crypto streams' have
+                kind = "crypto" if handler.__self__._stream_id is None else "stream"   # no id
+            elif name == "_on_connection_limit_delivery":
+                kind = "max_data" if args[0].frame_type == QuicFrameType.MAX_DATA \
+                    else "max_streams"
+            else:
+                kind = _HANDLER_FRAMES.get(name, "unknown")
+                if kind == "ack":
+                    acked.append(args[1])           # (space, largest received packet)
+            if kind not in kinds:
+                kinds.append(kind)
+        types.append(PACKET_TYPE_NAMES.get(p.packet_type, "unknown"))
+        frames.append("+".join(kinds) or "-")
+    return (tuple(p.packet_number for p in packets), sys.intern(" ".join(types)),
+            sys.intern(" ".join(frames)), max(acked, default=None))
+
+
 @dataclass
 class DatagramInfo:
     """What one datagram returned by datagrams_to_send() carries."""
@@ -180,6 +221,14 @@ class DatagramInfo:
     packets: int                # QUIC packets coalesced in it
     ack_eliciting: bool         # any packet is ack-eliciting
     ack_only: bool              # every packet carries an ACK frame and nothing ack-eliciting
+    sent: tuple = field(default=(), repr=False, compare=False)     # its QuicSentPackets
+
+    @property
+    def told(self) -> tuple:
+        """(numbers, types, frames, largest acknowledged) of its packets (:func:`told_of`), as
+        the co-simulation records them (satemu.quic.cosim.PacketFate): read when asked, while
+        the packets are as they were sent."""
+        return told_of(self.sent)
 
 
 @dataclass
@@ -558,7 +607,8 @@ class PolicyConnection(QuicConnection):
                 size=len(data), packets=count,
                 ack_eliciting=any(p.is_ack_eliciting for p in mine),
                 ack_only=bool(mine) and all(ack and not p.is_ack_eliciting
-                                            for p, ack in zip(mine, has_ack))))
+                                            for p, ack in zip(mine, has_ack)),
+                sent=tuple(mine)))
         if index != len(packets):
             raise RuntimeError("datagrams and sent packets do not line up: aioquic changed")
         return infos

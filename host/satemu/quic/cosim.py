@@ -22,17 +22,13 @@ its frame left the port.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
-from aioquic.quic.logger import PACKET_TYPE_NAMES
-from aioquic.quic.packet import QuicFrameType
-
 from satemu.base.ether import PREAMBLE, to_wire
-from satemu.quic.ackpolicy import TIMER_RESOLUTION, PolicyConnection
+from satemu.quic.ackpolicy import TIMER_RESOLUTION
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
 from satemu.quic.packets import build_frame, parse_frame
 
@@ -97,43 +93,6 @@ class PacketFate:
     types: str | None = None    # packets separated by spaces, as in ``frames``
     frames: str | None = None
     largest_acked: int | None = None
-
-
-# The frame each of aioquic's delivery handlers tracks (QuicSentPacket.delivery_handlers), by
-# the handler's name; on_data_delivery and _on_connection_limit_delivery are told apart below.
-_HANDLER_FRAMES = {
-    "_on_ack_delivery": "ack", "_on_handshake_done_delivery": "handshake_done",
-    "_on_max_stream_data_delivery": "max_stream_data", "_on_ping_delivery": "ping",
-    "_on_new_connection_id_delivery": "new_connection_id",
-    "_on_retire_connection_id_delivery": "retire_connection_id",
-    "_on_path_challenge_delivery": "path_challenge", "on_reset_delivery": "reset_stream",
-    "on_stop_sending_delivery": "stop_sending", "_on_ack_frequency_delivery": "ack_frequency",
-    "_on_immediate_ack_delivery": "immediate_ack"}
-
-
-def told_of(packets) -> tuple:
-    """(numbers, types, frames, largest acknowledged) of the aioquic packets (QuicSentPacket) of
-    one datagram, as :class:`PacketFate` holds them."""
-    types, frames, acked = [], [], []
-    for p in packets:
-        kinds: list[str] = []
-        for handler, args in p.delivery_handlers:
-            name = getattr(handler, "__name__", "")
-            if name == "on_data_delivery":          # a stream's sender; the crypto streams' have
-                kind = "crypto" if handler.__self__._stream_id is None else "stream"   # no id
-            elif name == "_on_connection_limit_delivery":
-                kind = "max_data" if args[0].frame_type == QuicFrameType.MAX_DATA \
-                    else "max_streams"
-            else:
-                kind = _HANDLER_FRAMES.get(name, "unknown")
-                if kind == "ack":
-                    acked.append(args[1])           # (space, largest received packet)
-            if kind not in kinds:
-                kinds.append(kind)
-        types.append(PACKET_TYPE_NAMES.get(p.packet_type, "unknown"))
-        frames.append("+".join(kinds) or "-")
-    return (tuple(p.packet_number for p in packets), sys.intern(" ".join(types)),
-            sys.intern(" ".join(frames)), max(acked, default=None))
 
 
 def decoded(e):
@@ -213,7 +172,6 @@ class CoSim:
         self.now_cycle = self.origin = self.eth.run(self.eth.now() + 1)
         self._seen = {ch: len(self.eth.traffic.egress[ch]) for ch in (0, 1)}
         self._ip_id = {PORT_A: 0, PORT_B: 0}
-        self._notes: dict[int, tuple] = {}
         self._timers: dict[int, tuple] = {}
         self._acted: set[int] = set()
         self._start_due()
@@ -241,12 +199,9 @@ class CoSim:
             p = self.pairs[i]
             for peer, port, direction in ((p.client, PORT_A, "return"),
                                           (p.server, PORT_B, "forward")):
-                noted = self._noting(peer)
                 with p.acting():
                     out = peer.transmit(now)
-                told = list(noted) if noted is not None and len(noted) == len(out) \
-                    else [None] * len(out)
-                for (data, info), said in zip(out, told):
+                for data, info in out:
                     self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
                     frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
                     wire = to_wire(frame)
@@ -254,37 +209,11 @@ class CoSim:
                     self.wires[port].append(wire if self.capture else wire[:WIRE_HEAD])
                     self.sent.append(PacketRecord(self.now_cycle, direction, len(frame),
                                                   len(data), bool(info.ack_only), p.flow))
-                    self.told.append(said)
+                    self.told.append(getattr(info, "told", None))     # None: quinn's
             with p.acting():
                 self._timers[i] = tuple(None if t is None else self.cycle_of(t)
                                         for t in (p.client.timer(now), p.server.timer(now)))
         self._acted.clear()
-
-    def _noting(self, peer) -> list | None:
-        """The list in which ``peer``'s aioquic connection notes, at each datagrams_to_send(),
-        what it tells of each datagram's packets (:func:`told_of`: PolicyConnection._describe
-        has them); None for a stack that tells none of it (quinn), or before its connection."""
-        conn = getattr(peer, "conn", None)
-        if not isinstance(conn, PolicyConnection):
-            return None
-        if id(conn) not in self._notes:
-            noted: list = []
-            describe = conn._describe
-
-            def noting(datagrams, packets):
-                infos = describe(datagrams, packets)
-                noted.clear()
-                at = 0
-                for info in infos:
-                    noted.append(told_of(packets[at:at + info.packets]))
-                    at += info.packets
-                return infos
-
-            conn._describe = noting
-            self._notes[id(conn)] = (conn, noted)
-        noted = self._notes[id(conn)][1]
-        noted.clear()
-        return noted
 
     def _route(self, ch: int, src, dst) -> int | None:
         """The pair a frame leaving channel ``ch`` is for (None: no endpoint's)."""
