@@ -34,6 +34,7 @@ from satemu.base import distributions as D                      # noqa: E402
 from satemu.base.boards import BOARDS                             # noqa: E402
 from satemu.base.params import ChannelRegs, Fate                 # noqa: E402
 from satemu.model.channel import simulate                        # noqa: E402
+from satemu.model.jitter import Jitter                           # noqa: E402
 
 ALPHA = 0.001
 BOARD = BOARDS["sim"]
@@ -88,7 +89,6 @@ def order(seeds: range) -> dict:
         # Each frame's own schedule (departure + its own delay), as if it could overtake.
         floor = BOARD.channel.latency_floor
         own = []
-        from satemu.model.jitter import Jitter
         jitter = Jitter(seed, (table, table))
         for r in result.frames:
             own.append(r.departure + max(regs.delay + jitter.draw(regs), floor))

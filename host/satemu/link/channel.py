@@ -32,6 +32,9 @@ CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead",
                 "corrupt_correlation", "corrupt_fcs"}
 CORRUPT_FCS = ("recomputed", "bad")
 ORDERS = ("keep", "free")
+# The impairments' quantities, as a channel and a timeline step read them: key, parser.
+IMPAIRMENT_KEYS = (("jitter", parse_time), ("jitter_correlation", parse_probability),
+                   ("corrupt", parse_probability), ("corrupt_correlation", parse_probability))
 MAX_TABLE_BYTES = 1_000_000     # a jitter table file (distributions.MAX_TEXT characters)
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")     # in the order the registers take them
 BOD_REQUIRED = ("superframe", "slots", "slot_bytes", "latency")
@@ -281,16 +284,14 @@ def check_meaning(name: str, ch: ChannelProfile, terminals: bool = False):
     if ch.jitter < 0:
         raise ProfileError(f"{name}.jitter: {format_time(ch.jitter)} is negative; jitter is a "
                            f"scale (a normal's sd, a uniform's half width)")
-    for key in ("corrupt", "corrupt_correlation"):
-        if not 0 <= getattr(ch, key) <= 1 or (key == "corrupt_correlation"
-                                               and getattr(ch, key) == 1):
-            raise ProfileError(f"{name}.{key}: {float(getattr(ch, key)):g} is outside 0 .. 1"
-                               + (", 1 excluded (at 1 the first decision would repeat for "
-                                  "ever)" if key == "corrupt_correlation" else ""))
-    if not 0 <= ch.jitter_correlation < 1:
-        raise ProfileError(f"{name}.jitter_correlation: {float(ch.jitter_correlation):g} is "
-                           f"outside 0 .. 1, 1 excluded (at 1 the first draw would repeat for "
-                           f"ever)")
+    # A share of 0 .. 1; a correlation below 1, which would repeat the first draw for ever.
+    for key, repeats in (("corrupt", None), ("corrupt_correlation", "decision"),
+                         ("jitter_correlation", "draw")):
+        v = getattr(ch, key)
+        if not 0 <= v <= 1 or (repeats and v == 1):
+            raise ProfileError(f"{name}.{key}: {float(v):g} is outside 0 .. 1"
+                               + (f", 1 excluded (at 1 the first {repeats} would repeat for "
+                                  f"ever)" if repeats else ""))
     for key, v in zip(("p", "r", "loss_good", "loss_bad"), ch.gilbert_elliott or ()):
         if not 0 <= v <= 1:
             bad(f"gilbert_elliott.{key}", float(v), 0, 1)
@@ -446,16 +447,13 @@ def parse_bod(path: str, table) -> BodProfile:
         background=background, background_repeat=t.flag("background_repeat", False))
 
 
-def parse_jitter(name: str, table: dict, base_dir: Path | None) -> dict:
-    """A channel's jitter and corruption keys, as ChannelProfile's fields: the scale, the
-    distribution (a table file read and checked, relative to ``base_dir``), the correlation and
-    the order; the corruption's share and correlation (its FCS recomputed, the one way built)."""
-    t = Table(name, table, CHANNEL_KEYS, "channel settings")
-    out = {}
-    if "jitter" in table:
-        out["jitter"] = t.get("jitter", parse_time, Fraction(0))
-    if "jitter_correlation" in table:
-        out["jitter_correlation"] = t.get("jitter_correlation", parse_probability, Fraction(0))
+def parse_jitter(name: str, t: Table, base_dir: Path | None) -> dict:
+    """A channel's (``t``'s) jitter and corruption keys, as ChannelProfile's fields: the scale,
+    the distribution (a table file read and checked, relative to ``base_dir``), the correlation
+    and the order; the corruption's share and correlation (its FCS recomputed, the one way
+    built)."""
+    table = t.table
+    out = {key: t.get(key, parse, None) for key, parse in IMPAIRMENT_KEYS if key in table}
     order = table.get("order", "keep")
     if order not in ORDERS:
         raise ProfileError(f"{name}.order: expected \"keep\" or \"free\", got {shown(order)}")
@@ -491,11 +489,7 @@ def parse_jitter(name: str, table: dict, base_dir: Path | None) -> dict:
             raise ProfileError(str(e)) from None
     if "order" in table:
         out["order"] = order
-    if "corrupt" in table:
-        out["corrupt"] = t.get("corrupt", parse_probability, Fraction(0))
     if "corrupt_correlation" in table:
-        out["corrupt_correlation"] = t.get("corrupt_correlation", parse_probability,
-                                           Fraction(0))
         if "corrupt" not in table:
             raise ProfileError(f"{name}.corrupt: missing; corrupt_correlation describes a "
                                f"corruption, which needs its share")
@@ -538,7 +532,7 @@ def parse_channel(name: str, table: dict, rtt: Fraction, default_seed: int,
                           loss=get("loss", parse_probability, Fraction(0)), gilbert_elliott=ge,
                           overhead=t.bytes("overhead", 0), seed=whole("seed", default_seed),
                           min_len=whole("min_len", 60), max_len=whole("max_len", 1518), bod=bod,
-                          **parse_jitter(name, table, base_dir))
+                          **parse_jitter(name, t, base_dir))
 
 
 def parse_queues(path: str, queues) -> tuple[int | None, int | None]:

@@ -37,7 +37,8 @@ from pathlib import Path
 from satemu.base.boards import BOARDS
 from satemu.model.channel import Commit
 from satemu.base.params import ChannelRegs
-from satemu.link.channel import check_meaning, explain, parse_gilbert_elliott, parse_queues
+from satemu.link.channel import (IMPAIRMENT_KEYS, check_meaning, explain,
+    parse_gilbert_elliott, parse_queues)
 from satemu.link.tables import ProfileError, Table, toml_key
 from satemu.base.protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
 from satemu.base.regmap import LAYOUT_FIELDS
@@ -155,10 +156,10 @@ def _describe_changes(c: dict) -> str:
     for key, v in c.items():
         if key == "rate":
             out.append(f"rate {format_rate(v)}")
-        elif key == "delay":
-            out.append(f"delay {format_time(v)}")
-        elif key == "loss":
-            out.append(f"loss {float(v) * 100:g}%")
+        elif key in ("delay", "jitter"):
+            out.append(f"{key} {format_time(v)}")
+        elif key in ("loss", "jitter_correlation", "corrupt", "corrupt_correlation"):
+            out.append(f"{key.replace('_', ' ')} {float(v) * 100:g}%")
         elif key == "queue":
             frames, nbytes = v
             q = [f"{frames} packets"] if frames else []
@@ -170,14 +171,6 @@ def _describe_changes(c: dict) -> str:
             out += [f"BoD {_describe_bod(k, x)}" for k, x in v.items()]
         elif key == "outage":
             out.append("outage (100% loss)" if v else "outage ends")
-        elif key == "jitter":
-            out.append(f"jitter {format_time(v)}")
-        elif key == "jitter_correlation":
-            out.append(f"jitter correlation {float(v) * 100:g}%")
-        elif key == "corrupt":
-            out.append(f"corrupt {float(v) * 100:g}%")
-        elif key == "corrupt_correlation":
-            out.append(f"corrupt correlation {float(v) * 100:g}%")
         else:
             out.append(f"{key} {v}")
     return ", ".join(out)
@@ -203,14 +196,9 @@ def _changes(path: str, table) -> dict:
         out["rate"] = t.get("rate", parse_rate, None)
     if "delay" in table:
         out["delay"] = t.get("delay", parse_time, None)
-    # Jitter's scale and correlation; its distribution is the profile's (the box's table).
-    if "jitter" in table:
-        out["jitter"] = t.get("jitter", parse_time, None)
-    if "jitter_correlation" in table:
-        out["jitter_correlation"] = t.get("jitter_correlation", parse_probability, None)
-    for key in ("corrupt", "corrupt_correlation"):
-        if key in table:
-            out[key] = t.get(key, parse_probability, None)
+    # Jitter's scale and correlation (its distribution is the profile's: the box's table), and
+    # corruption's share and correlation.
+    out.update({key: t.get(key, parse, None) for key, parse in IMPAIRMENT_KEYS if key in table})
     if "queue" in table:
         out["queue"] = parse_queues(path, table["queue"])
     if "loss" in table and "gilbert_elliott" in table:
