@@ -71,7 +71,7 @@ _io = [
             ("tx_valid", 1), ("tx_data", 64), ("tx_last", 1), ("tx_last_be", 8))],
         *[Subsignal(f"{ch}_{name}", Pins(width)) for ch in ("fwd", "ret")
           for name, width in (("arrived", 1), ("overrun", 1), ("start", 1), ("fate_valid", 1),
-                              ("fate", 3))]),
+                              ("fate", 4))]),
 ]
 
 

@@ -157,14 +157,15 @@ class ChannelEvents:
     """One channel's events, each high for one cycle: ``arrived`` (a frame taken at ingress),
     ``overrun`` (a frame discarded at ingress for want of room), ``start`` (a frame starts
     to leave: its source's valid first rises) and ``fate_valid`` (the channel decided a taken
-    frame's fate, ``fate``: a ``satemu.base.params.Fate``; one a frame, in arrival order)."""
+    frame's fate, ``fate``: a ``satemu.base.params.Fate``, with bit 3 set for a copy
+    (duplication); one a decision, in arrival order)."""
 
     def __init__(self, pre: str):
         self.arrived = Signal(name=f"{pre}_arrived")
         self.overrun = Signal(name=f"{pre}_overrun")
         self.start = Signal(name=f"{pre}_start")
         self.fate_valid = Signal(name=f"{pre}_fate_valid")
-        self.fate = Signal(3, name=f"{pre}_fate")
+        self.fate = Signal(4, name=f"{pre}_fate")
 
 
 def mem_port_pins(name: str, port, master: bool) -> dict:
@@ -236,7 +237,7 @@ def add_channels(soc, channel_verilog: list[Path], ports: dict,
             **mem_port_pins("mem", port, master=True),
             i_bus__addr=bus["addr"], i_bus__w_en=bus["w_en"], i_bus__w_data=bus["w_data"],
             o_bus__r_data=bus["r_data"],
-            o_fate_valid=ev.fate_valid, o_fate=ev.fate,
+            o_fate_valid=ev.fate_valid, o_fate=ev.fate[:3], o_fate_copy=ev.fate[3],
             o_arrived=ev.arrived, o_overrun=ev.overrun)
         # The cycle a frame starts to leave the channel: its source's valid first rises.
         started = Signal()

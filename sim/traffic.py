@@ -63,7 +63,8 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
 
 # The scenarios' channel: a queue that outgrows the 32 departure times on chip into memory
 # (satemu_gw.depqueue), as the boards' do beyond 1024, so that most scenarios' queues spill.
-SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32, jitter=True, corrupt=True)
+SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32, jitter=True, corrupt=True,
+                                duplicate=True)
 
 
 def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAMS,

@@ -239,6 +239,9 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
     /* Corruption: only on a box whose channels have it. */
     if (f[SATEMU_F_COR_P] && !(hw->limits.impairments & SATEMU_IMPAIR_CORRUPT))
         BAD(SATEMU_F_COR_P, 0, 0);
+    /* Duplication: only on a box whose channels have it. */
+    if (f[SATEMU_F_DUP_P] && !(hw->limits.impairments & SATEMU_IMPAIR_DUPLICATE))
+        BAD(SATEMU_F_DUP_P, 0, 0);
     if (delta_coded(hw, channel) && !(f[SATEMU_F_BOD_FLAGS] & SATEMU_BOD_ENABLE)) {
         /* A frame's serialisation takes fewer than SATEMU_DELTA_FRAME_SPAN cycles. */
         uint64_t frame = f[SATEMU_F_MAX_LEN] + f[SATEMU_F_OVERHEAD];

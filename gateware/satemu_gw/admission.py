@@ -100,7 +100,11 @@ class Admission(wiring.Component):
             # Jitter (satemu_gw.jitter): a draw for each frame the shaper times, its offset two
             # cycles later, and the reseed of its stream with the loss draws'.
             ports.update({"jit_draw": Out(1), "jit_offset": In(signed(36))})
-        if params.jitter or params.corrupt:
+        if params.duplicate:
+            # Duplication (satemu_gw.duplicate): a draw for each frame that passes the length,
+            # FCS and terminal checks (a copy draws none), whether it is copied the cycle after.
+            ports.update({"dup_draw": Out(1), "dup_hit": In(1)})
+        if params.jitter or params.corrupt or params.duplicate:
             ports["reseed"] = Out(1)        # the loss's PRNG reloads: so do jitter's, corruption's
         if params.corrupt:
             # Corruption (satemu_gw.corrupt): a draw for each frame admitted, whether it has a
@@ -114,6 +118,8 @@ class Admission(wiring.Component):
         ports.update({name: Out(64, init=params.counter_init) for name in ENGINE_COUNTERS})
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
         ports["corrupted"] = Out(64, init=params.counter_init)   # frames with a bit flipped
+        ports["duplicated"] = Out(64, init=params.counter_init)  # copies made
+        ports["fate_copy"] = Out(1)         # with the fate: the frame is a copy
         super().__init__(ports)
 
     def elaborate(self, platform):
@@ -188,6 +194,9 @@ class Admission(wiring.Component):
             pace_next = Signal(64)
 
         cor_drawn = Signal()        # the frame at hand drew its corruption (admitted, cor_p on)
+        copy = Signal()             # the frame at hand is a copy (of the one decided before)
+        dup_drawn = Signal()        # the frame at hand drew its duplication
+        m.d.comb += self.fate_copy.eq(copy)
         if p.corrupt:
             m.d.comb += self.cor_length.eq(cur.length)
         cnt = {name: getattr(self, name) for name in ENGINE_COUNTERS}
@@ -335,7 +344,7 @@ class Admission(wiring.Component):
                         m.d.sync += [vi.eq(vi + (vf != 0)), vf.eq(0)]
                     with m.If((self.commit_flags & COMMIT_RESEED).any()):
                         m.d.comb += prng.load.eq(1)
-                        if p.jitter or p.corrupt:
+                        if p.jitter or p.corrupt or p.duplicate:
                             m.d.comb += self.reseed.eq(1)
                         m.d.sync += [g.eq(0) for g in ge_bad_t]
                     with m.If(layout_ok):
@@ -363,6 +372,13 @@ class Admission(wiring.Component):
             with m.State("CLASSIFY"):
                 m.d.sync += [dec.keep.eq(0), dec.bod.eq(0), dec.stored.eq(cur.stored),
                              dec.length.eq(cur.length), cor_drawn.eq(0)]
+                if p.duplicate:
+                    # A frame that passes the checks below the loss draws its duplication.
+                    passes = ~((cur.length < cfg.min_len) | (cur.length > cfg.max_len) | cur.err
+                               | unclassified)
+                    draw = passes & ~copy & (cfg.dup_p != 0)
+                    m.d.comb += self.dup_draw.eq(draw)
+                    m.d.sync += dup_drawn.eq(draw)
                 with m.If(cur.length < cfg.min_len):
                     m.d.comb += drop["drop_runt"].eq(1)
                     m.next = "EMIT"
@@ -491,11 +507,22 @@ class Admission(wiring.Component):
                 if p.corrupt:
                     m.d.comb += [self.decision.payload.flip.eq(flip),
                                  self.decision.payload.flip_bit.eq(self.cor_bit)]
+                dup = dup_drawn & self.dup_hit if p.duplicate else Const(0, 1)
+                if p.duplicate:
+                    m.d.comb += [self.decision.payload.dup.eq(dup),
+                                 self.decision.payload.copy.eq(copy)]
                 with m.If(self.decision.ready):
                     m.d.comb += [self.fate_valid.eq(1), self.bod_push.valid.eq(dec.keep & dec.bod)]
                     with m.If(flip & ~self.clear):
                         m.d.sync += self.corrupted.eq(self.corrupted + 1)
-                    m.next = "IDLE"
+                    # A copied frame's copy follows it: the same descriptor, decided again.
+                    m.d.sync += copy.eq(dup)
+                    with m.If(dup):
+                        with m.If(~self.clear):
+                            m.d.sync += self.duplicated.eq(self.duplicated + 1)
+                        m.next = "POP"
+                    with m.Else():
+                        m.next = "IDLE"
 
         idle_horizon = Mux(self.now >= DESC_LATENCY, self.now - DESC_LATENCY, 0)
         m.d.comb += self.horizon.eq(Mux(fsm.ongoing("IDLE"),
@@ -504,5 +531,6 @@ class Admission(wiring.Component):
                                         cur.arrival))
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
             m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),
-                         self.mem_words_hwm.eq(0), self.corrupted.eq(0)]
+                         self.mem_words_hwm.eq(0), self.corrupted.eq(0),
+                         self.duplicated.eq(0)]
         return m

@@ -25,6 +25,7 @@ from .skid import SkidBuffer
 from .framelog import FrameLog
 from .jitter import Jitter
 from .corrupt import Corrupt
+from .duplicate import Duplicate
 from .layouts import mem_cmd_layout
 
 
@@ -39,6 +40,7 @@ def channel_ports(params: ChannelParams) -> dict:
         # Per-frame fate trace, for benches and on-chip debug: one pulse per frame.
         "fate_valid": Out(1),
         "fate": Out(3),
+        "fate_copy": Out(1),        # ... the frame is a copy (duplication)
         # Ingress events, one per frame: taken (its last beat's cycle is its arrival), or
         # discarded for want of room (only when fed by a MAC: ``mac_fed``).
         "arrived": Out(1),
@@ -129,6 +131,14 @@ class Channel(wiring.Component):
                 adm.cor_flip.eq(cor.flip), adm.cor_bit.eq(cor.bit),
             ]
 
+        if p.duplicate:
+            m.submodules.duplicate = dup = Duplicate()
+            m.d.comb += [
+                dup.p.eq(regs.active.dup_p), dup.corr.eq(regs.active.dup_corr),
+                dup.seed.eq(regs.staged.seed), dup.load.eq(adm.reseed),
+                dup.draw.eq(adm.dup_draw), adm.dup_hit.eq(dup.hit),
+            ]
+
         if p.frame_log:
             m.submodules.framelog = log = FrameLog(p)
             wiring.connect(m, log.write, writer.log)
@@ -206,6 +216,8 @@ class Channel(wiring.Component):
             reader.layout_reset.eq(adm.apply & adm.layout_ok),
             adm.clear.eq(regs.clear), egress.clear.eq(regs.clear), ingress.clear.eq(regs.clear),
             self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
+            self.fate_copy.eq(adm.fate_copy),
+            regs.duplicated.eq(adm.duplicated[:self.params.counter_bits]),
             self.arrived.eq(ingress.arrived), self.overrun.eq(ingress.overrun),
             regs.drop_overrun.eq(ingress.drop_overrun[:self.params.counter_bits]),
             regs.corrupted.eq(adm.corrupted[:self.params.counter_bits]),

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Corruption: whether an admitted frame has a bit flipped, and which; bit-exact with the model."""
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from satemu.base.regmap import CORRUPT_SEED_XOR
 
-from .prng import Prng
+from .prng import seeded_streams
 
 BIT_BITS = 15           # a bit of a frame of up to 4095 bytes (a header's 12-bit length)
 
@@ -33,12 +33,7 @@ class Corrupt(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        streams = []
-        for i, xor in enumerate(CORRUPT_SEED_XOR):
-            m.submodules[f"prng{i}"] = prng = Prng(reset_seed=1 ^ xor)
-            m.d.comb += [prng.seed.eq(self.seed ^ Const(xor, 64)), prng.load.eq(self.load),
-                         prng.next.eq(self.draw & ~self.load)]
-            streams.append(prng.out)
+        streams = seeded_streams(m, CORRUPT_SEED_XOR, self.seed, self.load, self.draw)
         r, u, b = streams
         last = Signal()
         hit = Mux(r[16:] < self.corr, last, u < self.p)

@@ -41,6 +41,9 @@ Decision = data.StructLayout({
     "terminal": TERMINAL_BITS,   # for its header (NO_TERMINAL: no one's)
     "flip": 1,       # corruption (satemu_gw.corrupt): the writer flips bit ``flip_bit``
     "flip_bit": 15,  # ... of the frame (bit b % 8 of byte b // 8)
+    "dup": 1,        # duplication (satemu_gw.duplicate): the next decision is this frame's copy,
+                     # so the writer keeps its beats
+    "copy": 1,       # ... this is the copy: its beats come from the writer's, not the ingress
 })
 
 # A frame in the bottleneck queue: its departure cycle (mod 2^48) and length, one memory word

@@ -41,3 +41,16 @@ class Prng(wiring.Component):
         with m.Elif(self.next):
             m.d.sync += [s[0].eq(s0), s[1].eq(s1), s[2].eq(s2 ^ t), s[3].eq(_rotl(s3, 11))]
         return m
+
+
+def seeded_streams(m: Module, xors, seed, load, draw) -> list:
+    """Streams of their own for a block (corruption's, duplication's): a Prng a value of
+    ``xors``, each seeded from ``seed`` xored with it (at reset from 1 xored with it), reloaded by
+    ``load`` and advanced by ``draw`` (not while loading); their present draws."""
+    out = []
+    for i, xor in enumerate(xors):
+        m.submodules[f"prng{i}"] = prng = Prng(reset_seed=1 ^ xor)
+        m.d.comb += [prng.seed.eq(seed ^ Const(xor, 64)), prng.load.eq(load),
+                     prng.next.eq(draw & ~load)]
+        out.append(prng.out)
+    return out

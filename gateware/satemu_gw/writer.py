@@ -29,6 +29,10 @@ class Writer(wiring.Component):
     count for nothing in ``written``; ``log_done`` pulses when the memory takes a record's
     second word.
 
+    With duplication (``params.duplicate``), the beats of a frame whose copy follows
+    (``decision.dup``) are kept, as they are written or discarded, in a FIFO of one longest
+    frame, and the copy's decision (``decision.copy``) takes its beats from there.
+
     With a departure queue that spills to memory (``params.spill_words``), its entries
     (``spill``) are written between frames, before a waiting decision: one word each, which
     counts for nothing in ``written``; ``spill_done`` pulses when the memory takes its data.
@@ -72,6 +76,17 @@ class Writer(wiring.Component):
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
+        # The frame's beats: the ingress FIFO's, or a copy's from the copy FIFO.
+        src_valid, src_data, src_take = self.beats.valid, self.beats.payload, Signal()
+        if p.duplicate:
+            m.submodules.copies = copies = fifo.SyncFIFOBuffered(width=64, depth=p.max_beats)
+            src_valid = Mux(dec.copy, copies.r_rdy, self.beats.valid)
+            src_data = Mux(dec.copy, copies.r_data, self.beats.payload)
+            m.d.comb += [self.beats.ready.eq(src_take & ~dec.copy),
+                         copies.r_en.eq(src_take & dec.copy),
+                         copies.w_en.eq(src_take & dec.dup), copies.w_data.eq(self.beats.payload)]
+        else:
+            m.d.comb += self.beats.ready.eq(src_take)
         off = Signal(32)
         header = Signal(Header)
         word = Signal(64)
@@ -129,8 +144,8 @@ class Writer(wiring.Component):
                         m.next = "LOG_LO"
 
             with m.State("DISCARD"):
-                m.d.comb += self.beats.ready.eq(1)
-                with m.If(self.beats.valid):
+                m.d.comb += src_take.eq(src_valid)
+                with m.If(src_valid):
                     m.d.sync += left.eq(left - 1)
                     with m.If(left == 1):
                         m.next = "IDLE"
@@ -183,7 +198,7 @@ class Writer(wiring.Component):
                             m.next = after
 
             with m.State("DATA"):
-                data = self.beats.payload
+                data = src_data
                 if p.corrupt:
                     # Corruption: bit flip_bit of the frame is bit flip_bit % 64 of its beat
                     # flip_bit // 64 (byte 0 in a beat's low bits).
@@ -192,9 +207,9 @@ class Writer(wiring.Component):
                     hit = dec.flip & (beat == dec.flip_bit[6:])
                     data = data ^ Mux(hit, 1 << dec.flip_bit[:6], 0)
                 m.d.comb += [word.eq(data), commits.eq(~dec.bod),
-                             self.cmd.valid.eq(wq.w_rdy & self.beats.valid)]
+                             self.cmd.valid.eq(wq.w_rdy & src_valid)]
                 with m.If(self.cmd.valid & self.cmd.ready):
-                    m.d.comb += [wq.w_en.eq(1), self.beats.ready.eq(1)]
+                    m.d.comb += [wq.w_en.eq(1), src_take.eq(1)]
                     m.d.sync += [off.eq(off_next), left.eq(left - 1)]
                     with m.If(left == 1):
                         m.next = "IDLE"

@@ -23,7 +23,7 @@ from satemu.base.records import unpack_record
 from satemu.model.channel import Commit, simulate
 from satemu.model.corrupt import flipped
 from satemu.model.framelog import expected as log_expected, join as log_join, read_ring
-from satemu.base.params import ChannelParams, ChannelRegs, Fate
+from satemu.base.params import FATE_COPY, ChannelParams, ChannelRegs, Fate
 from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import (CFG_FIELDS, COUNTERS, GAUGES, REGMAP, COMMIT_APPLY, COMMIT_AT,
     COMMIT_RESEED, COMMIT_LAYOUT, STATS_SNAPSHOT, STATUS_COPYING, TERM_OFFSETS, TERM_WINDOW)
@@ -252,9 +252,9 @@ class Bench:
     async def run(self):
         dut, sc, pins = self.dut, self.sc, self.pins
         # The ports read every cycle, looked up once.
-        clk, sink_ready_h, fate_valid_h, fate_h, src_valid_h, src_payload_h = (
-            pins.handle(n) for n in ("clk", "sink__ready", "fate_valid", "fate", "source__valid",
-                                     "source__payload"))
+        clk, sink_ready_h, fate_valid_h, fate_h, copy_h, src_valid_h, src_payload_h = (
+            pins.handle(n) for n in ("clk", "sink__ready", "fate_valid", "fate", "fate_copy",
+                                     "source__valid", "source__payload"))
         cmd_valid_h, cmd_payload_h, wdata_valid_h, wdata_payload_h = (
             pins.handle(n) for n in ("mem__cmd__valid", "mem__cmd__payload", "mem__wdata__valid",
                                      "mem__wdata__payload"))
@@ -300,7 +300,7 @@ class Bench:
                     self.arrivals.append(t)
                     driving = False
             if int(fate_valid_h.value):
-                self.fates.append(int(fate_h.value))
+                self.fates.append(int(fate_h.value) | FATE_COPY * int(copy_h.value))
             # --- egress
             src_valid = int(src_valid_h.value)
             if src_valid:
@@ -452,7 +452,9 @@ def check_log(bench: Bench, count: int, lost: int) -> tuple[list, dict]:
     records, info = read_ring(bench.mem.words, base, bits, count)
     entries, joined = log_join(records)
     model = bench.model
-    want = log_expected(bench.arrivals, [f[1] for f in bench.frames], model.frames)
+    offered = model.offered()
+    want = log_expected([bench.arrivals[i] for i in offered],
+                        [bench.frames[i][1] for i in offered], model.frames)
     delivered = sum(r.fate == Fate.DELIVERED for r in model.frames)
     exact = bench.sc.get("sink_ready", 1.0) >= 1.0
     errors = []
@@ -520,7 +522,8 @@ def check(bench: Bench, hw: dict) -> dict:
     seed = sc.get("tb_seed", 1)
     # In the order they leave: arrival order but where terminals' slots release frames out of
     # it (docs/bod.md, "Terminals"); frames still queued at the end have no egress.
-    delivered = sorted(((i, r) for i, r in enumerate(model.frames)
+    # (by the offered frame each is, a copy by its original's)
+    delivered = sorted(((i, r) for i, r in zip(model.offered(), model.frames)
                         if r.fate == Fate.DELIVERED and r.egress is not None),
                        key=lambda x: x[1].egress)
     errors = []
@@ -546,8 +549,10 @@ def check(bench: Bench, hw: dict) -> dict:
     if len(bench.fates) != len(model.frames):
         errors.append(f"{len(bench.fates)} frames decided, {len(model.frames)} offered")
     for i, (got, r) in enumerate(zip(bench.fates, model.frames)):
-        if got != int(r.fate):
-            errors.append(f"frame {i}: fate {Fate(got).name}, model says {r.fate.name}")
+        if got != int(r.fate) | FATE_COPY * r.copy:
+            errors.append(f"decision {i}: fate {Fate(got & ~FATE_COPY).name}"
+                          f"{' (copy)' * bool(got & FATE_COPY)}, model says {r.fate.name}"
+                          f"{' (copy)' * r.copy}")
             if len(errors) > 40:
                 break
     # A counter's register reads its count modulo 2**counter_bits; the model counts in full, and
@@ -572,9 +577,10 @@ def check(bench: Bench, hw: dict) -> dict:
                 if got != value & wrap:
                     errors.append(f"terminal {who} counter {name}: gateware {got}, model {value}")
     drops = sum(count[n] for n in COUNTERS if n.startswith("drop_"))
-    if count["rx_frames"] != count["tx_frames"] + drops or count["rx_frames"] != len(bench.frames):
-        errors.append(f"conservation: rx {count['rx_frames']} != tx {count['tx_frames']} + drops"
-                      f" {drops} (offered {len(bench.frames)})")
+    if (count["rx_frames"] + count["duplicated"] != count["tx_frames"] + drops
+            or count["rx_frames"] != len(bench.frames)):
+        errors.append(f"conservation: rx {count['rx_frames']} + copies {count['duplicated']} != "
+                      f"tx {count['tx_frames']} + drops {drops} (offered {len(bench.frames)})")
     if exact and count["late"]:
         errors.append(f"{count['late']} frames left later than scheduled")
     if not exact and count["late"] != late:

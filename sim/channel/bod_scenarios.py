@@ -131,6 +131,16 @@ def bod_scenarios() -> dict[str, dict]:
         expect={"corrupted": "summary['counters']['corrupted'] > 20",
                 "loss": "summary['counters']['drop_loss'] > 0"})
 
+    # The same with duplication, 10% of the frames, 25% correlated: each copy waits for the
+    # slots behind its original, or is dropped in the queue or by the loss draw on its own.
+    sc["bod-duplicate"] = scenario(
+        "duplication of frames the slots carry, with loss and queue drops", f_clk=f,
+        regs=replace(regs, dup_p=round(0.1 * 2**32), dup_corr=1 << 14),
+        params=replace(PARAMS, duplicate=True), tb_seed=28, mem=HOSTILE_MEM, run_after=50_000,
+        frames=traffic(38, 500, rate_bps=3_000_000, f_clk=f, load=1.0, p_runt=0.02, p_err=0.02),
+        expect={"duplicated": "summary['counters']['duplicated'] > 20",
+                "loss": "summary['counters']['drop_loss'] > 0"})
+
     # A board's memory pace (4 cycles a word, 2 bytes a cycle) on 1000-byte slots of an
     # 8 Mbit/s carrier: a slot carries the ends of several short frames, released together at
     # its end; they leave at the pace, not at the port's rate.

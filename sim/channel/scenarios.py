@@ -278,6 +278,30 @@ def all_scenarios() -> dict[str, dict]:
         expect={"corrupted": "summary['counters']['corrupted'] > 100"})
     sc["corrupt-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
 
+    # Duplication (satemu_gw.duplicate): 5% of the frames that pass the checks are copied, the
+    # copy a frame of its own behind its original (its own loss draw, queue check, shaping and
+    # corruption), among runts, bad FCSs, 2% loss, 3% corruption and queue drops; steps raise
+    # it to 50% with 75% correlation and a reseed, then to every frame, then none.
+    f = 1_000_000
+    d0 = replace(channel_registers(f_clk=f, rate_bps=8_000_000, overhead=24,
+                                   delay_s=Fraction(2, 100), queue_frames=40, loss=0.02,
+                                   mem_size=MEM_WORDS, seed=33),
+                 dup_p=round(0.05 * 2**32), cor_p=round(0.03 * 2**32))
+    d1 = replace(d0, dup_p=1 << 31, dup_corr=49_152)
+    d2 = replace(d1, dup_p=(1 << 32) - 1, dup_corr=0)
+    d3 = replace(d2, dup_p=0)
+    steps = [(100_000, d1, True), (200_000, d2, False), (300_000, d3, False)]
+    sc["duplicate-steps"] = scenario(
+        "duplication: a share of frames copied, correlated, every frame, none",
+        f_clk=f, regs=d0, tb_seed=34, mem=HOSTILE_MEM,
+        frames=traffic(46, 700, rate_bps=8_000_000, f_clk=f, load=0.7, p_burst=0.05,
+                       p_runt=0.02, p_err=0.02),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
+                 for cycle, regs, reseed in steps],
+        expect={"duplicated": "summary['counters']['duplicated'] > 150",
+                "queue drops": "summary['counters']['drop_queue'] > 0"})
+    sc["duplicate-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
+
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.
     f = 10_000_000

@@ -28,5 +28,6 @@ class ChannelTop(wiring.Component):
         wiring.connect(m, wiring.flipped(self.bus), ch.bus)
         m.d.comb += [ch.now.eq(tb.now), self.now.eq(tb.now),
                      self.fate_valid.eq(ch.fate_valid), self.fate.eq(ch.fate),
+                     self.fate_copy.eq(ch.fate_copy),
                      self.arrived.eq(ch.arrived), self.overrun.eq(ch.overrun)]
         return m

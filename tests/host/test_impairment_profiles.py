@@ -47,6 +47,14 @@ def test_jitter_and_corruption_registers():
     assert profile('corrupt = "100%"').check(SIM)["forward"].cor_p == 2**32 - 1
 
 
+def test_duplication_registers():
+    p = profile('duplicate = "1%"\nduplicate_correlation = "25%"')
+    regs = p.check(SIM)["forward"]
+    assert regs.dup_p == round(Fraction(1, 100) * 2**32) and regs.dup_corr == 16384
+    assert p.forward.describe().endswith("1% duplicated, 25% correlated")
+    assert profile('duplicate = "100%"').check(SIM)["forward"].dup_p == 2**32 - 1
+
+
 def test_a_user_table(tmp_path):
     (tmp_path / "mine.dist").write_text("# a table\n" + " ".join(str(v) for v in range(-4096,
                                                                                     4096, 2)))
@@ -68,6 +76,11 @@ def test_a_user_table(tmp_path):
      "0 .. 1, 1 excluded (at 1 the first decision would repeat for ever)"),
     ('corrupt_correlation = "10%"', "forward.corrupt: missing; corrupt_correlation describes a "
      "corruption, which needs its share"),
+    ('duplicate = "101%"', "forward.duplicate: 1.01 is outside 0 .. 1"),
+    ('duplicate = "1%"\nduplicate_correlation = "100%"', "forward.duplicate_correlation: 1 is "
+     "outside 0 .. 1, 1 excluded (at 1 the first decision would repeat for ever)"),
+    ('duplicate_correlation = "10%"', "forward.duplicate: missing; duplicate_correlation "
+     "describes a duplication, which needs its share"),
     ('corrupt = "1%"\ncorrupt_fcs = "bad"', 'forward.corrupt_fcs: "bad" (a corrupted frame '
      'leaving with its FCS bad, for the next hop to drop) is not built yet'),
     ('corrupt = "1%"\ncorrupt_fcs = "maybe"', 'forward.corrupt_fcs: expected "recomputed" or '
@@ -97,6 +110,9 @@ def test_boards_without_the_blocks_say_so():
     assert error('corrupt = "1%"', hw=versa) == (
         "forward.corrupt: this box's channels have no corruption block (see 'satemu show "
         "--board')")
+    assert error('duplicate = "1%"', hw=versa) == (
+        "forward.duplicate: this box's channels have no duplication block (see 'satemu show "
+        "--board')")
 
 
 def test_jitter_on_a_bod_channel_is_refused():
@@ -123,9 +139,11 @@ def test_netem_strings_in_profiles_and_overrides():
                                         Fraction(1, 4), Fraction(1, 100), Fraction(1, 1000),
                                         8_500_000, 1000)
     p.check(SIM)
-    with pytest.raises(ProfileError, match='^forward: "duplicate": duplicating packets: not '
-                                           'yet on this box$'):
-        parse_profile(text.replace("corrupt 0.1%", "duplicate 0.1%"), "n")
+    with pytest.raises(ProfileError, match='^forward: "reorder": reordering packets: not '
+                                           'yet on this box'):
+        parse_profile(text.replace("corrupt 0.1%", "reorder 10%"), "n")
+    d = parse_profile(text.replace("corrupt 0.1%", "duplicate 0.1% 20%"), "n").forward
+    assert (d.duplicate, d.duplicate_correlation) == (Fraction(1, 1000), Fraction(1, 5))
     out = override_profile(BASE.format(extra=""), [("return", "delay 20ms 5ms")], "o")
     assert parse_profile(out, "o").ret.jitter == Fraction(1, 200)
     with pytest.raises(ProfileError, match="a whole channel is a tc-netem option string"):
@@ -136,7 +154,12 @@ def test_timeline_steps_change_jitter_and_corruption():
     text = BASE.format(extra='jitter = "2 ms"\ncorrupt = "1%"') + """
 [[timeline]]
 at = "1 s"
-forward = { jitter = "5 ms", jitter_correlation = "50%", corrupt = "0%" }
+[timeline.forward]
+jitter = "5 ms"
+jitter_correlation = "50%"
+corrupt = "0%"
+duplicate = "2%"
+duplicate_correlation = "10%"
 """
     p = parse_profile(text, "t")
     from satemu.link.timeline import compile_timeline
@@ -144,5 +167,6 @@ forward = { jitter = "5 ms", jitter_correlation = "50%", corrupt = "0%" }
     regs = [c.regs for c in compiled.commits(0, "forward", 1)]
     assert regs[-1].jit_sigma == round(0.005 * SIM.f_clk) and regs[-1].jit_corr == 32768
     assert regs[-1].cor_p == 0
+    assert (regs[-1].dup_p, regs[-1].dup_corr) == (round(0.02 * 2**32), round(0.1 * 65536))
     with pytest.raises(ProfileError, match="jitter_distribution"):
         parse_profile(text.replace('corrupt = "0%"', 'jitter_distribution = "normal"'), "t")

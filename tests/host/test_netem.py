@@ -179,12 +179,15 @@ def test_the_issue_example_maps_fully():
             "queue": ("frames", 1000)})
 
 
-def test_the_issue_example_is_refused_at_duplicate():
+def test_the_issue_example_is_refused_at_reorder():
     text = ("delay 300ms 20ms distribution normal loss 1% duplicate 0.1% corrupt 0.01% "
             "reorder 5% 50%")
-    assert refused(text) == 'netem: "duplicate": duplicating packets: not yet on this box'
-    assert refused(text, "forward") == ('forward: "duplicate": duplicating packets: not yet '
-                                        'on this box')
+    why = "reordering packets: not yet on this box (it keeps every frame in order)"
+    assert refused(text) == f'netem: "reorder": {why}'
+    assert refused(text, "forward") == f'forward: "reorder": {why}'
+    assert netem_channel(text.rsplit(" reorder", 1)[0]) == {
+        "delay": "300 ms", "jitter": "20 ms", "jitter_distribution": "normal", "loss": "1%",
+        "duplicate": "0.1%", "corrupt": "0.01%"}
 
 
 # -- Units, as tc reads them -------------------------------------------------------------------
@@ -269,11 +272,19 @@ def test_corrupt_maps_to_the_channel_s_corruption():
     assert refused("corrupt 1% corrupt 2%").startswith('netem: "corrupt": corrupt given twice')
 
 
+def test_duplicate_maps_to_the_channel_s_duplication():
+    assert netem_channel("duplicate 1%") == {"duplicate": "1%"}
+    assert netem_channel("duplicate 5% 25%") == {"duplicate": "5%",
+                                                 "duplicate_correlation": "25%"}
+    assert parse_probability(netem_channel("duplicate 0.1%")["duplicate"]) == F(1, 1000)
+    assert refused("duplicate") == ('netem: "duplicate": missing its PERCENT, such as '
+                                    'duplicate 1%')
+    assert refused("duplicate 1% 2% 3%").startswith('netem: "3%"')
+
+
 # -- Refused: what the box cannot do -----------------------------------------------------------
 
 @pytest.mark.parametrize("text, msg", [
-    ("duplicate 1%", '"duplicate": duplicating packets: not yet on this box'),
-    ("duplicate 1% 25%", '"duplicate": duplicating packets: not yet on this box'),
     ("delay 10ms reorder 25% 50%", '"reorder": reordering packets: not yet on this box (it '
      'keeps every frame in order)'),
     ("gap 5 delay 10ms", '"gap": sending every Nth packet early (reorder gap): not yet on '
@@ -309,7 +320,7 @@ def test_refused_features(text, msg):
 
 
 def test_refusal_reasons_are_one_table():
-    for word in ("duplicate", "reorder", "gap", "ecn", "slot"):
+    for word in ("reorder", "gap", "ecn", "slot"):
         assert refused(word) == f'netem: "{word}": {REFUSED[word]}'
     assert all("\n" not in why for why in REFUSED.values())
 
@@ -427,13 +438,13 @@ def test_repeated_options(text, msg):
 
 @pytest.mark.parametrize("text, msg", [
     ("foo", '"foo": not a netem option; the box reads limit, delay (latency), distribution, '
-     'loss (drop), corrupt, rate and seed'),
+     'loss (drop), corrupt, duplicate, rate and seed'),
     ("help", '"help": not a netem option; the box reads limit, delay (latency), distribution, '
-     'loss (drop), corrupt, rate and seed'),
+     'loss (drop), corrupt, duplicate, rate and seed'),
     ("Delay 1ms", '"Delay": not a netem option; the box reads limit, delay (latency), '
-     'distribution, loss (drop), corrupt, rate and seed'),
+     'distribution, loss (drop), corrupt, duplicate, rate and seed'),
     ("random 1%", '"random": not a netem option; the box reads limit, delay (latency), '
-     'distribution, loss (drop), corrupt, rate and seed'),
+     'distribution, loss (drop), corrupt, duplicate, rate and seed'),
     # tc's matches(): an abbreviation is the first word, in tc's order, that it begins
     ("del 1ms", '"del": tc reads this as delay; write the word in full'),
     ("d 1ms", '"d": tc reads this as delay; write the word in full'),
@@ -483,7 +494,7 @@ def test_messages_are_one_line_whatever_the_words():
     assert netem_channel("delay 100ms\u2028loss 1%\r\n") == {"delay": "100 ms", "loss": "1%"}
     assert refused("delay\x00 1ms") == ('netem: "\'delay\\x00\'": not a netem option; the box '
                                         'reads limit, delay (latency), distribution, loss (drop), '
-                                        'corrupt, rate and seed')
+                                        'corrupt, duplicate, rate and seed')
     assert refused("delay 1\x1bms").startswith('netem: "delay \'1\\x1bms\'": ')
     assert refused("\u00e9" * 50).startswith("netem: \"'" + "\u00e9" * 10)
     with pytest.raises(NetemError) as e:

@@ -21,7 +21,8 @@ from satemu.base.pcapng import OUTBOUND, PcapngWriter, read_pcapng
 from sim.frames import EthPorts, wire_cycles
 
 RING = BOARDS["sim"].log_words // 2
-# A lossy profile with short queues: every fate but mem comes up on both channels.
+# A lossy profile with short queues: every fate but mem comes up on both channels; and 5% of
+# the frames are duplicated (their copies in the log too, with their originals' arrivals).
 PROFILE = """
 name = "log-test"
 [forward]
@@ -29,11 +30,13 @@ rate = "20 Mbit/s"
 delay = "2 ms"
 loss = "5%"
 queue = "6 packets"
+duplicate = "5%"
 [return]
 rate = "10 Mbit/s"
 delay = "1 ms"
 loss = "5%"
 queue = "6 packets"
+duplicate = "5%"
 """
 
 
@@ -123,20 +126,26 @@ def test_the_log_holds_what_the_model_says_across_a_wrap(url, board_state, tmp_p
         entries, joined = join(log.records)
         assert joined["unsent"] == 0
         arrivals = [c for c, kind in want_t.events[ch] if kind == "A"]
+        offered = results[ch].offered()           # (a copy is its original's frame)
         # The channel numbers the frames it decides from its start, never from a clear: the
         # tests before this one sent frames too. The newest record is this test's last frame.
         offset = (entries[-1].index + 1 - len(frames)) % INDEX_MOD
-        want = expected(arrivals, model.taken_lengths[ch], frames, first_index=offset)
+        want = expected([arrivals[i] for i in offered],
+                        [model.taken_lengths[ch][i] for i in offered], frames, first_index=offset)
         wrong = [(e, w) for e in entries
                  for w in [want[(e.index - offset) % INDEX_MOD]] if e != w]
         joined_entries[ch] = entries
         assert entries and not wrong, f"{len(wrong)} records differ, the first {wrong[:3]}"
         fates = {e.fate for e in entries}
         assert {Fate.DELIVERED, Fate.LOSS, Fate.QUEUE} <= fates
-        assert stats[ch]["rx_frames"] == len(frames)
+        copies = stats[ch]["duplicated"]
+        assert copies == sum(r.copy for r in frames) > 0
+        assert stats[ch]["rx_frames"] == len(frames) - copies
     cap = read_pcapng(out)
     assert [i.name for i in cap.interfaces] == ["portA-in", "portA-out", "portB-in", "portB-out"]
     assert any("dropped: loss" in p.comments[0] for p in cap.packets)
+    assert any("; duplicated, the copy: delivered" in p.comments[0] for p in cap.packets)
+    assert any(", the copy of frame " in p.comments[0] for p in cap.packets)
     assert "PARTIAL" in cap.comments[0]
     # Port A's frames in carry the host's bytes at the box's arrival cycles; the host's frames
     # whose records the ring no longer held keep the host's time, moved onto the box's clock.

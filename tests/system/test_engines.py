@@ -104,8 +104,9 @@ rbdc_max = "4 Mbit/s"
 
 # Jitter on both channels, kept in order: normal and 25% correlated forward, uniform on the
 # return with 1% loss; 2% of the forward frames corrupted (a bit flipped, the FCS recomputed:
-# the client's host drops them for their UDP checksum); a step widens the forward jitter, drops
-# its correlation and stops the corruption.
+# the client's host drops them for their UDP checksum) and 3% of the return frames duplicated
+# (the server's QUIC stack discards the copies); a step widens the forward jitter, drops its
+# correlation, stops the corruption and raises the duplication to 10%.
 JITTER = """
 name = "short-asym-jitter"
 [forward]
@@ -120,10 +121,12 @@ rate = "1.5 Mbit/s"
 delay = "10 ms"
 jitter = "2 ms"
 loss = "1%"
+duplicate = "3%"
 
 [[timeline]]
 at = "120 ms"
 forward = { jitter = "6 ms", jitter_correlation = "0%", corrupt = "0%" }
+return = { duplicate = "10%" }
 """
 
 CASES = {
@@ -224,6 +227,7 @@ def test_model_engine_equals_the_board(board_state, tmp_path, case):
         assert stats["forward"]["drop_loss"] > 0 and stats["return"]["drop_loss"] > 0
     if case == "jitter":
         assert stats["forward"]["corrupted"] > 0 and board.undecodable > 0
+        assert stats["return"]["duplicated"] > 0
     if case in ("bod", "terminals"):
         records = model.bod["records"]
         assert len(records) == len(board.bod["records"]) > 10 and not board.bod["lost"]

@@ -46,8 +46,9 @@ def case(fields, lim, why, channel):
                                    "synthetic": lim.params.synthetic,
                                    "demand_levels": lim.params.demand_levels,
                                    "jitter_table": JITTER_TABLE if lim.params.jitter else 0,
-                                   "impairments": int(Impairment.CORRUPT) if lim.params.corrupt
-                                   else 0},
+                                   "impairments": (int(Impairment.CORRUPT) * lim.params.corrupt
+                                                   | int(Impairment.DUPLICATE)
+                                                   * lim.params.duplicate)},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -276,6 +277,14 @@ def jitter_cases(bases):
             out.append(case(dict(regs, **{name: value}), box, f"{name} edited, corruption "
                             f"built", channel))
         out.append(case(dict(regs, cor_p=1 << 20), lim, "corruption on a box without", channel))
+        # Duplication: the same, where the channel has it.
+        box = replace(lim, params=replace(lim.params, duplicate=True))
+        for name, value in (("dup_p", 1), ("dup_p", (1 << 32) - 1), ("dup_p", 1 << 32),
+                            ("dup_corr", 0xFFFF), ("dup_corr", 0x10000)):
+            out.append(case(dict(regs, **{name: value}), box, f"{name} edited, duplication "
+                            f"built", channel))
+        out.append(case(dict(regs, dup_p=1 << 20), lim, "duplication on a box without",
+                        channel))
     return out
 
 

@@ -99,7 +99,8 @@ class Hardware:
                   "terminals": p.terminals, "synthetic": p.synthetic,
                   "demand_levels": p.demand_levels,
                   "jitter_table": JITTER_TABLE if p.jitter else 0,
-                  "impairments": Impairment.CORRUPT if p.corrupt else 0}
+                  "impairments": ((Impairment.CORRUPT if p.corrupt else 0)
+                                  | (Impairment.DUPLICATE if p.duplicate else 0))}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -119,7 +120,9 @@ class Hardware:
                                demand_levels=limits.get("demand_levels", 0),
                                jitter=limits.get("jitter_table", 0) > 0,
                                corrupt=bool(limits.get("impairments", 0)
-                                            & Impairment.CORRUPT))
+                                            & Impairment.CORRUPT),
+                               duplicate=bool(limits.get("impairments", 0)
+                                              & Impairment.DUPLICATE))
         spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
                       if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],

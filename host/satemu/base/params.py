@@ -130,6 +130,9 @@ class ChannelParams:
     # Corruption (satemu_gw.corrupt, satemu.model.corrupt): three PRNGs, a multiply and a bit
     # flip in the delay line's writer. A board leaves it out (False) where it has no room.
     corrupt: bool = False
+    # Duplication (satemu_gw.duplicate, satemu.model.duplicate): two PRNGs and a frame's worth
+    # of beats in the writer for the copy. A board leaves it out (False) where it has no room.
+    duplicate: bool = False
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -287,6 +290,9 @@ class ChannelRegs:
     # Corruption (satemu.model.corrupt): none by default.
     cor_p: int = 0
     cor_corr: int = 0
+    # Duplication (satemu.model.duplicate): none by default.
+    dup_p: int = 0
+    dup_corr: int = 0
 
     @property
     def bod(self) -> bool:
@@ -303,6 +309,10 @@ class Fate(enum.IntEnum):
     MEM = 6
     UNCLASSIFIED = 7        # of no declared terminal, on a channel that drops those
 
+
+# A fate report (the simulated board's, the board model's traffic.fates) of a copy has this bit
+# set besides its Fate: duplication's copy, decided right after its original.
+FATE_COPY = 8
 
 FATE_COUNTER = {Fate.RUNT: "drop_runt", Fate.OVERSIZE: "drop_oversize", Fate.ERROR: "drop_error",
                 Fate.LOSS: "drop_loss", Fate.QUEUE: "drop_queue", Fate.MEM: "drop_mem",

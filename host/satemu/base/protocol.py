@@ -31,7 +31,7 @@ from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
 from satemu.base.terminals import TERMINAL_FIELDS
 
-PROTOCOL_VERSION = 14
+PROTOCOL_VERSION = 15
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -99,6 +99,7 @@ class Impairment(enum.IntFlag):
     """The impairments a box's channels have besides loss, queue, rate, delay and jitter (build
     options, satemu.base.params.ChannelParams): the ``impairments`` limit's bits."""
     CORRUPT = 1 << 0      # a bit flipped in a share of frames (satemu_gw.corrupt)
+    DUPLICATE = 1 << 1    # a share of frames sent twice (satemu_gw.duplicate)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1

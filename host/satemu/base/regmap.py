@@ -34,7 +34,7 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "STATUS_LATE", "STATUS_COPYING", "TERM_FIELDS", "TERM_WINDOW", "TERM_OFFSETS",
            "TERM_WORDS", "JITTER_FIELDS", "JITTER_TABLE", "JITTER_SHIFT",
            "JITTER_INDEX_BITS", "JITTER_SEED_XOR", "JITTER_ENTRY_MAX", "CORRUPT_FIELDS",
-           "CORRUPT_SEED_XOR"]
+           "CORRUPT_SEED_XOR", "DUPLICATE_FIELDS", "DUPLICATE_SEED_XOR"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -153,7 +153,20 @@ CORRUPT_FIELDS = [
 # The corruption's three xoshiro128++ streams (the decision, the repeat, the bit) are seeded
 # from the profile's seed xored with these.
 CORRUPT_SEED_XOR = (0x2545_F491_4F6C_DD1D, 0x9FB2_1C65_1E98_DF25, 0xD6E8_FEB8_6659_FD93)
-CFG_FIELDS = CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS + CORRUPT_FIELDS
+# Duplication (satemu_gw.duplicate, satemu.model.duplicate): a frame that passes the length,
+# FCS and terminal checks is copied with probability dup_p / 2^32, or repeats the last frame's
+# decision with probability dup_corr / 2^16. The copy enters the channel right behind it, a
+# frame of its own (its own loss draw, queue, shaper, delay and corruption), and is not copied.
+DUPLICATE_FIELDS = [
+    Field("dup_p", 32, "cfg", "probability a frame is copied x 2^32"),
+    Field("dup_corr", 16, "cfg", "duplication correlation: P(a frame repeats the last decision) "
+                                 "x 2^16"),
+]
+# The duplication's two xoshiro128++ streams (the repeat, the decision) are seeded from the
+# profile's seed xored with these.
+DUPLICATE_SEED_XOR = (0x6A09_E667_F3BC_C908, 0xBB67_AE85_84CA_A73B)
+CFG_FIELDS = (CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS + CORRUPT_FIELDS
+              + DUPLICATE_FIELDS)
 
 CTL_FIELDS = [
     Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
@@ -176,7 +189,7 @@ CTL_FIELDS = [
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
 COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes",
             "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue", "drop_mem",
-            "drop_overrun", "late", "drop_unclassified", "corrupted"]
+            "drop_overrun", "late", "drop_unclassified", "corrupted", "duplicated"]
 GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 

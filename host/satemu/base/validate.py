@@ -57,6 +57,9 @@ class Verdict:
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
             name = self.name
+            if name == "dup_p" and self.hi == 0:
+                return (f"dup_p={self.value}: the channel has no duplication block, so frames "
+                        f"cannot be duplicated (the range is 0 .. 0)")
             if name == "cor_p" and self.hi == 0:
                 return (f"cor_p={self.value}: the channel has no corruption block, so frames "
                         f"cannot be corrupted (the range is 0 .. 0)")
@@ -132,6 +135,8 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         return bad("jit_sigma", 0, 0)      # jitter only where the channel has it, not with BoD
     if v["cor_p"] and not params.corrupt:
         return bad("cor_p", 0, 0)          # corruption only where the channel has it
+    if v["dup_p"] and not params.duplicate:
+        return bad("dup_p", 0, 0)          # duplication only where the channel has it
     if params.delta_coded and not bod:
         # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)

@@ -84,7 +84,13 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int,
         first = log.records[0].cycle if log.records else 0
         arrivals = unwrap([e.arrival for e in entries], first)
         egress = unwrap([e.arrival if e.egress is None else e.egress for e in entries], first)
+        copies = set()
+        n = 0
         for k, (e, a, g) in enumerate(zip(entries, arrivals, egress)):
+            # Duplication's copy: decided right after its original, with its arrival (no two
+            # frames arrive in one cycle); what became of it goes in the original's comment.
+            copy = (k > 0 and out and e.index == entries[k - 1].index + 1
+                    and a == arrivals[k - 1] and out[-1]["channel"] == ch)
             at = f"{CHANNEL_NAMES[ch]} channel, frame {e.index} in on port {name}"
             if ch in tables:
                 at += f", {_whose(e.terminal)}"
@@ -101,9 +107,16 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int,
                 key = f"drop_{cause}"
                 flags |= err
                 text = f"{at}: dropped: {cause} ({why})"
+            if copy:
+                copies.add(e.index)
+                prev = out[-1]
+                prev["text"] += f"; duplicated, the copy{text[len(at):]}"
+                prev["also"] = prev.get("also", []) + [key, "duplicated"]
+                continue
             out.append({"ns": ns_of(a, 0, f_clk), "port": port_in, "dir": "in",
-                        "length": e.length, "flags": flags, "channel": ch, "n": k, "fate": key,
+                        "length": e.length, "flags": flags, "channel": ch, "n": n, "fate": key,
                         "text": text + f" (arrival: cycle {a})"})
+            n += 1
         # A delivered frame's decided record, by the sent-index it took: its number, arrival.
         decided = {(r.terminal, r.tx): (r.index, a) for r, a in zip(
             [r for r in log.records if r.kind != SENT], arrivals) if Fate(r.fate) is Fate.DELIVERED}
@@ -111,7 +124,9 @@ def _log_packets(logs: dict[int, ChannelLog], f_clk: int,
         for k, (r, g) in enumerate(zip(sent, unwrap([r.cycle for r in sent], first))):
             origin = decided.get((r.terminal, r.tx))
             who = f", {_whose(r.terminal)}" if ch in tables else ""
-            text = (f"{CHANNEL_NAMES[ch]} channel, frame {origin[0]} in on port {name}{who} at "
+            frame = (f"the copy of frame {origin[0] - 1}" if origin and origin[0] in copies
+                     else f"frame {origin[0]}" if origin else "")
+            text = (f"{CHANNEL_NAMES[ch]} channel, {frame} in on port {name}{who} at "
                     f"cycle {origin[1]}, held {ms_of(g - origin[1], f_clk)}" if origin else
                     f"{CHANNEL_NAMES[ch]} channel{who}, a frame whose arrival is not in the log "
                     "read")
@@ -148,7 +163,8 @@ def _write_packets(path, packets: list[dict], comment: str) -> dict:
             counts[f"{PORT_NAMES[p['port']]}-{p['dir']}"] += 1
             if "fate" in p:
                 tally = fates[CHANNEL_NAMES[p["channel"]]]
-                tally[p["fate"]] = tally.get(p["fate"], 0) + 1
+                for key in [p["fate"], *p.get("also", ())]:
+                    tally[key] = tally.get(key, 0) + 1
     return {"path": str(path), "interfaces": counts, "fates": fates}
 
 

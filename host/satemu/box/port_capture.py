@@ -14,12 +14,12 @@ a port says when it came in. docs/architecture.md, "Captures", has the details.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from satemu.model.board import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B, Traffic
 from satemu.base.ether import PREAMBLE
-from satemu.base.params import Fate
+from satemu.base.params import FATE_COPY, Fate
 from satemu.base.pcapng import (ERR_CRC, ERR_PREAMBLE, ERR_TOO_LONG, ERR_TOO_SHORT, INBOUND,
     OUTBOUND, PcapngWriter)
 
@@ -53,13 +53,16 @@ class FrameFate:
     fate: object                     # a Fate, "overrun" or "preamble"
     arrival: int | None = None       # the channel's arrival cycle (None: never reached it)
     egress: object | None = None     # a satemu.model.board.Egress, when delivered
+    copy: "FrameFate | None" = None  # duplication's copy of it, where it was copied
 
 
 def fates_of(traffic: Traffic, port: int, wires: list[bytes]) -> list[FrameFate]:
     """Each frame put on ``port``'s wire (``wires``, in order, preamble to FCS) matched with what
     the engine reported: the channel's ingress events (taken or overrun), its fate reports (one
     per taken frame, in order) and the frames that left the other port (delivered ones leave in
-    order). A frame without a preamble and SFD never reaches the channel: the MAC drops it."""
+    order). A frame without a preamble and SFD never reaches the channel: the MAC drops it.
+    A frame duplication copied has its copy's fate (the next report, marked FATE_COPY) in
+    ``copy``."""
     ch = CHANNEL_INTO[port]
     events, fates, egress = traffic.events[ch], traffic.fates[ch], traffic.egress[ch]
     out, e, taken, delivered = [], 0, 0, 0
@@ -75,20 +78,27 @@ def fates_of(traffic: Traffic, port: int, wires: list[bytes]) -> list[FrameFate]
         if kind == "O":
             out.append(FrameFate("overrun"))
             continue
-        if taken >= len(fates):
+        if taken >= len(fates) or fates[taken] & FATE_COPY:
             raise ValueError(f"port {PORT_NAMES[port]}: no fate reported for frame {taken} "
                              f"the {CHANNEL_NAMES[ch]} channel took")
-        fate = Fate(fates[taken])
-        taken += 1
-        if fate is Fate.DELIVERED:
+
+        def decided() -> FrameFate:
+            nonlocal taken, delivered
+            fate = Fate(fates[taken] & ~FATE_COPY)
+            taken += 1
+            if fate is not Fate.DELIVERED:
+                return FrameFate(fate, cycle)
             if delivered >= len(egress):
                 raise ValueError(f"the {CHANNEL_NAMES[ch]} channel delivered frame {taken - 1} "
                                  f"but only {len(egress)} frames left port "
                                  f"{PORT_NAMES[EGRESS_PORT[ch]]}")
-            out.append(FrameFate(fate, cycle, egress[delivered]))
             delivered += 1
-        else:
-            out.append(FrameFate(fate, cycle))
+            return FrameFate(fate, cycle, egress[delivered - 1])
+
+        f = decided()
+        if taken < len(fates) and fates[taken] & FATE_COPY:
+            f = replace(f, copy=decided())
+        out.append(f)
     return out
 
 
@@ -130,6 +140,33 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
     fates: dict[str, dict[str, int]] = {name: {} for name in CHANNEL_NAMES.values()}
     iface = {key: i for i, key in enumerate(INTERFACES)}
     seq = 0
+
+    def what_became(r: FrameFate, at: str, cycle: int) -> tuple[str, str]:
+        """The comment on a frame in (its outbound record added, where it left) and its tally
+        key."""
+        nonlocal seq
+        if r.egress is None:
+            cause, why, _ = CAUSES[r.fate]
+            text = f"{at}: dropped: {cause} ({why})"
+            if r.arrival is not None:
+                text += f"; arrival at the channel {r.arrival - origin}"
+            return text, f"drop_{cause}"
+        e = r.egress
+        text = (f"{at}: delivered, left port {out_name} at cycle {e.wire - origin}, "
+                f"{ms_of(e.wire - cycle, f_clk)} after it came in (channel: arrival "
+                f"{r.arrival - origin}, egress {e.start - origin})")
+        flips = flipped_bits(data[:-FCS_LEN], e.data[len(PREAMBLE):-FCS_LEN])
+        if flips:
+            text += (f", {'bits' if len(flips) > 1 else 'bit'} "
+                     f"{', '.join(map(str, flips))} flipped, FCS recomputed")
+        seq += 1
+        records.append((ns_of(e.wire, origin, f_clk), seq, iface[(EGRESS_PORT[ch], "out")],
+                        e.data[len(PREAMBLE):], OUTBOUND | FCS_FLAGS,
+                        f"{at} at cycle {cycle - origin}, held {ms_of(e.wire - cycle, f_clk)}"
+                        + (f", bit {flips[0]} flipped" if len(flips) == 1 else "")))
+        counts[f"{out_name}-out"] += 1
+        return text, "delivered"
+
     for port in (PORT_A, PORT_B):
         ch = CHANNEL_INTO[port]
         name, out_name = PORT_NAMES[port], PORT_NAMES[EGRESS_PORT[ch]]
@@ -141,31 +178,16 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
             at = f"{CHANNEL_NAMES[ch]} channel, frame {n} in on port {name}"
             if whose is not None:
                 at += f", {whose(ch, data)}"
-            if r.egress is not None:
-                key = "delivered"
-                text = (f"{at}: delivered, left port {out_name} at cycle "
-                        f"{r.egress.wire - origin}, {ms_of(r.egress.wire - cycle, f_clk)} after it "
-                        f"came in (channel: arrival {r.arrival - origin}, egress "
-                        f"{r.egress.start - origin})")
-                e = r.egress
-                flips = flipped_bits(data[:-FCS_LEN], e.data[len(PREAMBLE):-FCS_LEN])
-                if flips:
-                    text += (f", {'bits' if len(flips) > 1 else 'bit'} "
-                             f"{', '.join(map(str, flips))} flipped, FCS recomputed")
-                seq += 1
-                records.append((ns_of(e.wire, origin, f_clk), seq, iface[(EGRESS_PORT[ch], "out")],
-                                e.data[len(PREAMBLE):], OUTBOUND | FCS_FLAGS,
-                                f"{at} at cycle {cycle - origin}, held "
-                                f"{ms_of(e.wire - cycle, f_clk)}"
-                                + (f", bit {flips[0]} flipped" if len(flips) == 1 else "")))
-                counts[f"{out_name}-out"] += 1
-            else:
-                cause, why, err = CAUSES[r.fate]
-                key = f"drop_{cause}"
-                flags |= err
-                text = f"{at}: dropped: {cause} ({why})"
-                if r.arrival is not None:
-                    text += f"; arrival at the channel {r.arrival - origin}"
+            text, key = what_became(r, at, cycle)
+            if r.copy is not None:
+                # Duplication's copy: a frame of its own, out behind the original.
+                copy_text, copy_key = what_became(r.copy, f"{at}, its copy", cycle)
+                text += f"; duplicated, the copy{copy_text[len(at) + len(', its copy'):]}"
+                tally = fates[CHANNEL_NAMES[ch]]
+                tally[copy_key] = tally.get(copy_key, 0) + 1
+                tally["duplicated"] = tally.get("duplicated", 0) + 1
+            if r.egress is None:
+                flags |= CAUSES[r.fate][2]
             tally = fates[CHANNEL_NAMES[ch]]
             tally[key] = tally.get(key, 0) + 1
             seq += 1
@@ -203,7 +225,8 @@ def check_counts(summary: dict, stats: dict) -> list[str]:
         pairs = [(f"port {port_in} in", summary["interfaces"][f"{port_in}-in"], entered),
                  (f"port {port_out} out", summary["interfaces"][f"{port_out}-out"],
                   s["tx_frames"]),
-                 (f"{name} delivered", tally.get("delivered", 0), s["tx_frames"])]
+                 (f"{name} delivered", tally.get("delivered", 0), s["tx_frames"]),
+                 (f"{name} duplicated", tally.get("duplicated", 0), s.get("duplicated", 0))]
         for cause, _, _ in CAUSES.values():
             key = f"drop_{cause}"
             pairs.append((f"{name} {key}", tally.get(key, 0), s.get(key, 0)))

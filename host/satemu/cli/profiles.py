@@ -91,7 +91,8 @@ def show_hardware(args) -> tuple[Hardware, list[str]]:
 def _impairments(p) -> str:
     """The impairments a board's channels have besides loss, queue, rate and delay (its build
     options, satemu.base.params.ChannelParams), and those it leaves out."""
-    built = {"jitter (in order)": p.jitter, "corruption (FCS recomputed)": p.corrupt}
+    built = {"jitter (in order)": p.jitter, "corruption (FCS recomputed)": p.corrupt,
+             "duplication": p.duplicate}
     have = [name for name, on in built.items() if on]
     out = [name for name, on in built.items() if not on]
     return ((", ".join(have) if have else "none beyond loss, queue, rate and delay")

@@ -29,12 +29,14 @@ __all__ = ["BodProfile", "ChannelProfile", "check_meaning", "explain", "parse_bo
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod", "trace", "trace_resolution", "jitter",
                 "jitter_distribution", "jitter_correlation", "order", "corrupt",
-                "corrupt_correlation", "corrupt_fcs"}
+                "corrupt_correlation", "corrupt_fcs", "duplicate", "duplicate_correlation"}
 CORRUPT_FCS = ("recomputed", "bad")
 ORDERS = ("keep", "free")
 # The impairments' quantities, as a channel and a timeline step read them: key, parser.
 IMPAIRMENT_KEYS = (("jitter", parse_time), ("jitter_correlation", parse_probability),
-                   ("corrupt", parse_probability), ("corrupt_correlation", parse_probability))
+                   ("corrupt", parse_probability), ("corrupt_correlation", parse_probability),
+                   ("duplicate", parse_probability),
+                   ("duplicate_correlation", parse_probability))
 MAX_TABLE_BYTES = 1_000_000     # a jitter table file (distributions.MAX_TEXT characters)
 GE_KEYS = ("p", "r", "loss_good", "loss_bad")     # in the order the registers take them
 BOD_REQUIRED = ("superframe", "slots", "slot_bytes", "latency")
@@ -165,6 +167,10 @@ class ChannelProfile:
     # correlation of successive frames' decisions; the FCS is computed again as they leave.
     corrupt: Fraction = Fraction(0)
     corrupt_correlation: Fraction = Fraction(0)
+    # Duplication (satemu.model.duplicate): the share of frames copied (the copy a frame of its
+    # own behind the original), the correlation of successive frames' decisions.
+    duplicate: Fraction = Fraction(0)
+    duplicate_correlation: Fraction = Fraction(0)
     jitter_entries: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def jitter_table(self) -> tuple[int, ...]:
@@ -232,6 +238,9 @@ class ChannelProfile:
         if self.corrupt:
             regs = replace(regs, cor_p=min(round(self.corrupt * 2**32), 2**32 - 1),
                            cor_corr=min(round(self.corrupt_correlation * 65536), 65535))
+        if self.duplicate:
+            regs = replace(regs, dup_p=min(round(self.duplicate * 2**32), 2**32 - 1),
+                           dup_corr=min(round(self.duplicate_correlation * 65536), 65535))
         return regs
 
     def describe(self, hw: Hardware | None = None, channel: str = "",
@@ -266,6 +275,10 @@ class ChannelProfile:
                     if self.corrupt_correlation else "")
             parts.append(f"{float(self.corrupt) * 100:g}% corrupted{corr} (one bit, FCS "
                          f"recomputed)")
+        if self.duplicate:
+            corr = (f", {float(self.duplicate_correlation) * 100:g}% correlated"
+                    if self.duplicate_correlation else "")
+            parts.append(f"{float(self.duplicate) * 100:g}% duplicated{corr}")
         lines = [] if self.bod is None else self.bod.describe(hw.f_clk if hw else None)
         return "\n".join([", ".join(parts)] + [indent + line for line in lines])
 
@@ -286,6 +299,7 @@ def check_meaning(name: str, ch: ChannelProfile, terminals: bool = False):
                            f"scale (a normal's sd, a uniform's half width)")
     # A share of 0 .. 1; a correlation below 1, which would repeat the first draw for ever.
     for key, repeats in (("corrupt", None), ("corrupt_correlation", "decision"),
+                         ("duplicate", None), ("duplicate_correlation", "decision"),
                          ("jitter_correlation", "draw")):
         v = getattr(ch, key)
         if not 0 <= v <= 1 or (repeats and v == 1):
@@ -360,6 +374,9 @@ def explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
         return out("delay", format_time(ch.delay),
                    format_time(Fraction(v.lo, f)) if v.lo else "0 s",
                    format_time(Fraction(v.hi, f)))
+    if field == "dup_p" and v.hi == 0:
+        return (f"{name}.duplicate: this box's channels have no duplication block (see 'satemu "
+                f"show --board')")
     if field == "cor_p" and v.hi == 0:
         return (f"{name}.corrupt: this box's channels have no corruption block (see 'satemu "
                 f"show --board')")
@@ -448,10 +465,10 @@ def parse_bod(path: str, table) -> BodProfile:
 
 
 def parse_jitter(name: str, t: Table, base_dir: Path | None) -> dict:
-    """A channel's (``t``'s) jitter and corruption keys, as ChannelProfile's fields: the scale,
-    the distribution (a table file read and checked, relative to ``base_dir``), the correlation
-    and the order; the corruption's share and correlation (its FCS recomputed, the one way
-    built)."""
+    """A channel's (``t``'s) jitter, corruption and duplication keys, as ChannelProfile's
+    fields: the scale, the distribution (a table file read and checked, relative to
+    ``base_dir``), the correlation and the order; the corruption's share and correlation (its
+    FCS recomputed, the one way built); the duplication's share and correlation."""
     table = t.table
     out = {key: t.get(key, parse, None) for key, parse in IMPAIRMENT_KEYS if key in table}
     order = table.get("order", "keep")
@@ -489,10 +506,10 @@ def parse_jitter(name: str, t: Table, base_dir: Path | None) -> dict:
             raise ProfileError(str(e)) from None
     if "order" in table:
         out["order"] = order
-    if "corrupt_correlation" in table:
-        if "corrupt" not in table:
-            raise ProfileError(f"{name}.corrupt: missing; corrupt_correlation describes a "
-                               f"corruption, which needs its share")
+    for key, what in (("corrupt", "corruption"), ("duplicate", "duplication")):
+        if f"{key}_correlation" in table and key not in table:
+            raise ProfileError(f"{name}.{key}: missing; {key}_correlation describes a "
+                               f"{what}, which needs its share")
     fcs = table.get("corrupt_fcs", "recomputed")
     if fcs not in CORRUPT_FCS:
         raise ProfileError(f"{name}.corrupt_fcs: expected \"recomputed\" or \"bad\", got "

@@ -46,7 +46,7 @@ __all__ = ["NetemError", "NEW_KEYS", "REFUSED", "DISTRIBUTIONS", "MAX_CHARS", "M
 # Channel keys this module emits beyond the original satemu.link.channel.CHANNEL_KEYS (the jitter
 # keys; "order" is never emitted: netem keeps no order, satemu keeps it by default).
 NEW_KEYS = {"jitter", "jitter_distribution", "jitter_correlation", "order", "corrupt",
-            "corrupt_correlation"}
+            "corrupt_correlation", "duplicate", "duplicate_correlation"}
 
 MAX_CHARS = 1000        # the longest text read
 MAX_WORDS = 100         # the most words read
@@ -55,7 +55,6 @@ DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
 
 # What the box cannot do (yet), by netem word or form: the reason a refusal gives.
 REFUSED = {
-    "duplicate": "duplicating packets: not yet on this box",
     "reorder": "reordering packets: not yet on this box (it keeps every frame in order)",
     "gap": "sending every Nth packet early (reorder gap): not yet on this box",
     "ecn": "ecn marking: not yet on this box",
@@ -286,7 +285,7 @@ class _Reader:
             if option in REFUSED and option != "distribution":
                 self.fail(start, REFUSED[option])
             if option not in ("limit", "delay", "loss", "rate", "seed", "distribution",
-                              "corrupt"):
+                              "corrupt", "duplicate"):
                 self.unknown(start, word)
             self.once(start, option)
             if option == "distribution":
@@ -308,7 +307,7 @@ class _Reader:
             self.fail(start, "a value where a netem word belongs: tc reads an option's optional "
                              "values only right after it, and only those starting with a digit")
         self.fail(start, "not a netem option; the box reads limit, delay (latency), "
-                         "distribution, loss (drop), corrupt, rate and seed")
+                         "distribution, loss (drop), corrupt, duplicate, rate and seed")
 
     def opt_delay(self, start: int):
         self.value(start, "TIME, such as delay 300ms")
@@ -351,6 +350,15 @@ class _Reader:
         if self.next_is():
             self.i += 1
             self.put_percent(start, "corrupt_correlation", self.percent(start))
+
+    def opt_duplicate(self, start: int):
+        """duplicate PERCENT [CORRELATION]: a share of the packets sent twice (satemu's copy is a
+        frame of its own right behind the original, as netem's enters its qdisc again)."""
+        self.value(start, "PERCENT, such as duplicate 1%")
+        self.put_percent(start, "duplicate", self.percent(start))
+        if self.next_is():
+            self.i += 1
+            self.put_percent(start, "duplicate_correlation", self.percent(start))
 
     def gemodel(self, start: int):
         self.value(start, "P, such as loss gemodel 1% 10%")
@@ -441,7 +449,8 @@ def netem_channel(text: str, path: str = "netem") -> dict:
     1-H, loss_good = 1-K}, with netem's defaults R = 1 - P, 1-H = 100%, 1-K = 0%. rate RATE
     [PACKETOVERHEAD] gives rate (tc's bps is bytes/s) and overhead; rate 0 is not shaped. limit
     PACKETS gives queue; seed VALUE gives seed; corrupt PERCENT [CORRELATION] gives corrupt and
-    corrupt_correlation. A correlation of 0 on loss (none) is taken.
+    corrupt_correlation; duplicate PERCENT [CORRELATION] gives duplicate and
+    duplicate_correlation. A correlation of 0 on loss (none) is taken.
     Everything else the box cannot do is refused (REFUSED says why), as are repeated options,
     abbreviations, and values tc refuses or reads differently from version to version (a time
     without a unit, but 0).

@@ -5,9 +5,9 @@ A profile's ``[[timeline]]`` list holds steps; each has a time ``at`` from the t
 and the settings it changes on either channel, in a ``forward`` or ``return`` table with the
 keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``, ``overhead``,
 ``min_len``, ``max_len``, ``jitter``, ``jitter_correlation``, ``corrupt``,
-``corrupt_correlation``). A step changes only what it names; everything else stays as the steps
-before it left it. ``timeline_repeat`` (a time above the last step's) repeats the whole list.
-A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
+``corrupt_correlation``, ``duplicate``, ``duplicate_correlation``). A step changes only what it
+names; everything else stays as the steps before it left it. ``timeline_repeat`` (a time above
+the last step's) repeats the whole list. A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
 Mahimahi trace; satemu.link.traces), which then also sets the period. A trace's rate of 0 (no
 delivery) is an outage: every frame lost, the rate left as it was. It lies over the channel's
 loss settings rather than replacing them: the step that ends it puts back the loss in force
@@ -52,7 +52,8 @@ __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", 
            "compile_timeline", "timeline_dict", "MAX_STEPS", "MAX_CYCLES", "MAX_TIME"]
 
 STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
-             "max_len", "bod", "jitter", "jitter_correlation", "corrupt", "corrupt_correlation"}
+             "max_len", "bod", "jitter", "jitter_correlation", "corrupt", "corrupt_correlation",
+             "duplicate", "duplicate_correlation"}
 # The BoD settings a step may change; they apply from the block's first superframe after the
 # step. The others (latency, fca, background_repeat) restart the block, which takes an empty
 # delay line (regmap.LAYOUT_FIELDS).
@@ -158,7 +159,8 @@ def _describe_changes(c: dict) -> str:
             out.append(f"rate {format_rate(v)}")
         elif key in ("delay", "jitter"):
             out.append(f"{key} {format_time(v)}")
-        elif key in ("loss", "jitter_correlation", "corrupt", "corrupt_correlation"):
+        elif key in ("loss", "jitter_correlation", "corrupt", "corrupt_correlation", "duplicate",
+                     "duplicate_correlation"):
             out.append(f"{key.replace('_', ' ')} {float(v) * 100:g}%")
         elif key == "queue":
             frames, nbytes = v
@@ -197,7 +199,7 @@ def _changes(path: str, table) -> dict:
     if "delay" in table:
         out["delay"] = t.get("delay", parse_time, None)
     # Jitter's scale and correlation (its distribution is the profile's: the box's table), and
-    # corruption's share and correlation.
+    # corruption's and duplication's shares and correlations.
     out.update({key: t.get(key, parse, None) for key, parse in IMPAIRMENT_KEYS if key in table})
     if "queue" in table:
         out["queue"] = parse_queues(path, table["queue"])

@@ -24,7 +24,7 @@ from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 from satemu.model.channel import Channel, ModelResult
 from satemu.model.corrupt import flipped
 from satemu.base.ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
-from satemu.base.params import ChannelRegs, Fate, beat_field
+from satemu.base.params import FATE_COPY, ChannelRegs, Fate, beat_field
 from satemu.base.terminals import TerminalTable, frame_key
 
 __all__ = ["FORWARD", "RETURN", "PORT_A", "PORT_B", "INGRESS_PORT", "EGRESS_PORT",
@@ -178,13 +178,17 @@ class BoardModel:
             bad_fcs = fcs(frame) != body[-FCS_BYTES:]
         arrival = arrival_from_wire(start, len(frame))
         self.traffic.events[ch].append((arrival, "A"))
-        self._frames[ch].append(frame)
         self.taken_lengths[ch].append(len(frame))
         table = self.tables.get(ch)
         # Port A's frames are told apart by their source, port B's by their destination.
         key = None if table is None else frame_key(frame, table.match, source=ch == RETURN)
-        self.traffic.fates[ch].append(int(self.channels[ch].arrive(arrival, len(frame),
-                                                                   bad_fcs, key).fate))
+        channel = self.channels[ch]
+        decided = len(channel.frames)
+        channel.arrive(arrival, len(frame), bad_fcs, key)
+        # One report a decision: the frame's, and its copy's where duplication made one.
+        for r in channel.frames[decided:]:
+            self._frames[ch].append(frame)
+            self.traffic.fates[ch].append(int(r.fate) | (FATE_COPY if r.copy else 0))
         self._schedule(ch)
 
     def run(self, limit: int, halt_on_egress: bool = True) -> int:

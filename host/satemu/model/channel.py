@@ -17,6 +17,7 @@ import numpy as np
 
 from satemu.model.bod import Bod
 from satemu.model.corrupt import Corrupt
+from satemu.model.duplicate import Duplicate
 from satemu.model.jitter import Jitter
 from satemu.base.records import BodRecord
 from satemu.base.params import (FATE_COUNTER, TERMINAL_COUNTERS, ChannelParams, ChannelRegs,
@@ -51,6 +52,7 @@ class FrameResult:
     length: int = 0                # BoD: bytes (used while the frame waits for its slots)
     terminal: int | None = 0       # whose frame it is (a table's index; None: no terminal's)
     flip: int | None = None        # the bit corruption flipped (satemu.model.corrupt.flipped)
+    copy: bool = False             # duplication's copy of the frame decided before it
 
 
 @dataclass
@@ -69,6 +71,15 @@ class ModelResult:
 
     def fates(self) -> np.ndarray:
         return np.array([int(r.fate) for r in self.frames], dtype=np.int8)
+
+    def offered(self) -> list[int]:
+        """For each decision in ``frames``, the index of the frame offered that it is (a copy:
+        its original's)."""
+        out, n = [], -1
+        for r in self.frames:
+            n += not r.copy
+            out.append(n)
+        return out
 
 
 class _Shaper:
@@ -152,6 +163,7 @@ class Channel:
         self.loss = _Loss(regs.seed)
         self.jitter = Jitter(regs.seed, jitter)
         self.corrupt = Corrupt(regs.seed)
+        self.duplicate = Duplicate(regs.seed)
         self.shaper = _Shaper()
         self.queue: deque[tuple[int, int, int]] = deque()   # (departure, length, terminal)
         self.n = 1 if table is None or table.shared else len(table.framed)
@@ -257,6 +269,7 @@ class Channel:
             self.loss.reseed(c.regs.seed)
             self.jitter.reseed(c.regs.seed)
             self.corrupt.reseed(c.regs.seed)
+            self.duplicate.reseed(c.regs.seed)
 
     def _peak(self) -> None:
         g = self.gauges
@@ -293,7 +306,11 @@ class Channel:
     def arrive(self, arrival: int, length: int, err: bool, key: int | None = None) -> FrameResult:
         """A frame whose last beat is accepted in cycle ``arrival``: its fate, and (unless BoD
         holds it for its slots) its departure and egress cycles. ``key``: what the frame is
-        classified by, with a terminal table (``satemu.base.terminals.frame_key``)."""
+        classified by, with a terminal table (``satemu.base.terminals.frame_key``).
+
+        Where duplication copies the frame, the copy is decided right after it, a frame of its
+        own with the same arrival, bytes and terminal (``FrameResult.copy``): it is in
+        ``frames`` after the original, whose result this returns."""
         if arrival <= self.last_arrival:
             raise ValueError("arrivals must be strictly increasing")
         self.last_arrival = arrival
@@ -301,19 +318,32 @@ class Channel:
             self._commit(self.pending.popleft())
         if self.bod is not None:
             self.advance(arrival)
-        regs, params, cnt, table = self.regs, self.params, self.cnt, self.table
+        cnt, table = self.cnt, self.table
         length = min(length, 0xFFFF)              # the length counter saturates at 16 bits
         terminal = 0 if table is None else table.classify(key)
         who = self._slot_of(terminal) if terminal is not None else 0
         cnt["rx_frames"] += 1
         cnt["rx_bytes"] += length
-        self._count(terminal, "rx_frames")
-        self._count(terminal, "rx_bytes", length)
         self._settle(arrival)
+        r = self._decide(arrival, length, err, terminal, who, copy=False)
+        if self._copied:
+            cnt["duplicated"] += 1
+            self._decide(arrival, length, err, terminal, who, copy=True)
+        return r
+
+    def _decide(self, arrival: int, length: int, err: bool, terminal: int | None, who: int,
+                copy: bool) -> FrameResult:
+        """A frame's (or its copy's) fate and schedule; sets ``_copied`` to whether it is to
+        be copied."""
+        regs, params, cnt, table = self.regs, self.params, self.cnt, self.table
+        self._copied = False
+        self._count(terminal, "rx_frames")           # (a terminal counts its copies too)
+        self._count(terminal, "rx_bytes", length)
         own = table.framed[terminal] if self.separate and terminal is not None else regs
         cap = params.queue_cap(regs.bod)
         if self.separate:
             cap = params.terminal_cap(regs.bod, self.n)
+        fate = None
         if length < regs.min_len:
             fate = Fate.RUNT
         elif length > regs.max_len:
@@ -322,6 +352,11 @@ class Channel:
             fate = Fate.ERROR
         elif terminal is None and self.separate:
             fate = Fate.UNCLASSIFIED
+        elif not copy and regs.dup_p:
+            # A frame that passes these checks draws its duplication (its copy draws none).
+            self._copied = self.duplicate.draw(regs)
+        if fate is not None:
+            pass
         elif self.loss.lost(own, who):
             fate = Fate.LOSS
         elif (self.q_frames[who] + 1 > min(own.queue_frames, cap)
@@ -334,7 +369,7 @@ class Channel:
         if fate is not Fate.DELIVERED:
             cnt[FATE_COUNTER[fate]] += 1
             self._count(terminal, FATE_COUNTER[fate])
-            self.frames.append(r := FrameResult(fate, terminal=terminal))
+            self.frames.append(r := FrameResult(fate, terminal=terminal, copy=copy))
             return r
         self.q_frames[who] += 1
         self.q_bytes[who] += length
@@ -350,7 +385,7 @@ class Channel:
             # Queued in memory now; released, and given its egress cycle, by the slot scheduler.
             self.bod.push(len(self.frames), length, regs.overhead, who)
             self.frames.append(r := FrameResult(fate, length=length, terminal=terminal,
-                                                flip=flip))
+                                                flip=flip, copy=copy))
             return r
         departure = self.shaper.depart(arrival, length, regs)
         latency = regs.delay + (self.jitter.draw(regs) if regs.jit_sigma else 0)
@@ -362,7 +397,8 @@ class Channel:
         self.queue.append((departure, length, who))
         self.inflight[who].append((egress, frame_words(length)))
         self.timed.append(len(self.frames))
-        self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal, flip=flip))
+        self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal, flip=flip,
+                                            copy=copy))
         return r
 
     def region(self, regs: ChannelRegs) -> int:

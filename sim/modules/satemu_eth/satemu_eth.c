@@ -17,7 +17,8 @@
  *                 'A' channel u8, cycle u64                the channel took a frame: its arrival
  *                 'O' channel u8, cycle u64                the channel discarded one (overrun)
  *                 'D' channel u8, fate u8, cycle u64       the channel decided the fate of the
- *                      next frame it took (satemu.base.params.Fate: 0 delivered, else why dropped)
+ *                      next frame it took (satemu.base.params.Fate: 0 delivered, else why dropped;
+ *                      bit 3 set: the decision is the copy of the frame before, duplication)
  *                 'H' cycle u64                            halted (lock-step): every cycle
  *                      before `cycle` has run, and every report of them has been sent; a frame
  *                      sent now with at >= cycle starts exactly at max(at, wire free)
