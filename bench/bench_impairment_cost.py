@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Benchmark: what the impairment blocks (jitter, corruption, duplication) cost the Versa-5G's
-channels.
+"""Benchmark: what the impairment blocks (jitter, corruption, duplication, ECN marking) cost the
+Versa-5G's channels.
 
 Synthesises each of the Versa-5G's channels as its build has it (``Channel(params,
 mac_fed=True)`` with the board's ``ChannelParams``) with the flow's own yosys (``synth_ecp5``),
-without the blocks and with each (``ChannelParams.jitter``, ``corrupt``, ``duplicate``) and all, by
+without the blocks and with each (``ChannelParams.jitter``, ``corrupt``, ``duplicate``, ``ecn``) and
+all, by
 bench_terminal_cost's synthesis (cached by content key under build/bench/terminal_cost/). The
 differences are each block's LUTs (nextpnr's LUT4s before packing), flip-flops, block RAMs and
 multipliers (MULT18X18D), set against the built board's free LUTs and block RAMs
@@ -27,8 +28,8 @@ import bench_terminal_cost as tc                   # noqa: E402
 
 RESULT = ROOT / "bench" / "results" / "impairment_cost.json"
 OPTIONS = {"jitter": (("jitter", True),), "corrupt": (("corrupt", True),),
-           "duplicate": (("duplicate", True),),
-           "all": (("jitter", True), ("corrupt", True), ("duplicate", True))}
+           "duplicate": (("duplicate", True),), "ecn": (("ecn", True),),
+           "all": (("jitter", True), ("corrupt", True), ("duplicate", True), ("ecn", True))}
 COLUMNS = ("LUT4", "CCU2C", "TRELLIS_DPR16X4", "TRELLIS_FF", "DP16KD", "MULT18X18D",
            "lut_equivalent")
 

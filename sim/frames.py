@@ -18,6 +18,7 @@ from satemu.model.board import (CHANNEL_OUT_OF, EGRESS_PORT, FORWARD, GAP_CYCLES
     wire_cycles)
 from satemu.base.ether import padded, to_wire
 from satemu.base.terminals import frame_key
+from satemu.model.ecn import ce_marked, ecn_kind
 
 
 class EthPorts:
@@ -174,8 +175,9 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
             table = (tables or {}).get(ch)
             keys = [frame_key(frames[i][0], table.match, source=ch == RETURN)
                     if table is not None else None for i in taken[ch]]
+            kinds = [ecn_kind(frames[i][0]) for i in taken[ch]]
             models[ch] = simulate(zip(traffic.arrivals(ch), [len(frames[i][0]) for i in taken[ch]],
-                                      [frames[i][1] for i in taken[ch]], keys), regs[ch],
+                                      [frames[i][1] for i in taken[ch]], keys, kinds), regs[ch],
                                   params[ch], bod_start=bod_start[ch], table=table)
         eth.wait({}, {ch: sum(r.fate == Fate.DELIVERED for r in models[ch].frames)
                       for ch in sent}, timeout)
@@ -184,10 +186,15 @@ def run_traffic(url: str, eth_port: int, sent: dict[int, list[tuple[bytes, bool]
 
 def expected_egress(sent, models, taken):
     """Per channel, the (start cycle, frame as the MAC sends it) the model says leave, in the
-    order they leave (with terminals, not always the order they came in)."""
+    order they leave (with terminals, not always the order they came in): a copy duplication
+    made as its original, a frame marked CE or corrupted with its bytes changed so."""
     from satemu.base.params import Fate
-    return {ch: sorted((r.egress, padded(sent[ch][i][0]))
-                       for i, r in zip(taken[ch], models[ch].frames)
+    from satemu.model.corrupt import flipped
+
+    def out(frame, r):
+        return padded(flipped(ce_marked(frame, ecn_kind(frame)) if r.ce else frame, r.flip))
+    return {ch: sorted((r.egress, out(sent[ch][taken[ch][k]][0], r))
+                       for k, r in zip(models[ch].offered(), models[ch].frames)
                        if r.fate == Fate.DELIVERED) for ch in sent}
 
 

@@ -64,7 +64,7 @@ def traffic(seed: int, n: int, *, rate_bps: float | None, f_clk: int, load: floa
 # The scenarios' channel: a queue that outgrows the 32 departure times on chip into memory
 # (satemu_gw.depqueue), as the boards' do beyond 1024, so that most scenarios' queues spill.
 SCENARIO_PARAMS = ChannelParams(frame_log=True, queue_fifo=32, jitter=True, corrupt=True,
-                                duplicate=True)
+                                duplicate=True, ecn=True)
 
 
 def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAMS,
@@ -89,3 +89,38 @@ def scenario(name: str, *, f_clk: int, frames: list, regs, params=SCENARIO_PARAM
                     for c in (commits or [])],
     }
 
+
+
+def overlay_ip(body: bytearray, rng: random.Random) -> bytearray:
+    """``body`` (a frame's bytes) made, in place where long enough, into an IPv4 or IPv6 packet
+    (untagged or in an 802.1Q tag) with an ECN field drawn from all four (Not-ECT, ECT(1),
+    ECT(0), CE) and, in IPv4, a valid header checksum; or left as it is (about one frame in
+    six): the frames ECN marking tells apart (satemu.model.ecn)."""
+    kind = rng.randrange(6)
+    if kind == 5:
+        return body
+    at = 14
+    if kind in (2, 3):
+        body[12:16] = (b"\x81\x00" + rng.randbytes(2))[:max(0, len(body) - 12)]
+        at = 18
+    ecn = rng.randrange(4)
+    if kind in (0, 2, 4):
+        header = bytearray(rng.randbytes(20))
+        header[0] = 0x45
+        header[1] = header[1] & 0xFC | ecn
+        header[10:12] = b"\0\0"
+        s = sum(int.from_bytes(header[i:i + 2], "big") for i in range(0, 20, 2))
+        while s >> 16:
+            s = (s & 0xFFFF) + (s >> 16)
+        header[10:12] = (~s & 0xFFFF).to_bytes(2, "big")
+        ether = b"\x08\x00"
+    else:
+        header = bytearray(rng.randbytes(40))
+        header[0] = 0x60 | header[0] & 0x0F
+        header[1] = header[1] & 0xCF | ecn << 4
+        ether = b"\x86\xdd"
+    if kind == 4:
+        ether = b"\x08\x06"                 # (ARP: an IPv4-like header, not IP)
+    whole = ether + header
+    body[at - 2:at - 2 + len(whole)] = whole[:max(0, len(body) - at + 2)]
+    return body

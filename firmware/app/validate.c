@@ -239,6 +239,13 @@ void satemu_validate(const struct satemu_hw *hw, int channel, const uint64_t *f,
     /* Corruption: only on a box whose channels have it. */
     if (f[SATEMU_F_COR_P] && !(hw->limits.impairments & SATEMU_IMPAIR_CORRUPT))
         BAD(SATEMU_F_COR_P, 0, 0);
+    /* ECN marking: only on a box whose channels have it, and not where BoD serves the channel. */
+    if (f[SATEMU_F_ECN_SOJOURN]
+        && (!(hw->limits.impairments & SATEMU_IMPAIR_ECN) || bod_serves(hw, channel, f)))
+        BAD(SATEMU_F_ECN_SOJOURN, 0, 0);
+    if (f[SATEMU_F_ECN_QUEUE]
+        && (!(hw->limits.impairments & SATEMU_IMPAIR_ECN) || bod_serves(hw, channel, f)))
+        BAD(SATEMU_F_ECN_QUEUE, 0, 0);
     /* Duplication: only on a box whose channels have it. */
     if (f[SATEMU_F_DUP_P] && !(hw->limits.impairments & SATEMU_IMPAIR_DUPLICATE))
         BAD(SATEMU_F_DUP_P, 0, 0);

@@ -392,7 +392,7 @@ static const struct satemu_limits limits = {
     .mem_words = 6u << 20, .port_bps = 1000000000u,
     .terminals = 4, .synthetic = 4, .demand_levels = 8,   /* command_layer.WRITE_BOX's */
     .jitter_table = SATEMU_JITTER_TABLE,
-    .impairments = SATEMU_IMPAIR_CORRUPT | SATEMU_IMPAIR_DUPLICATE,
+    .impairments = SATEMU_IMPAIR_CORRUPT | SATEMU_IMPAIR_DUPLICATE | SATEMU_IMPAIR_ECN,
 };
 
 /* The commit rules: only a load staged whole under one generation applies; a retried COMMIT

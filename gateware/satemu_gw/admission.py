@@ -119,6 +119,7 @@ class Admission(wiring.Component):
         ports.update({name: Out(64) for name in ENGINE_GAUGES})
         ports["corrupted"] = Out(64, init=params.counter_init)   # frames with a bit flipped
         ports["duplicated"] = Out(64, init=params.counter_init)  # copies made
+        ports["ce_marked"] = Out(64, init=params.counter_init)   # frames marked CE
         ports["fate_copy"] = Out(1)         # with the fate: the frame is a copy
         super().__init__(ports)
 
@@ -195,6 +196,7 @@ class Admission(wiring.Component):
 
         cor_drawn = Signal()        # the frame at hand drew its corruption (admitted, cor_p on)
         copy = Signal()             # the frame at hand is a copy (of the one decided before)
+        q_seen = Signal.like(q_frames)  # ECN: the frames its queue held at the frame's arrival
         dup_drawn = Signal()        # the frame at hand drew its duplication
         m.d.comb += self.fate_copy.eq(copy)
         if p.corrupt:
@@ -371,7 +373,8 @@ class Admission(wiring.Component):
 
             with m.State("CLASSIFY"):
                 m.d.sync += [dec.keep.eq(0), dec.bod.eq(0), dec.stored.eq(cur.stored),
-                             dec.length.eq(cur.length), cor_drawn.eq(0)]
+                             dec.length.eq(cur.length), cor_drawn.eq(0), dec.mark.eq(0),
+                             dec.ecn.eq(cur.ecn)]
                 if p.duplicate:
                     # A frame that passes the checks below the loss draws its duplication.
                     passes = ~((cur.length < cfg.min_len) | (cur.length > cfg.max_len) | cur.err
@@ -422,6 +425,7 @@ class Admission(wiring.Component):
 
             with m.State("CHECK"):
                 cap = Mux(bod, p.queue_cap(True), p.queue_cap(False))
+                m.d.sync += q_seen.eq(own_frames)
                 if p.terminals:
                     cap = Mux(separate, p.queue_cap(True) >> share_bits(n_framed), cap)
                 with m.If((own_frames >= own["queue_frames"]) | (own_frames >= cap)
@@ -499,6 +503,14 @@ class Admission(wiring.Component):
                 m.d.sync += [egress_free.eq(egress + port_cycles(p, cur.length)),
                              dec.egress.eq(egress[:48])]
                 admit(bod=False)
+                if p.ecn:
+                    # ECN marking: an ECN-capable frame whose time in the bottleneck, or the
+                    # queue it found, reaches the step.
+                    sojourn = Signal(64)
+                    m.d.comb += sojourn.eq(departure - cur.arrival)
+                    overdue = (cfg.ecn_sojourn != 0) & (sojourn >= cfg.ecn_sojourn)
+                    crowded = (cfg.ecn_queue != 0) & (q_seen >= cfg.ecn_queue)
+                    m.d.sync += dec.mark.eq((cur.ecn != 0) & (overdue | crowded))
                 m.next = "EMIT"
 
             with m.State("EMIT"):
@@ -515,6 +527,8 @@ class Admission(wiring.Component):
                     m.d.comb += [self.fate_valid.eq(1), self.bod_push.valid.eq(dec.keep & dec.bod)]
                     with m.If(flip & ~self.clear):
                         m.d.sync += self.corrupted.eq(self.corrupted + 1)
+                    with m.If(dec.mark & ~self.clear):
+                        m.d.sync += self.ce_marked.eq(self.ce_marked + 1)
                     # A copied frame's copy follows it: the same descriptor, decided again.
                     m.d.sync += copy.eq(dup)
                     with m.If(dup):
@@ -532,5 +546,5 @@ class Admission(wiring.Component):
         with m.If(self.clear):    # after the FSM, so a clear wins over a same-cycle update
             m.d.sync += [self.queue_frames_hwm.eq(0), self.queue_bytes_hwm.eq(0),
                          self.mem_words_hwm.eq(0), self.corrupted.eq(0),
-                         self.duplicated.eq(0)]
+                         self.duplicated.eq(0), self.ce_marked.eq(0)]
         return m

@@ -218,6 +218,7 @@ class Channel(wiring.Component):
             self.fate_valid.eq(adm.fate_valid), self.fate.eq(adm.fate),
             self.fate_copy.eq(adm.fate_copy),
             regs.duplicated.eq(adm.duplicated[:self.params.counter_bits]),
+            regs.ce_marked.eq(adm.ce_marked[:self.params.counter_bits]),
             self.arrived.eq(ingress.arrived), self.overrun.eq(ingress.overrun),
             regs.drop_overrun.eq(ingress.drop_overrun[:self.params.counter_bits]),
             regs.corrupted.eq(adm.corrupted[:self.params.counter_bits]),

@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from satemu.base.regmap import BOD_ENABLE
 
 from .classify import Classifier
+from .ecnparse import EcnParse
 from .layouts import Beat, Config, IngressDesc
 
 
@@ -100,6 +101,10 @@ class Ingress(wiring.Component):
             descs.w_data.eq(desc),
             descs.w_en.eq(fire & beat.last),
         ]
+        if p.ecn:
+            m.submodules.ecnparse = ep = EcnParse()
+            m.d.comb += [ep.beat.eq(beat), ep.take.eq(fire), ep.length.eq(total),
+                         desc.ecn.eq(ep.kind)]
         if p.terminals:
             cfg = self.cfg
             m.submodules.classify = cl = Classifier(p.terminals, source=p.bod)

@@ -28,6 +28,7 @@ IngressDesc = data.StructLayout({
     "freed_all": 32,  # ... of the whole region
     "terminal": TERMINAL_BITS,   # whose frame it is (satemu_gw.classify), if ``known``
     "known": 1,
+    "ecn": 3,        # how ECN marking may mark it (satemu_gw.ecnparse; 0: it may not)
 })
 
 # The admission engine's verdict on a frame, for the memory writer.
@@ -44,6 +45,8 @@ Decision = data.StructLayout({
     "dup": 1,        # duplication (satemu_gw.duplicate): the next decision is this frame's copy,
                      # so the writer keeps its beats
     "copy": 1,       # ... this is the copy: its beats come from the writer's, not the ingress
+    "mark": 1,       # ECN marking (satemu_gw.ecnmark): the writer marks the frame CE
+    "ecn": 3,        # ... a frame of this kind (satemu.model.ecn.ecn_kind)
 })
 
 # A frame in the bottleneck queue: its departure cycle (mod 2^48) and length, one memory word

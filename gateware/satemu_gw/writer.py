@@ -9,6 +9,7 @@ from .layouts import Config, Decision, Header, Span, SpillWrite, WData, frame_wo
 from .bod_slots import HeaderWrite
 from .bod_terms import TermHeader
 from .framelog import log_write_layout
+from .ecnmark import EcnMark
 
 
 class Writer(wiring.Component):
@@ -76,6 +77,8 @@ class Writer(wiring.Component):
 
         dec = Signal(Decision)
         left = Signal(range(p.max_beats + 1))   # beats still to take from the ingress FIFO
+        if p.ecn:
+            m.submodules.ecnmark = ecn = EcnMark()
         # The frame's beats: the ingress FIFO's, or a copy's from the copy FIFO.
         src_valid, src_data, src_take = self.beats.valid, self.beats.payload, Signal()
         if p.duplicate:
@@ -199,6 +202,12 @@ class Writer(wiring.Component):
 
             with m.State("DATA"):
                 data = src_data
+                if p.ecn:
+                    # ECN marking: the frame's ECN field set to CE (and its IPv4 checksum).
+                    m.d.comb += [ecn.data.eq(data), ecn.index.eq(dec.stored - left),
+                                 ecn.take.eq(self.cmd.valid & self.cmd.ready),
+                                 ecn.mark.eq(dec.mark), ecn.kind.eq(dec.ecn)]
+                    data = ecn.out
                 if p.corrupt:
                     # Corruption: bit flip_bit of the frame is bit flip_bit % 64 of its beat
                     # flip_bit // 64 (byte 0 in a beat's low bits).

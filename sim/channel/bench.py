@@ -22,6 +22,8 @@ from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 from satemu.base.records import unpack_record
 from satemu.model.channel import Commit, simulate
 from satemu.model.corrupt import flipped
+from satemu.model.ecn import ce_marked, ecn_kind
+from sim.traffic import overlay_ip
 from satemu.model.framelog import expected as log_expected, join as log_join, read_ring
 from satemu.base.params import FATE_COPY, ChannelParams, ChannelRegs, Fate
 from satemu.base.params import TERMINAL_COUNTERS
@@ -45,9 +47,12 @@ def frame_bytes(seed: int, index: int, length: int, sc: dict | None = None) -> b
     terminal with frames, or -1: no terminal's): its source MAC address (bytes 6 to 11; on a
     channel without BoD, port B's, its destination's, bytes 0 to 5), or its 802.1Q tag (bytes
     12 to 15), is that terminal's key, where the frame is long enough."""
-    body = bytearray(random.Random(seed * 1_000_003 + index).randbytes(length))
+    rng = random.Random(seed * 1_000_003 + index)
+    body = bytearray(rng.randbytes(length))
     tag = index.to_bytes(4, "little")
     body[:min(4, length)] = tag[:min(4, length)]
+    if sc and sc.get("ip"):
+        overlay_ip(body, rng)           # IPv4 and IPv6 headers for ECN marking to tell apart
     table = sc and sc.get("table")
     if table:
         who = sc["frames"][index][3]
@@ -404,10 +409,12 @@ class Bench:
         table = self.table
         for i, (a, f) in enumerate(zip(self.arrivals, self.frames)):
             frame = (a, f[1], f[2])
+            data = frame_bytes(self.sc.get("tb_seed", 1), i, f[1], self.sc)
             if table is not None:
-                data = frame_bytes(self.sc.get("tb_seed", 1), i, f[1], self.sc)
                 length = f[1] if f[2] != 2 else len(data)
                 frame += (frame_key(data[:length], table.match, source=self.params.bod),)
+            if self.sc.get("ip"):
+                frame = (frame + (None,))[:4] + (ecn_kind(data),)
             out.append(frame)
         return out
 
@@ -533,7 +540,8 @@ def check(bench: Bench, hw: dict) -> dict:
     late = 0
     for k, ((i, r), (cycle, payload)) in enumerate(zip(delivered, bench.egress)):
         length = bench.frames[i][1]
-        if payload != flipped(frame_bytes(seed, i, length, sc), r.flip):
+        sent = frame_bytes(seed, i, length, sc)
+        if payload != flipped(ce_marked(sent, ecn_kind(sent)) if r.ce else sent, r.flip):
             got = int.from_bytes(payload[:4].ljust(4, b"\0"), "little")
             errors.append(f"egress #{k}: payload differs from frame {i} (tag {got}, {len(payload)} bytes)")
         late += cycle > r.egress

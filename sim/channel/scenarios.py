@@ -302,6 +302,30 @@ def all_scenarios() -> dict[str, dict]:
                 "queue drops": "summary['counters']['drop_queue'] > 0"})
     sc["duplicate-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
 
+    # ECN marking (satemu_gw.ecnparse, ecnmark): IPv4 and IPv6 packets of every ECN field,
+    # tagged and not, among other frames, runts and bad FCSs, overloading a 10 Mbit/s queue;
+    # ECN-capable ones marked CE from 2 ms in the bottleneck, then (a step) from 12 frames
+    # queued ahead, then both with 5% corruption and 10% duplication, then neither.
+    f = 1_000_000
+    e0 = replace(channel_registers(f_clk=f, rate_bps=10_000_000, overhead=24,
+                                   delay_s=Fraction(5, 1000), queue_frames=60,
+                                   mem_size=MEM_WORDS, seed=35), ecn_sojourn=2000)
+    e1 = replace(e0, ecn_sojourn=0, ecn_queue=12)
+    e2 = replace(e0, ecn_queue=12, cor_p=round(0.05 * 2**32), dup_p=round(0.1 * 2**32))
+    e3 = replace(e2, ecn_sojourn=0, ecn_queue=0)
+    steps = [(80_000, e1, False), (160_000, e2, False), (240_000, e3, False)]
+    sc["ecn-steps"] = scenario(
+        "ECN marking: CE by sojourn time, by queue length, both, none", f_clk=f, regs=e0,
+        tb_seed=36, mem=HOSTILE_MEM,
+        frames=traffic(47, 800, rate_bps=10_000_000, f_clk=f, load=1.3, p_burst=0.1,
+                       p_runt=0.02, p_err=0.02),
+        commits=[{"at": cycle - 20_000, "cycle": cycle, "regs": regs, "reseed": reseed}
+                 for cycle, regs, reseed in steps],
+        expect={"marked": "summary['counters']['ce_marked'] > 100",
+                "queue drops": "summary['counters']['drop_queue'] > 0"})
+    sc["ecn-steps"]["ip"] = True
+    sc["ecn-steps"]["expect_commit_cycles"] = [cycle for cycle, _, _ in steps]
+
     # A stalling egress sink: frames may only leave late, each late start is counted, and no
     # frame is lost, duplicated or corrupted.
     f = 10_000_000

@@ -36,7 +36,8 @@ SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
 # gives the channel.
 WRITE_BOX = Hardware(f_clk=75_000_000, mem_words=6 << 20,
                      params=ChannelParams(terminals=4, synthetic=4, demand_levels=8,
-                                          jitter=True, corrupt=True, duplicate=True))
+                                          jitter=True, corrupt=True, duplicate=True,
+                                          ecn=True))
 
 
 def case_hardware(case: dict) -> Hardware:

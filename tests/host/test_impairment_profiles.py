@@ -47,6 +47,17 @@ def test_jitter_and_corruption_registers():
     assert profile('corrupt = "100%"').check(SIM)["forward"].cor_p == 2**32 - 1
 
 
+def test_ecn_step_registers():
+    p = profile('ecn_step = ["1 ms", "20 packets"]')
+    regs = p.check(SIM)["forward"]
+    assert (regs.ecn_sojourn, regs.ecn_queue) == (round(Fraction(1, 1000) * SIM.f_clk), 20)
+    assert p.forward.describe().endswith(
+        "ECN-capable packets marked CE from 1 ms in the queue or 20 packets ahead")
+    regs = profile('ecn_step = "5 packets"').check(SIM)["forward"]
+    assert (regs.ecn_sojourn, regs.ecn_queue) == (0, 5)
+    assert profile('ecn_step = "off"').check(SIM)["forward"].ecn_queue == 0
+
+
 def test_duplication_registers():
     p = profile('duplicate = "1%"\nduplicate_correlation = "25%"')
     regs = p.check(SIM)["forward"]
@@ -81,6 +92,14 @@ def test_a_user_table(tmp_path):
      "outside 0 .. 1, 1 excluded (at 1 the first decision would repeat for ever)"),
     ('duplicate_correlation = "10%"', "forward.duplicate: missing; duplicate_correlation "
      "describes a duplication, which needs its share"),
+    ('ecn_step = "0 ms"', "forward.ecn_step: '0 ms' would mark nothing; give a time or a "
+     'number of packets above 0, or "off"'),
+    ('ecn_step = "2 KB"', "forward.ecn_step: '2 KB' is in bytes; the step counts packets "
+     "queued ahead"),
+    ('ecn_step = "soon"', "forward.ecn_step: expected a time in the queue, such as \"1 ms\""),
+    ('ecn_step = "1000 s"', "forward.ecn_step: 1000 s is outside the allowed range"),
+    ('ecn_step = "70000 packets"', "forward.ecn_step: 70000 packets is outside the allowed "
+     "range 1 packet .. 65535 packets"),
     ('corrupt = "1%"\ncorrupt_fcs = "bad"', 'forward.corrupt_fcs: "bad" (a corrupted frame '
      'leaving with its FCS bad, for the next hop to drop) is not built yet'),
     ('corrupt = "1%"\ncorrupt_fcs = "maybe"', 'forward.corrupt_fcs: expected "recomputed" or '
@@ -110,6 +129,8 @@ def test_boards_without_the_blocks_say_so():
     assert error('corrupt = "1%"', hw=versa) == (
         "forward.corrupt: this box's channels have no corruption block (see 'satemu show "
         "--board')")
+    assert error('ecn_step = "1 ms"', hw=versa) == (
+        "forward.ecn_step: this box's channels have no ECN marking (see 'satemu show --board')")
     assert error('duplicate = "1%"', hw=versa) == (
         "forward.duplicate: this box's channels have no duplication block (see 'satemu show "
         "--board')")
@@ -127,6 +148,9 @@ latency = 4
 """
     with pytest.raises(ProfileError, match="return.jitter: a channel BoD serves has no jitter"):
         parse_profile(text, "t").check(SIM)
+    with pytest.raises(ProfileError, match="return.ecn_step: a channel BoD serves has no ECN "
+                                           "marking yet"):
+        parse_profile(text.replace('jitter = "1 ms"', 'ecn_step = "1 ms"'), "t").check(SIM)
 
 
 def test_netem_strings_in_profiles_and_overrides():
@@ -160,6 +184,7 @@ jitter_correlation = "50%"
 corrupt = "0%"
 duplicate = "2%"
 duplicate_correlation = "10%"
+ecn_step = "7 packets"
 """
     p = parse_profile(text, "t")
     from satemu.link.timeline import compile_timeline
@@ -168,5 +193,6 @@ duplicate_correlation = "10%"
     assert regs[-1].jit_sigma == round(0.005 * SIM.f_clk) and regs[-1].jit_corr == 32768
     assert regs[-1].cor_p == 0
     assert (regs[-1].dup_p, regs[-1].dup_corr) == (round(0.02 * 2**32), round(0.1 * 65536))
+    assert (regs[-1].ecn_sojourn, regs[-1].ecn_queue) == (0, 7)
     with pytest.raises(ProfileError, match="jitter_distribution"):
         parse_profile(text.replace('corrupt = "0%"', 'jitter_distribution = "normal"'), "t")

@@ -289,8 +289,8 @@ def test_duplicate_maps_to_the_channel_s_duplication():
      'keeps every frame in order)'),
     ("gap 5 delay 10ms", '"gap": sending every Nth packet early (reorder gap): not yet on '
      'this box'),
-    ("loss 1% ecn", '"ecn": ecn marking: not yet on this box'),
-    ("loss gemodel 1% 10% ecn", '"ecn": ecn marking: not yet on this box'),
+    ("loss 1% ecn", '"ecn": ' + REFUSED["ecn"]),
+    ("loss gemodel 1% 10% ecn", '"ecn": ' + REFUSED["ecn"]),
     ("slot 10ms 20ms", '"slot": slotting: use a [return.bod] table for satemu\'s slotted return '
      'link'),
     ("slot distribution normal 10ms 5ms packets 4 bytes 1500",
@@ -475,8 +475,7 @@ def test_hostile_sizes():
     assert netem_channel("delay 1ms" + " " * (MAX_CHARS - 9)) == {"delay": "1 ms"}
     assert refused(" ".join(["ecn"] * (MAX_WORDS + 1))) == (
         "netem: a netem text of 101 words; at most 100 are read")
-    assert refused(" ".join(["ecn"] * MAX_WORDS)) == ('netem: "ecn": ecn marking: not yet on '
-                                                      'this box')
+    assert refused(" ".join(["ecn"] * MAX_WORDS)) == 'netem: "ecn": ' + REFUSED["ecn"]
     nines = "'" + "9" * 41 + "ms'"                  # a word of more than 40 characters: its repr
     assert refused("delay " + "9" * 41 + "ms") == (f'netem: "delay {nines}": {nines} has more '
                                                   f'than 40 digits')
@@ -499,7 +498,7 @@ def test_messages_are_one_line_whatever_the_words():
     assert refused("\u00e9" * 50).startswith("netem: \"'" + "\u00e9" * 10)
     with pytest.raises(NetemError) as e:
         netem_channel("ecn", "bad\npath")
-    assert str(e.value) == "'bad\\npath': \"ecn\": ecn marking: not yet on this box"
+    assert str(e.value) == "'bad\\npath': \"ecn\": " + REFUSED["ecn"]
 
 
 def test_hostile_input_is_fast():

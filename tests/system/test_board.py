@@ -215,6 +215,66 @@ def test_a_queue_deeper_than_the_chip_as_the_model_says(url, board_state, tmp_pa
     assert stats["tx_frames"] == 2000 and stats["late"] == 0
 
 
+IMPAIRED = """
+name = "impaired"
+[forward]
+rate = "20 Mbit/s"
+delay = "2 ms"
+queue = "40 packets"
+loss = "2%"
+ecn_step = ["300 us", "6 packets"]
+duplicate = "10%"
+duplicate_correlation = "20%"
+corrupt = "5%"
+[return]
+rate = "10 Mbit/s"
+delay = "1 ms"
+queue = "20 packets"
+ecn_step = "4 packets"
+duplicate = "5%"
+"""
+
+
+def test_ecn_duplication_and_corruption_on_the_wire_as_the_model_says(url, board_state,
+                                                                       tmp_path):
+    """IPv4 and IPv6 packets of every ECN field, tagged and not, and other frames, at half
+    the wire's rate into queues that fill: every frame and copy leaves at the cycle the model
+    says with the model's bytes (CE marks with their IPv4 checksums, flipped bits), and the
+    counters say as much."""
+    import random
+    from satemu.base.params import Fate
+    from sim.frames import FORWARD, RETURN, expected_egress, observed_egress, run_traffic
+    from sim.traffic import overlay_ip
+
+    path = tmp_path / "impaired.toml"
+    path.write_text(IMPAIRED)
+    assert main(["load", str(path), "--port", url, "--reseed"]) == 0
+    with Device(url) as dev:
+        dev.reset_stats()
+    rng = random.Random(11)
+    sent = {}
+    for ch, n in ((FORWARD, 300), (RETURN, 200)):
+        sent[ch] = []
+        for i in range(n):
+            length = rng.choice([60, 1518, rng.randint(61, 1517), rng.randint(20, 59)])
+            frame = bytes(overlay_ip(bytearray(rng.randbytes(length)), rng))
+            sent[ch].append((frame, i % 23 == 5))
+    traffic, models, taken = run_traffic(url, board_state["eth_port"], sent, load=0.5)
+    expected = expected_egress(sent, models, taken)
+    with Device(url) as dev:
+        stats = {ch: dev.get_stats(ch) for ch in (FORWARD, RETURN)}
+    for ch in (FORWARD, RETURN):
+        assert observed_egress(traffic, ch) == expected[ch]
+        c = models[ch].counters
+        for name in ("rx_frames", "tx_frames", "duplicated", "ce_marked", "corrupted",
+                     "drop_queue", "drop_loss", "late"):
+            assert stats[ch][name] == c[name], (ch, name)
+        assert c["duplicated"] > 5 and c["ce_marked"] > 10
+        assert any(r.copy and r.fate is not Fate.DELIVERED for r in models[ch].frames) or \
+            c["drop_queue"] == 0
+    assert models[FORWARD].counters["corrupted"] > 2
+
+
 def test_every_frame_on_the_wire_is_delivered_or_counted(url, board_state, capsys):
     """A burst of shortest frames at the full wire rate outruns the channel's admission engine:
     the frames it has no room for are discarded whole and counted as overrun; frames without a

@@ -48,7 +48,8 @@ def case(fields, lim, why, channel):
                                    "jitter_table": JITTER_TABLE if lim.params.jitter else 0,
                                    "impairments": (int(Impairment.CORRUPT) * lim.params.corrupt
                                                    | int(Impairment.DUPLICATE)
-                                                   * lim.params.duplicate)},
+                                                   * lim.params.duplicate
+                                                   | int(Impairment.ECN) * lim.params.ecn)},
             "channel": channel, "fields": [fields[n] for n in NAMES],
             "verdict": {"status": int(v.status), "field": v.field, "value": v.value,
                         "lo": v.lo, "hi": v.hi}}
@@ -285,6 +286,14 @@ def jitter_cases(bases):
                             f"built", channel))
         out.append(case(dict(regs, dup_p=1 << 20), lim, "duplication on a box without",
                         channel))
+        # ECN marking: any step where the channel has it, but not where BoD serves it.
+        box = replace(lim, params=replace(lim.params, ecn=True))
+        for name, value in (("ecn_sojourn", 1), ("ecn_sojourn", (1 << 32) - 1),
+                            ("ecn_sojourn", 1 << 32), ("ecn_queue", 0xFFFF),
+                            ("ecn_queue", 0x10000)):
+            out.append(case(dict(regs, **{name: value}), box, f"{name} edited, ECN built",
+                            channel))
+        out.append(case(dict(regs, ecn_queue=5), lim, "ECN marking on a box without", channel))
     return out
 
 

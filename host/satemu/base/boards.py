@@ -202,7 +202,8 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           mem_words=1 << 22,
           channel=ChannelParams(ingress_beats=4096, frame_log=True, bod_queue=65535,
                                 terminals=8, synthetic=32, demand_levels=256, jitter=True,
-                                corrupt=True, duplicate=True, **DEEP_QUEUE, **MAC_PORT),
+                                corrupt=True, duplicate=True, ecn=True, **DEEP_QUEUE,
+                                **MAC_PORT),
           bod_channels=("return",),
           # 64 KiB of SRAM: the firmware stages a load's terminal tables there (some 24 KiB
           # for 8 terminals with frames, 32 synthetic and 256 levels a channel).

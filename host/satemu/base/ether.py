@@ -15,6 +15,9 @@ FCS_BYTES = 4
 MIN_FRAME = 60                         # shortest frame without FCS; a MAC pads shorter ones
 IFG_BYTES = 12
 WIRE_OVERHEAD = len(PREAMBLE) + FCS_BYTES + IFG_BYTES   # 24: what a frame costs beyond its bytes
+ETHER_IPV4, ETHER_IPV6 = 0x0800, 0x86DD                 # EtherTypes
+# A frame ECN marking can mark (satemu.model.ecn.ecn_kind): its IP version, and an 802.1Q tag.
+ECN_IPV4, ECN_IPV6, ECN_VLAN = 1, 2, 4
 
 
 def fcs(frame: bytes) -> bytes:

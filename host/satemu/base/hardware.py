@@ -100,7 +100,8 @@ class Hardware:
                   "demand_levels": p.demand_levels,
                   "jitter_table": JITTER_TABLE if p.jitter else 0,
                   "impairments": ((Impairment.CORRUPT if p.corrupt else 0)
-                                  | (Impairment.DUPLICATE if p.duplicate else 0))}
+                                  | (Impairment.DUPLICATE if p.duplicate else 0)
+                                  | (Impairment.ECN if p.ecn else 0))}
         return {name: values[name] for name, _ in LIMIT_FIELDS}
 
     @classmethod
@@ -122,7 +123,8 @@ class Hardware:
                                corrupt=bool(limits.get("impairments", 0)
                                             & Impairment.CORRUPT),
                                duplicate=bool(limits.get("impairments", 0)
-                                              & Impairment.DUPLICATE))
+                                              & Impairment.DUPLICATE),
+                               ecn=bool(limits.get("impairments", 0) & Impairment.ECN))
         spill = tuple(name for i, name in enumerate(CHANNEL_NAMES)
                       if limits["spill_mask"] >> i & 1)
         return cls(f_clk=limits["f_clk"], mem_words=limits["mem_words"],

@@ -133,6 +133,10 @@ class ChannelParams:
     # Duplication (satemu_gw.duplicate, satemu.model.duplicate): two PRNGs and a frame's worth
     # of beats in the writer for the copy. A board leaves it out (False) where it has no room.
     duplicate: bool = False
+    # ECN marking (satemu_gw.ecnparse, ecnmark; satemu.model.ecn): which frames are ECN-capable
+    # IP packets, and their CE mark as the writer stores them. A board leaves it out (False)
+    # where it has no room.
+    ecn: bool = False
 
     def __post_init__(self):
         if self.max_frame % 8 or self.ingress_beats < 2 * self.max_frame // 8:
@@ -293,6 +297,9 @@ class ChannelRegs:
     # Duplication (satemu.model.duplicate): none by default.
     dup_p: int = 0
     dup_corr: int = 0
+    # ECN marking (satemu.model.ecn): none by default.
+    ecn_sojourn: int = 0
+    ecn_queue: int = 0
 
     @property
     def bod(self) -> bool:

@@ -31,7 +31,7 @@ from satemu.base.params import TERMINAL_COUNTERS
 from satemu.base.regmap import BOD_RECORD_WORDS, CFG_FIELDS, COUNTERS, GAUGES
 from satemu.base.terminals import TERMINAL_FIELDS
 
-PROTOCOL_VERSION = 15
+PROTOCOL_VERSION = 16
 MAX_PAYLOAD = 512
 HEADER_BYTES = 4          # seq, op, length
 CRC_BYTES = 2
@@ -100,6 +100,7 @@ class Impairment(enum.IntFlag):
     options, satemu.base.params.ChannelParams): the ``impairments`` limit's bits."""
     CORRUPT = 1 << 0      # a bit flipped in a share of frames (satemu_gw.corrupt)
     DUPLICATE = 1 << 1    # a share of frames sent twice (satemu_gw.duplicate)
+    ECN = 1 << 2          # ECN-capable packets marked CE by a step (satemu_gw.ecnparse, ecnmark)
 
 
 CHANNEL_FORWARD, CHANNEL_RETURN = 0, 1

@@ -34,7 +34,7 @@ __all__ = ["Field", "CFG_FIELDS", "CTL_FIELDS", "STAT_FIELDS", "COUNTERS", "GAUG
            "STATUS_LATE", "STATUS_COPYING", "TERM_FIELDS", "TERM_WINDOW", "TERM_OFFSETS",
            "TERM_WORDS", "JITTER_FIELDS", "JITTER_TABLE", "JITTER_SHIFT",
            "JITTER_INDEX_BITS", "JITTER_SEED_XOR", "JITTER_ENTRY_MAX", "CORRUPT_FIELDS",
-           "CORRUPT_SEED_XOR", "DUPLICATE_FIELDS", "DUPLICATE_SEED_XOR"]
+           "CORRUPT_SEED_XOR", "DUPLICATE_FIELDS", "DUPLICATE_SEED_XOR", "ECN_FIELDS"]
 
 LOSS_NONE, LOSS_BERNOULLI, LOSS_GILBERT_ELLIOTT = 0, 1, 2
 
@@ -165,8 +165,17 @@ DUPLICATE_FIELDS = [
 # The duplication's two xoshiro128++ streams (the repeat, the decision) are seeded from the
 # profile's seed xored with these.
 DUPLICATE_SEED_XOR = (0x6A09_E667_F3BC_C908, 0xBB67_AE85_84CA_A73B)
+# ECN marking (satemu_gw.ecnparse, ecnmark; satemu.model.ecn): an ECN-capable IPv4 or IPv6
+# packet (its ECN field not 00) is marked CE as the delay line's writer stores it when its time
+# in the bottleneck (departure - arrival) reaches ecn_sojourn cycles, or when it finds at least
+# ecn_queue frames in the queue (L4S-style step marking; 0: that test off). An IPv4 header's
+# checksum is updated with it. Not where BoD serves the channel.
+ECN_FIELDS = [
+    Field("ecn_sojourn", 32, "cfg", "mark CE from this time in the bottleneck, cycles (0: off)"),
+    Field("ecn_queue", 16, "cfg", "mark CE from this many frames queued ahead (0: off)"),
+]
 CFG_FIELDS = (CFG_FIELDS + BOD_FIELDS + TERM_FIELDS + JITTER_FIELDS + CORRUPT_FIELDS
-              + DUPLICATE_FIELDS)
+              + DUPLICATE_FIELDS + ECN_FIELDS)
 
 CTL_FIELDS = [
     Field("commit_cycle", 64, "ctl", "the cycle a COMMIT with AT takes effect at (write it first)"),
@@ -189,7 +198,8 @@ CTL_FIELDS = [
 # Counters only grow (until STATS_CLEAR); gauges show a present level or a high-water mark.
 COUNTERS = ["rx_frames", "rx_bytes", "tx_frames", "tx_bytes",
             "drop_runt", "drop_oversize", "drop_error", "drop_loss", "drop_queue", "drop_mem",
-            "drop_overrun", "late", "drop_unclassified", "corrupted", "duplicated"]
+            "drop_overrun", "late", "drop_unclassified", "corrupted", "duplicated",
+            "ce_marked"]
 GAUGES = ["queue_frames_now", "queue_bytes_now", "queue_frames_hwm", "queue_bytes_hwm",
           "mem_words_now", "mem_words_hwm", "snapshot_cycle"]
 

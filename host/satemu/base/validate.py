@@ -57,6 +57,9 @@ class Verdict:
     def explain(self) -> str:
         if self.status == Status.BAD_FIELD:
             name = self.name
+            if name in ("ecn_sojourn", "ecn_queue") and self.hi == 0:
+                return (f"{name}={self.value}: the channel has no ECN marking, or BoD serves "
+                        f"it, so ECN marking cannot be on (the range is 0 .. 0)")
             if name == "dup_p" and self.hi == 0:
                 return (f"dup_p={self.value}: the channel has no duplication block, so frames "
                         f"cannot be duplicated (the range is 0 .. 0)")
@@ -137,6 +140,9 @@ def field_verdict(fields: dict[str, int], params: ChannelParams,
         return bad("cor_p", 0, 0)          # corruption only where the channel has it
     if v["dup_p"] and not params.duplicate:
         return bad("dup_p", 0, 0)          # duplication only where the channel has it
+    for name in ("ecn_sojourn", "ecn_queue"):
+        if v[name] and (not params.ecn or (bod and bod_allowed)):
+            return bad(name, 0, 0)         # ECN marking only where the channel has it, no BoD
     if params.delta_coded and not bod:
         # A frame's serialisation takes fewer than FRAME_SPAN cycles (satemu.model.depdelta).
         frame, frac = v["max_len"] + v["overhead"], int(v["rate_num"] > 0)

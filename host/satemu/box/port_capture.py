@@ -20,6 +20,7 @@ from pathlib import Path
 from satemu.model.board import CHANNEL_INTO, EGRESS_PORT, PORT_A, PORT_B, Traffic
 from satemu.base.ether import PREAMBLE
 from satemu.base.params import FATE_COPY, Fate
+from satemu.model.ecn import ce_marked, describe_kind, ecn_kind
 from satemu.base.pcapng import (ERR_CRC, ERR_PREAMBLE, ERR_TOO_LONG, ERR_TOO_SHORT, INBOUND,
     OUTBOUND, PcapngWriter)
 
@@ -155,7 +156,15 @@ def write_capture(path: "str | Path", traffic: Traffic, wires: dict[int, list[tu
         text = (f"{at}: delivered, left port {out_name} at cycle {e.wire - origin}, "
                 f"{ms_of(e.wire - cycle, f_clk)} after it came in (channel: arrival "
                 f"{r.arrival - origin}, egress {e.start - origin})")
-        flips = flipped_bits(data[:-FCS_LEN], e.data[len(PREAMBLE):-FCS_LEN])
+        sent, left = data[:-FCS_LEN], e.data[len(PREAMBLE):-FCS_LEN]
+        flips = flipped_bits(sent, left)
+        kind = ecn_kind(sent)
+        marked = ce_marked(sent, kind)
+        if kind and marked != sent and len(flipped_bits(marked, left)) < len(flips):
+            # ECN marking set the ECN field to CE (and the IPv4 checksum); any other bit
+            # that differs is corruption's.
+            flips = flipped_bits(marked, left)
+            text += f", marked CE ({describe_kind(kind)})"
         if flips:
             text += (f", {'bits' if len(flips) > 1 else 'bit'} "
                      f"{', '.join(map(str, flips))} flipped, FCS recomputed")

@@ -92,7 +92,7 @@ def _impairments(p) -> str:
     """The impairments a board's channels have besides loss, queue, rate and delay (its build
     options, satemu.base.params.ChannelParams), and those it leaves out."""
     built = {"jitter (in order)": p.jitter, "corruption (FCS recomputed)": p.corrupt,
-             "duplication": p.duplicate}
+             "duplication": p.duplicate, "ECN marking (step)": p.ecn}
     have = [name for name, on in built.items() if on]
     out = [name for name, on in built.items() if not on]
     return ((", ".join(have) if have else "none beyond loss, queue, rate and delay")

@@ -29,7 +29,8 @@ __all__ = ["BodProfile", "ChannelProfile", "check_meaning", "explain", "parse_bo
 CHANNEL_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "seed",
                 "min_len", "max_len", "bod", "trace", "trace_resolution", "jitter",
                 "jitter_distribution", "jitter_correlation", "order", "corrupt",
-                "corrupt_correlation", "corrupt_fcs", "duplicate", "duplicate_correlation"}
+                "corrupt_correlation", "corrupt_fcs", "duplicate", "duplicate_correlation",
+                "ecn_step"}
 CORRUPT_FCS = ("recomputed", "bad")
 ORDERS = ("keep", "free")
 # The impairments' quantities, as a channel and a timeline step read them: key, parser.
@@ -171,6 +172,10 @@ class ChannelProfile:
     # own behind the original), the correlation of successive frames' decisions.
     duplicate: Fraction = Fraction(0)
     duplicate_correlation: Fraction = Fraction(0)
+    # ECN marking (satemu.model.ecn): an ECN-capable IP packet is marked CE once its time in the
+    # bottleneck reaches ecn_sojourn, or it finds ecn_queue packets queued ahead (None: off).
+    ecn_sojourn: Fraction | None = None
+    ecn_queue: int | None = None
     jitter_entries: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def jitter_table(self) -> tuple[int, ...]:
@@ -241,6 +246,10 @@ class ChannelProfile:
         if self.duplicate:
             regs = replace(regs, dup_p=min(round(self.duplicate * 2**32), 2**32 - 1),
                            dup_corr=min(round(self.duplicate_correlation * 65536), 65535))
+        if self.ecn_sojourn:
+            regs = replace(regs, ecn_sojourn=max(1, round(self.ecn_sojourn * hw.f_clk)))
+        if self.ecn_queue:
+            regs = replace(regs, ecn_queue=self.ecn_queue)
         return regs
 
     def describe(self, hw: Hardware | None = None, channel: str = "",
@@ -279,6 +288,10 @@ class ChannelProfile:
             corr = (f", {float(self.duplicate_correlation) * 100:g}% correlated"
                     if self.duplicate_correlation else "")
             parts.append(f"{float(self.duplicate) * 100:g}% duplicated{corr}")
+        if self.ecn_sojourn or self.ecn_queue:
+            steps = ([f"{format_time(self.ecn_sojourn)} in the queue"] if self.ecn_sojourn
+                     else []) + ([_packets(self.ecn_queue) + " ahead"] if self.ecn_queue else [])
+            parts.append(f"ECN-capable packets marked CE from {' or '.join(steps)}")
         lines = [] if self.bod is None else self.bod.describe(hw.f_clk if hw else None)
         return "\n".join([", ".join(parts)] + [indent + line for line in lines])
 
@@ -374,6 +387,17 @@ def explain(name: str, ch: ChannelProfile, hw: Hardware, v: Verdict) -> str:
         return out("delay", format_time(ch.delay),
                    format_time(Fraction(v.lo, f)) if v.lo else "0 s",
                    format_time(Fraction(v.hi, f)))
+    if field in ("ecn_sojourn", "ecn_queue"):
+        if v.hi == 0 and ch.bod is not None:
+            return (f"{name}.ecn_step: a channel BoD serves has no ECN marking yet; leave "
+                    f"ecn_step out of a channel with a bod table")
+        if v.hi == 0:
+            return (f"{name}.ecn_step: this box's channels have no ECN marking (see 'satemu "
+                    f"show --board')")
+        if field == "ecn_sojourn":
+            return out("ecn_step", format_time(ch.ecn_sojourn), format_time(Fraction(1, f)),
+                       format_time(Fraction(v.hi, f)))
+        return out("ecn_step", _packets(v.value), _packets(1), _packets(v.hi))
     if field == "dup_p" and v.hi == 0:
         return (f"{name}.duplicate: this box's channels have no duplication block (see 'satemu "
                 f"show --board')")
@@ -549,7 +573,9 @@ def parse_channel(name: str, table: dict, rtt: Fraction, default_seed: int,
                           loss=get("loss", parse_probability, Fraction(0)), gilbert_elliott=ge,
                           overhead=t.bytes("overhead", 0), seed=whole("seed", default_seed),
                           min_len=whole("min_len", 60), max_len=whole("max_len", 1518), bod=bod,
-                          **parse_jitter(name, t, base_dir))
+                          **parse_jitter(name, t, base_dir),
+                          **(parse_ecn_step(name, table["ecn_step"]) if "ecn_step" in table
+                             else {}))
 
 
 def parse_queues(path: str, queues) -> tuple[int | None, int | None]:
@@ -566,6 +592,36 @@ def parse_queues(path: str, queues) -> tuple[int | None, int | None]:
         else:
             nbytes = value
     return frames, nbytes
+
+
+def parse_ecn_step(path: str, steps) -> dict:
+    """A channel's ``ecn_step``: a time in the bottleneck ("1 ms"), a number of packets queued
+    ahead ("20 packets"), a list of both, or "off"; as ChannelProfile's ecn_sojourn and
+    ecn_queue (None where not given)."""
+    out = {"ecn_sojourn": None, "ecn_queue": None}
+    if steps == "off":
+        return out
+    for s in steps if isinstance(steps, list) and steps else [steps]:
+        try:
+            out["ecn_sojourn"] = parse_time(s)
+            key = "ecn_sojourn"
+        except UnitError:
+            try:
+                kind, value = parse_queue(s)
+            except UnitError:
+                raise ProfileError(f"{path}.ecn_step: expected a time in the queue, such as "
+                                   f"\"1 ms\", or a number of packets queued ahead, such as "
+                                   f"\"20 packets\", a list of both, or \"off\"; got "
+                                   f"{shown(s)}") from None
+            if kind != "frames":
+                raise ProfileError(f"{path}.ecn_step: {shown(s)} is in bytes; the step counts "
+                                   f"packets queued ahead, such as \"20 packets\"")
+            out["ecn_queue"] = value
+            key = "ecn_queue"
+        if not out[key]:
+            raise ProfileError(f"{path}.ecn_step: {shown(s)} would mark nothing; give a time "
+                               f"or a number of packets above 0, or \"off\"")
+    return out
 
 
 def parse_gilbert_elliott(path: str, g, with_loss: bool) -> tuple[Fraction, ...]:

@@ -57,7 +57,8 @@ DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
 REFUSED = {
     "reorder": "reordering packets: not yet on this box (it keeps every frame in order)",
     "gap": "sending every Nth packet early (reorder gap): not yet on this box",
-    "ecn": "ecn marking: not yet on this box",
+    "ecn": "netem's ecn (loss marks ECN-capable packets instead of dropping them): not on this "
+           "box; its ECN marking is a step on the queue, the channel's ecn_step",
     "slot": "slotting: use a [return.bod] table for satemu's slotted return link",
     "loss state": "the 4-state Markov loss model: not on this box; use loss PERCENT, or loss "
                   "gemodel for bursts",

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Timelines: a profile's link changing over time, as steps the box applies at exact cycles.
 
-A profile's ``[[timeline]]`` list holds steps; each has a time ``at`` from the timeline's start
-and the settings it changes on either channel, in a ``forward`` or ``return`` table with the
-keys of a channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``, ``overhead``,
-``min_len``, ``max_len``, ``jitter``, ``jitter_correlation``, ``corrupt``,
-``corrupt_correlation``, ``duplicate``, ``duplicate_correlation``). A step changes only what it
-names; everything else stays as the steps before it left it. ``timeline_repeat`` (a time above
-the last step's) repeats the whole list. A channel may also take its steps from a trace file (``trace``, with ``trace_resolution`` for a
+A profile's ``[[timeline]]`` list holds steps; each has a time ``at`` from the timeline's start and
+the settings it changes on either channel, in a ``forward`` or ``return`` table with the keys of a
+channel (``rate``, ``delay``, ``queue``, ``loss``, ``gilbert_elliott``, ``overhead``, ``min_len``,
+``max_len``, ``jitter``, ``jitter_correlation``, ``corrupt``, ``corrupt_correlation``,
+``duplicate``, ``duplicate_correlation``, ``ecn_step``). A step changes only what it names;
+everything else stays as the steps before it left it. ``timeline_repeat`` (a time above the last
+step's) repeats the whole list. A channel may also take its steps from a trace file (``trace``, with
+``trace_resolution`` for a
 Mahimahi trace; satemu.link.traces), which then also sets the period. A trace's rate of 0 (no
 delivery) is an outage: every frame lost, the rate left as it was. It lies over the channel's
 loss settings rather than replacing them: the step that ends it puts back the loss in force
@@ -38,7 +39,7 @@ from satemu.base.boards import BOARDS
 from satemu.model.channel import Commit
 from satemu.base.params import ChannelRegs
 from satemu.link.channel import (IMPAIRMENT_KEYS, check_meaning, explain,
-    parse_gilbert_elliott, parse_queues)
+    parse_ecn_step, parse_gilbert_elliott, parse_queues)
 from satemu.link.tables import ProfileError, Table, toml_key
 from satemu.base.protocol import CHANNEL_NAMES, PROFILE_FIELDS, Status, TIMELINE_VALUE_BITS
 from satemu.base.regmap import LAYOUT_FIELDS
@@ -53,7 +54,7 @@ __all__ = ["Step", "Timeline", "CompiledStep", "CompiledTimeline", "STEP_KEYS", 
 
 STEP_KEYS = {"rate", "delay", "queue", "loss", "gilbert_elliott", "overhead", "min_len",
              "max_len", "bod", "jitter", "jitter_correlation", "corrupt", "corrupt_correlation",
-             "duplicate", "duplicate_correlation"}
+             "duplicate", "duplicate_correlation", "ecn_step"}
 # The BoD settings a step may change; they apply from the block's first superframe after the
 # step. The others (latency, fca, background_repeat) restart the block, which takes an empty
 # delay line (regmap.LAYOUT_FIELDS).
@@ -169,6 +170,10 @@ def _describe_changes(c: dict) -> str:
             out.append("queue " + " or ".join(q))
         elif key == "gilbert_elliott":
             out.append("Gilbert-Elliott " + "/".join(f"{float(x):g}" for x in v))
+        elif key == "ecn_step":
+            steps = ([format_time(v["ecn_sojourn"])] if v["ecn_sojourn"] else []) + (
+                [f"{v['ecn_queue']} packets"] if v["ecn_queue"] else [])
+            out.append("ECN step " + (" or ".join(steps) or "off"))
         elif key == "bod":
             out += [f"BoD {_describe_bod(k, x)}" for k, x in v.items()]
         elif key == "outage":
@@ -203,6 +208,8 @@ def _changes(path: str, table) -> dict:
     out.update({key: t.get(key, parse, None) for key, parse in IMPAIRMENT_KEYS if key in table})
     if "queue" in table:
         out["queue"] = parse_queues(path, table["queue"])
+    if "ecn_step" in table:
+        out["ecn_step"] = parse_ecn_step(path, table["ecn_step"])
     if "loss" in table and "gilbert_elliott" in table:
         raise ProfileError(f"{path}.loss: give either loss or gilbert_elliott, not both")
     if "loss" in table:
@@ -267,6 +274,8 @@ def apply_changes(ch, changes: dict):
             fields["loss"], fields["gilbert_elliott"] = Fraction(0), v
         elif key == "bod":
             fields["bod"] = replace(ch.bod, **v)
+        elif key == "ecn_step":
+            fields.update(v)
         else:
             fields[key] = v
     return replace(ch, **fields)

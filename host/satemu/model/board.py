@@ -23,6 +23,7 @@ from functools import cached_property
 from satemu.base.boards import BOARDS, DEFAULT_BOARD, Board
 from satemu.model.channel import Channel, ModelResult
 from satemu.model.corrupt import flipped
+from satemu.model.ecn import ce_marked, ecn_kind
 from satemu.base.ether import FCS_BYTES, PREAMBLE, fcs, from_wire, padded
 from satemu.base.params import FATE_COPY, ChannelRegs, Fate, beat_field
 from satemu.base.terminals import TerminalTable, frame_key
@@ -184,7 +185,7 @@ class BoardModel:
         key = None if table is None else frame_key(frame, table.match, source=ch == RETURN)
         channel = self.channels[ch]
         decided = len(channel.frames)
-        channel.arrive(arrival, len(frame), bad_fcs, key)
+        channel.arrive(arrival, len(frame), bad_fcs, key, ecn_kind(frame))
         # One report a decision: the frame's, and its copy's where duplication made one.
         for r in channel.frames[decided:]:
             self._frames[ch].append(frame)
@@ -268,7 +269,8 @@ class BoardModel:
         the MAC's time."""
         for index in self.channels[ch].take_timed():
             r = self.channels[ch].frames[index]
-            frame = padded(flipped(self._frames[ch][index], r.flip))
+            frame = self._frames[ch][index]
+            frame = padded(flipped(ce_marked(frame, ecn_kind(frame)) if r.ce else frame, r.flip))
             self._frames[ch][index] = None              # held only until it is scheduled
             e = Egress(r.egress, r.egress + TX_LATENCY, PREAMBLE + frame + fcs(frame))
             self._seq += 1

@@ -53,6 +53,7 @@ class FrameResult:
     terminal: int | None = 0       # whose frame it is (a table's index; None: no terminal's)
     flip: int | None = None        # the bit corruption flipped (satemu.model.corrupt.flipped)
     copy: bool = False             # duplication's copy of the frame decided before it
+    ce: bool = False               # ECN marking set its ECN field to CE (satemu.model.ecn)
 
 
 @dataclass
@@ -303,10 +304,12 @@ class Channel:
         if self.tcnt:
             self.tcnt[terminal][name] += n
 
-    def arrive(self, arrival: int, length: int, err: bool, key: int | None = None) -> FrameResult:
+    def arrive(self, arrival: int, length: int, err: bool, key: int | None = None,
+               ecn: int = 0) -> FrameResult:
         """A frame whose last beat is accepted in cycle ``arrival``: its fate, and (unless BoD
         holds it for its slots) its departure and egress cycles. ``key``: what the frame is
-        classified by, with a terminal table (``satemu.base.terminals.frame_key``).
+        classified by, with a terminal table (``satemu.base.terminals.frame_key``); ``ecn``: how
+        ECN marking may mark it (``satemu.model.ecn.ecn_kind``).
 
         Where duplication copies the frame, the copy is decided right after it, a frame of its
         own with the same arrival, bytes and terminal (``FrameResult.copy``): it is in
@@ -325,14 +328,14 @@ class Channel:
         cnt["rx_frames"] += 1
         cnt["rx_bytes"] += length
         self._settle(arrival)
-        r = self._decide(arrival, length, err, terminal, who, copy=False)
+        r = self._decide(arrival, length, err, terminal, who, ecn, copy=False)
         if self._copied:
             cnt["duplicated"] += 1
-            self._decide(arrival, length, err, terminal, who, copy=True)
+            self._decide(arrival, length, err, terminal, who, ecn, copy=True)
         return r
 
     def _decide(self, arrival: int, length: int, err: bool, terminal: int | None, who: int,
-                copy: bool) -> FrameResult:
+                ecn: int, copy: bool) -> FrameResult:
         """A frame's (or its copy's) fate and schedule; sets ``_copied`` to whether it is to
         be copied."""
         regs, params, cnt, table = self.regs, self.params, self.cnt, self.table
@@ -371,6 +374,7 @@ class Channel:
             self._count(terminal, FATE_COUNTER[fate])
             self.frames.append(r := FrameResult(fate, terminal=terminal, copy=copy))
             return r
+        queued = self.q_frames[who]               # (ECN marking's queue: the frames ahead)
         self.q_frames[who] += 1
         self.q_bytes[who] += length
         self.mem_words[who] += frame_words(length)
@@ -392,13 +396,16 @@ class Channel:
         release = params.paced(departure + max(latency, params.latency_floor),
                                self.pace_free, length)
         self.pace_free = release
+        ce = bool(ecn) and bool(regs.ecn_sojourn and departure - arrival >= regs.ecn_sojourn
+                                or regs.ecn_queue and queued >= regs.ecn_queue)
+        cnt["ce_marked"] += ce
         egress = max(release, self.egress_free)
         self.egress_free = egress + params.port_cycles(length)
         self.queue.append((departure, length, who))
         self.inflight[who].append((egress, frame_words(length)))
         self.timed.append(len(self.frames))
         self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal, flip=flip,
-                                            copy=copy))
+                                            copy=copy, ce=ce))
         return r
 
     def region(self, regs: ChannelRegs) -> int:
@@ -440,7 +447,8 @@ def simulate(frames: Iterable[tuple], regs: ChannelRegs,
     """Predict every frame's fate and egress cycle, and the final counters.
 
     ``frames`` holds (arrival cycle, length in bytes, error flag) in arrival order, and with a
-    terminal ``table`` the frame's key (``satemu.base.terminals.frame_key``) fourth; the arrival
+    terminal ``table`` the frame's key (``satemu.base.terminals.frame_key``) fourth, and with ECN
+    marking its kind (``satemu.model.ecn.ecn_kind``) fifth; the arrival
     cycle is the cycle the frame's last beat is accepted. ``regs`` is the profile in force from
     reset (or from an initial commit before the first arrival); ``commits`` lists later commits.
     The model assumes the egress sink is always ready and that memory keeps up, which makes the
