@@ -17,26 +17,29 @@ from satemu.report.plots import plot_transfer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HARSH = """name = "harsh"
-description = "forward: 3% loss, a 10-packet queue, 2% corrupted; return: 3% loss, 2% corrupted"
+description = "forward: 3% loss, a 10-packet queue, 2% corrupted, 3% duplicated; return: 3% loss, \
+2% corrupted, 5% duplicated"
 [forward]
 rate = "4 Mbit/s"
 delay = "20 ms"
 queue = "10 packets"
 loss = "3%"
 corrupt = "2%"
+duplicate = "3%"
 seed = 3
 [return]
 rate = "1 Mbit/s"
 delay = "20 ms"
 loss = "3%"
 corrupt = "2%"
+duplicate = "5%"
 seed = 3
 """
 CAUSE_NAMES = sorted(name for name, _, _ in CAUSES.values())
 STACKS = {"aioquic": ("aioquic", "aioquic"), "quinn": ("quinn", "quinn"),
           "aioquic-quinn": ("aioquic", "quinn"), "quinn-aioquic": ("quinn", "aioquic")}
 COLUMNS = ["time_s", "direction", "size", "ack_only", "fate", "delivered_s", "packet_numbers",
-           "packet_types", "frame_types", "largest_acked"]
+           "packet_types", "frame_types", "largest_acked", "copy"]
 
 
 @pytest.fixture(scope="module")
@@ -65,18 +68,23 @@ def test_every_datagram_has_a_fate(run):
     assert t.completed and t.fates_error is None and len(t.fates) == len(t.sent) > 100
     allowed = {"delivered", "undecodable"} | {f"dropped:{c}" for c in CAUSE_NAMES}
     assert {f.fate for f in t.fates} <= allowed
+    assert {f.copy for f in t.fates} <= allowed | {None}
 
 
 def test_the_fates_count_as_the_channels_do(run):
     _, t, _, summary = run
     for d in ("forward", "return"):
         by = Counter(f.fate for _, f in of(t, d))
+        copies = Counter(f.copy for _, f in of(t, d) if f.copy is not None)
+        both = by + copies
         stats = t.board_stats[d]
-        assert stats["tx_frames"] == by["delivered"] + by["undecodable"]
+        assert stats["tx_frames"] == both["delivered"] + both["undecodable"]
+        assert stats["duplicated"] == sum(copies.values()) > 0
         for cause in CAUSE_NAMES:
-            assert stats.get(f"drop_{cause}", 0) == by[f"dropped:{cause}"], cause
-        assert by["undecodable"] <= stats["corrupted"]
+            assert stats.get(f"drop_{cause}", 0) == both[f"dropped:{cause}"], cause
+        assert both["undecodable"] <= stats["corrupted"]
         assert summary["fates"][d] == dict(sorted(by.items()))
+        assert summary["fates"]["copies"][d] == dict(sorted(copies.items()))
     assert summary["fates"]["disagreements"] == [] and summary["fates"]["error"] is None
     # The link did all it may: the test sees every kind of fate.
     forward = Counter(f.fate for _, f in of(t, "forward"))
@@ -109,12 +117,17 @@ def test_delivery_times_are_the_deliveries(run):
         for r, f in mine:
             assert (f.delivered is None) == f.fate.startswith("dropped:")
             assert f.delivered is None or f.delivered > r.cycle
-        got = sorted((f.delivered, r.size) for r, f in mine if f.delivered is not None)
+            assert (f.copy_delivered is None) == (f.copy is None or f.copy.startswith("dropped:"))
+            if f.copy_delivered is not None and f.delivered is not None:
+                assert f.copy_delivered > f.delivered           # the copy follows
+        got = sorted([(f.delivered, r.size) for r, f in mine if f.delivered is not None]
+                     + [(f.copy_delivered, r.size) for r, f in mine
+                        if f.copy_delivered is not None])
         want = sorted((x.cycle, x.size) for x in t.delivered if x.direction == d)
         assert got == want
         # Deliveries to no endpoint are the undecodable frames (one connection, all routed).
         assert sum(x.flow == -1 for x in t.delivered if x.direction == d) == \
-            sum(f.fate == "undecodable" for _, f in mine)
+            sum((f.fate == "undecodable") + (f.copy == "undecodable") for _, f in mine)
 
 
 def test_packet_numbers_increase_per_sender(run):
@@ -136,9 +149,12 @@ def test_packet_numbers_increase_per_sender(run):
         if sides[other] == "quinn":
             continue
         # What an ACK frame acknowledges is a packet of the peer's that reached this side by
-        # the time it was sent.
-        arrived = {n: f.delivered for _, f in of(t, other) if f.fate == "delivered"
-                   for n in f.numbers}
+        # the time it was sent (by the datagram, or by its copy where duplication made one).
+        arrived = {}
+        for _, f in of(t, other):
+            at = [c for fate, c in ((f.fate, f.delivered), (f.copy, f.copy_delivered))
+                  if fate == "delivered"]
+            arrived.update({n: min(at) for n in f.numbers} if at else {})
         acks = [(r, f) for r, f in mine if f.largest_acked is not None]
         assert acks
         for r, f in acks:
@@ -227,8 +243,8 @@ def test_a_run_that_knows_no_fates(tmp_path):
     summary = write_transfer(t, tmp_path)
     assert summary["fates"] is None and summary["first_rtt"] is None
     lines = (tmp_path / "packets.csv").read_text().splitlines()
-    assert lines == [",".join(COLUMNS), "0.000000000,return,1200,0,,,,,,",
-                     "0.100000000,forward,1200,0,,,,,,"]
+    assert lines == [",".join(COLUMNS), "0.000000000,return,1200,0,,,,,,,",
+                     "0.100000000,forward,1200,0,,,,,,,"]
     assert [p.stem for p in plot_transfer(t, tmp_path / "plots")] == [
         "forward_goodput", "return_pps", "return_sizes", "sender_sequence"]
     t.fates, t.fates_error = None, "the forward direction: 2 datagrams sent and 1 delivered"

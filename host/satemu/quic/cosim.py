@@ -93,6 +93,10 @@ class PacketFate:
     types: str | None = None    # packets separated by spaces, as in ``frames``
     frames: str | None = None
     largest_acked: int | None = None
+    # Where duplication copied it (None: not copied): its copy's fate, as ``fate`` says one,
+    # and the cycle the copy reached the host (None: dropped).
+    copy: str | None = None
+    copy_delivered: int | None = None
 
 
 def decoded(e):
@@ -401,16 +405,19 @@ def packet_fates(sim: CoSim) -> list[PacketFate]:
             raise ValueError(f"the {direction} direction: {len(mine)} datagrams sent and "
                              f"{len(came)} delivered, {len(sim.wires[port])} frames on the "
                              f"wire and {len(left)} out of the engine")
-        for i, f in zip(mine, fates_of(traffic, port, sim.wires[port])):
-            told = sim.told[i] or ()
+        def became(f) -> tuple[str, int | None]:
             if f.egress is None:
-                out[i] = PacketFate(f"dropped:{CAUSES[f.fate][0]}", None, *told)
-            else:
-                # (a frame handed to an endpoint, or routed to one, was decoded: parse again
-                # only those addressed to no endpoint, whose frames may fail to decode)
-                d = came[left[id(f.egress)]]
-                bad = not f.egress.wire_ok or d.flow == -1 and decoded(f.egress) is None
-                out[i] = PacketFate("undecodable" if bad else "delivered", d.cycle, *told)
+                return f"dropped:{CAUSES[f.fate][0]}", None
+            # (a frame handed to an endpoint, or routed to one, was decoded: parse again only
+            # those addressed to no endpoint, whose frames may fail to decode)
+            d = came[left[id(f.egress)]]
+            bad = not f.egress.wire_ok or d.flow == -1 and decoded(f.egress) is None
+            return "undecodable" if bad else "delivered", d.cycle
+
+        for i, f in zip(mine, fates_of(traffic, port, sim.wires[port])):
+            told = sim.told[i] or (None,) * 4
+            copy = became(f.copy) if f.copy is not None else (None, None)
+            out[i] = PacketFate(*became(f), *told, *copy)
     return out
 
 

@@ -11,7 +11,7 @@ __all__ = ["FATE_COLUMNS", "FIRST_RTT_LISTED", "known_fates", "fate_columns", "f
 
 # packets.csv's columns after time_s,direction,size,ack_only (see write_packets_csv).
 FATE_COLUMNS = ("fate", "delivered_s", "packet_numbers", "packet_types", "frame_types",
-                "largest_acked")
+                "largest_acked", "copy")
 # The most datagrams result.json's first_rtt lists one by one (it counts them all).
 FIRST_RTT_LISTED = 32
 DIRECTIONS = ("forward", "return")
@@ -38,13 +38,17 @@ def fate_columns(t, fate, origin: int) -> list[str]:
     at = "" if fate.delivered is None else f"{_seconds(t, fate.delivered, origin):.9f}"
     numbers = "" if fate.numbers is None else " ".join(map(str, fate.numbers))
     largest = "" if fate.largest_acked is None else str(fate.largest_acked)
-    return [fate.fate, at, numbers, fate.types or "", fate.frames or "", largest]
+    return [fate.fate, at, numbers, fate.types or "", fate.frames or "", largest,
+            fate.copy or ""]
 
 
-def _tally(t, fates) -> dict:
+def _tally(t, fates, copies: bool = False) -> dict:
+    """Per direction, how many datagrams had each fate (``copies``: how many copies did)."""
     out: dict = {d: {} for d in DIRECTIONS}
     for r, f in zip(t.sent, fates):
-        out[r.direction][f.fate] = out[r.direction].get(f.fate, 0) + 1
+        fate = f.copy if copies else f.fate
+        if fate is not None:
+            out[r.direction][fate] = out[r.direction].get(fate, 0) + 1
     return {d: dict(sorted(v.items())) for d, v in out.items()}
 
 
@@ -60,14 +64,18 @@ def fate_summary(t) -> dict | None:
         if error is None:
             return None
         return {"forward": None, "return": None, "disagreements": [], "error": error}
-    tally = _tally(t, fates)
+    tally, copies = _tally(t, fates), _tally(t, fates, copies=True)
     out = {**tally, "disagreements": [], "error": None}
+    if any(copies.values()):
+        out["copies"] = copies              # duplication's copies, by fate
     stats = t.board_stats or {}
     if all(stats.get(d) for d in DIRECTIONS):
         counts = {}
         for d, by in tally.items():
-            counts[d] = {"delivered": by.get("delivered", 0) + by.get("undecodable", 0)}
-            counts[d].update({"drop_" + k.partition(":")[2]: n for k, n in by.items()
+            both = {k: by.get(k, 0) + copies[d].get(k, 0) for k in {*by, *copies[d]}}
+            counts[d] = {"delivered": both.get("delivered", 0) + both.get("undecodable", 0),
+                         "duplicated": sum(copies[d].values())}
+            counts[d].update({"drop_" + k.partition(":")[2]: n for k, n in both.items()
                               if k.startswith("dropped:")})
         sent = {d: sum(by.values()) for d, by in tally.items()}
         interfaces = {"A-in": sent["return"], "B-out": counts["return"]["delivered"],
@@ -78,13 +86,18 @@ def fate_summary(t) -> dict | None:
 
 def delivered_records(t, direction: str) -> list[Delivery]:
     """The datagrams of ``direction`` an endpoint received, at the cycle it did: those whose
-    fate is ``delivered`` where the fates are known; else every frame that left the box
-    (``t.delivered``, undecodable ones too)."""
+    fate (or whose copy's, where duplication made one) is ``delivered`` where the fates are
+    known, once, at the first delivery; else every frame that left the box (``t.delivered``,
+    undecodable ones and copies too)."""
     fates = known_fates(t)
     if fates is None:
         return [d for d in t.delivered if d.direction == direction]
-    out = [Delivery(f.delivered, r.direction, r.size, r.flow) for r, f in zip(t.sent, fates)
-           if r.direction == direction and f.fate == "delivered"]
+    out = []
+    for r, f in zip(t.sent, fates):
+        at = [c for fate, c in ((f.fate, f.delivered), (f.copy, f.copy_delivered))
+              if fate == "delivered"]
+        if r.direction == direction and at:
+            out.append(Delivery(min(at), r.direction, r.size, r.flow))
     out.sort(key=lambda d: d.cycle)
     return out
 

@@ -29,7 +29,9 @@ def write_packets_csv(t, path) -> Path:
       (the largest packet number its ACK frames acknowledge), as its sender knows them;
       packets separated by spaces. aioquic tells them, the frame types as it tracks their
       delivery: every frame but PADDING, CONNECTION_CLOSE and PATH_RESPONSE. quinn tells
-      none of them: empty for its datagrams.
+      none of them: empty for its datagrams;
+    * ``copy``: where the channel's duplication copied it, its copy's fate as ``fate`` says
+      one (empty: not copied).
 
     The fate columns are empty where the run knows no fates: a real-time run, whose captures
     are not matched datagram by datagram."""
