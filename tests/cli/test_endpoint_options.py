@@ -34,7 +34,7 @@ def test_the_options_defaults_are_the_settings_defaults():
     assert {s.name: getattr(args, s.name) for s in SETTINGS} == {
         "cc": "reno", "max_ack_delay": "25", "stack": "aioquic", "max_datagram": "1472",
         "initial_window": "default", "initial_rtt": "333", "stream_window": "64MiB",
-        "conn_window": "64MiB"}
+        "conn_window": "64MiB", "ecn": "off"}
     for s in SETTINGS:
         attr, value = parse_setting(s.name, s.default())
         expected = DEFAULT_STACKS if attr == "stacks" else getattr(EndpointSettings(), attr)

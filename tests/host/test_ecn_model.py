@@ -130,3 +130,52 @@ def test_the_board_model_sends_marked_bytes_and_the_capture_says_so(tmp_path):
     comments = [c for p in read_pcapng(path).packets for c in p.comments]
     assert sum(", marked CE (IPv4 in an 802.1Q tag)" in c for c in comments) > 5
     assert sum(", marked CE (IPv4)" in c for c in comments) > 5
+
+
+ECN_LINK = """
+name = "ecn-link"
+[forward]
+rate = "8.5 Mbit/s"
+delay = "10 ms"
+ecn_step = "3 ms"
+[return]
+rate = "1.5 Mbit/s"
+delay = "10 ms"
+ecn_step = "4 packets"
+"""
+
+
+@pytest.mark.parametrize("stacks", [("aioquic", "aioquic"), ("aioquic", "quinn")])
+def test_quic_endpoints_sending_ect_see_the_marks(tmp_path, stacks):
+    """Endpoints that send ECT(0) across a link that marks: the datagrams arrive ECT(0) or CE,
+    packets.csv says which, and result.json's count of CE arrivals is the channels' ce_marked;
+    the same run without ECT sees no mark."""
+    import csv
+
+    from satemu.quic.engine import run_model_transfer
+    from satemu.quic.settings import EndpointSettings
+    from satemu.report.files import write_transfer
+
+    path = tmp_path / "ecn.toml"
+    path.write_text(ECN_LINK)
+    t = run_model_transfer(str(path), 300_000, seed=2, stacks=stacks,
+                           settings=EndpointSettings(ecn="ect0"))
+    assert t.completed
+    summary = write_transfer(t, tmp_path / "run")
+    marks = {d: t.board_stats[d]["ce_marked"] for d in ("forward", "return")}
+    assert marks["forward"] > 10 and summary["fates"]["ce"] == marks
+    assert summary["fates"]["disagreements"] == []
+    with open(tmp_path / "run" / "packets.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    seen = {r["ecn"] for r in rows if r["fate"] == "delivered"}
+    assert seen == {"ect0", "ce"}
+    plain = run_model_transfer(str(path), 300_000, seed=2, stacks=stacks)
+    assert plain.board_stats["forward"]["ce_marked"] == 0
+    assert {f.ecn for f in plain.fates if f.ecn} == {"not-ect"}
+
+
+def test_the_ecn_setting_reads_and_refuses():
+    from satemu.quic.settings import EndpointSettings, parse_setting
+    assert parse_setting("ecn", " ect1 ") == ("ecn", "ect1")
+    with pytest.raises(ValueError, match="^ecn 'ce': one of off, ect1, ect0$"):
+        EndpointSettings(ecn="ce")

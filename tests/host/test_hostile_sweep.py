@@ -38,6 +38,7 @@ OPTION_AND_SET = {
                     {2 << 20, 4 << 20}),
     "max_ack_delay": ({"endpoint": EndpointSettings(max_ack_delay_ms=10.0),
                        "stacks": ("aioquic", "aioquic")}, "20,30", {20.0, 30.0}),
+    "ecn": ({"endpoint": EndpointSettings(ecn="ect1")}, "off,ect0", {"off", "ect0"}),
     "stack": ({"stacks": ("aioquic", "aioquic")}, "quinn,aioquic/quinn",
               {("quinn", "quinn"), ("aioquic", "quinn")}),
 }

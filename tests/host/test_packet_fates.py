@@ -39,7 +39,7 @@ CAUSE_NAMES = sorted(name for name, _, _ in CAUSES.values())
 STACKS = {"aioquic": ("aioquic", "aioquic"), "quinn": ("quinn", "quinn"),
           "aioquic-quinn": ("aioquic", "quinn"), "quinn-aioquic": ("quinn", "aioquic")}
 COLUMNS = ["time_s", "direction", "size", "ack_only", "fate", "delivered_s", "packet_numbers",
-           "packet_types", "frame_types", "largest_acked", "copy"]
+           "packet_types", "frame_types", "largest_acked", "copy", "ecn"]
 
 
 @pytest.fixture(scope="module")
@@ -243,8 +243,8 @@ def test_a_run_that_knows_no_fates(tmp_path):
     summary = write_transfer(t, tmp_path)
     assert summary["fates"] is None and summary["first_rtt"] is None
     lines = (tmp_path / "packets.csv").read_text().splitlines()
-    assert lines == [",".join(COLUMNS), "0.000000000,return,1200,0,,,,,,,",
-                     "0.100000000,forward,1200,0,,,,,,,"]
+    assert lines == [",".join(COLUMNS), "0.000000000,return,1200,0,,,,,,,,",
+                     "0.100000000,forward,1200,0,,,,,,,,"]
     assert [p.stem for p in plot_transfer(t, tmp_path / "plots")] == [
         "forward_goodput", "return_pps", "return_sizes", "sender_sequence"]
     t.fates, t.fates_error = None, "the forward direction: 2 datagrams sent and 1 delivered"

@@ -128,11 +128,11 @@ def test_packets_csv(tmp_path):
     lines = path.read_text().splitlines()
     # (a transfer without fates, as in real time: their columns are empty)
     assert lines[:4] == ["time_s,direction,size,ack_only,fate,delivered_s,packet_numbers,"
-                         "packet_types,frame_types,largest_acked,copy",
-                         "0.000000000,return,600,0,,,,,,,",
-                         "0.120000000,forward,1500,0,,,,,,,",
-                         "0.121000000,forward,1500,0,,,,,,,"]
-    assert lines[4] == "0.250000000,return,100,1,,,,,,,"
+                         "packet_types,frame_types,largest_acked,copy,ecn",
+                         "0.000000000,return,600,0,,,,,,,,",
+                         "0.120000000,forward,1500,0,,,,,,,,",
+                         "0.121000000,forward,1500,0,,,,,,,,"]
+    assert lines[4] == "0.250000000,return,100,1,,,,,,,,"
     assert len(lines) == 11
 
 

@@ -129,6 +129,20 @@ forward = { jitter = "6 ms", jitter_correlation = "0%", corrupt = "0%" }
 return = { duplicate = "10%" }
 """
 
+# short-asym with ECN marking: CE on ECN-capable packets from 3 ms in the forward queue or 4
+# packets queued ahead on the return.
+SHORT_ECN = """
+name = "short-asym-ecn"
+[forward]
+rate = "8.5 Mbit/s"
+delay = "10 ms"
+ecn_step = "3 ms"
+[return]
+rate = "1.5 Mbit/s"
+delay = "10 ms"
+ecn_step = "4 packets"
+"""
+
 CASES = {
     "plain": ("short-asym", 150_000, "ratio:2", 3),
     "jitter": (JITTER, 150_000, "ratio:2", 9),
@@ -138,12 +152,13 @@ CASES = {
 }
 # The second stack on the board: a quinn pair with 1280-byte datagrams on the lossy profile, and
 # a quinn server sending with BBR that asks an aioquic client for ACK 1:10 (ACK_FREQUENCY across
-# the stacks; without loss, as quinn does not resend a lost request: docs/architecture.md).
+# the stacks; without loss, as quinn does not resend a lost request: docs/architecture.md), its
+# datagrams ECT(1) across a link that marks them.
 STACK_CASES = {
     "quinn": (LOSSY, 100_000, "default", 6, ("quinn", "quinn"),
               EndpointSettings(max_datagram=1280)),
-    "mixed": ("short-asym", 150_000, "ack-frequency:10", 7, ("aioquic", "quinn"),
-              EndpointSettings(cc="bbr", max_datagram=1352)),
+    "mixed": (SHORT_ECN, 150_000, "ack-frequency:10", 7, ("aioquic", "quinn"),
+              EndpointSettings(cc="bbr", max_datagram=1352, ecn="ect1")),
 }
 
 
@@ -182,6 +197,11 @@ def test_second_stack_on_the_board_equals_the_model(board_state, tmp_path, case)
     if case == "mixed":
         assert board.server_stats["ack_frequency_sent"] >= 1
         assert board.client_stats["ack_frequency_received"] >= 1
+        # Every mark the box counted arrived as CE, and the rest as sent, ECT(1).
+        assert board.board_stats["forward"]["ce_marked"] > 0
+        assert {f.ecn for f in board.fates if f.ecn is not None} == {"ect1", "ce"}
+        assert s["fates"]["ce"] == {d: board.board_stats[d]["ce_marked"]
+                                    for d in ("forward", "return")}
 
 
 def _crossed_the_timeline(t) -> None:

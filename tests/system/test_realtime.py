@@ -26,7 +26,7 @@ from satemu.quic.packets import CLIENT, MAX_UDP_PAYLOAD, SERVER, build_frame
 from satemu.quic.settings import EndpointSettings
 
 SIZE = 1_000_000
-SETTINGS = EndpointSettings(max_datagram=1280, initial_window=4, cc="cubic")
+SETTINGS = EndpointSettings(max_datagram=1280, initial_window=4, cc="cubic", ecn="ect1")
 PID = os.getpid()
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -271,6 +271,13 @@ def test_endpoint_settings_take_effect_in_real_time(runs):
     for role in ("client", "server"):
         log = json.loads((out / f"{role}.json").read_text())
         assert log["settings"] == SETTINGS.to_dict() and log["cc"] == "cubic"
+    # Every QUIC datagram either side sent left its socket ECT(1) (IP_TOS).
+    from satemu.base.pcapng import read_pcapng
+    from satemu.quic.packets import ecn_of
+    for role in ("client", "server"):
+        marks = {ecn_of(p.data) for p in read_pcapng(out / f"{role}.pcapng").packets
+                 if p.data[12:14] == b"\x08\x00" and p.data[23] == 17}    # IPv4 UDP
+        assert marks == {"ect1"}, role
 
 
 def test_external_endpoints_complete_with_capture_metrics(runs):

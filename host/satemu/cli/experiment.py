@@ -62,7 +62,8 @@ def add_experiment(sub) -> None:
                      "return.rate=100kbit/s,1.5Mbit/s or forward.loss=0%%,1%%, or an endpoint "
                      "setting: endpoint.max_datagram=1280,1352, endpoint.initial_rtt=100,333, "
                      "endpoint.initial_window, endpoint.stream_window, endpoint.conn_window, "
-                     "endpoint.max_ack_delay, endpoint.stack=aioquic,quinn,aioquic/quinn; "
+                     "endpoint.max_ack_delay, endpoint.ecn=off,ect1, "
+                     "endpoint.stack=aioquic,quinn,aioquic/quinn; "
                      "repeatable")
     exp.add_argument("--jobs", type=whole(1, 1024, "a number of processes"), metavar="N",
                      help="points run at once, each on its own engine in its own process "

@@ -35,7 +35,7 @@ from aioquic.quic.events import (ConnectionTerminated, HandshakeCompleted, Strea
 
 from satemu.quic.ackpolicy import AckPolicy, PolicyConnection
 from satemu.quic.bulk import BulkAnswers, BulkDownload, make_configs
-from satemu.quic.settings import EndpointSettings
+from satemu.quic.settings import ECN_CODEPOINTS, EndpointSettings
 from satemu.quic.afpacket import SO_RCVBUFFORCE, SO_SNDBUFFORCE
 from satemu.quic.netns import RealtimeError
 
@@ -79,7 +79,11 @@ def _enlarge_buffers(sock: Any, size: int = SOCKET_BUFFER) -> None:
 
 
 class _LoggingProtocol(QuicConnectionProtocol):
-    """A QuicConnectionProtocol that logs (monotonic ns, UDP size, ACK-only) per datagram sent."""
+    """A QuicConnectionProtocol that logs (monotonic ns, UDP size, ACK-only) per datagram sent;
+    its socket sends with the ECN field ``tos`` (the class's, which a run sets from its
+    settings: satemu.quic.settings.ECN_CODEPOINTS)."""
+
+    tos = 0
 
     def __init__(self, quic: Any, stream_handler: Any = None) -> None:
         super().__init__(quic, stream_handler=stream_handler)
@@ -103,6 +107,8 @@ class _LoggingProtocol(QuicConnectionProtocol):
         sock = transport.get_extra_info("socket")
         if sock is not None:
             _enlarge_buffers(sock)
+            if self.tos:
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, self.tos)
 
     @property
     def stats(self) -> dict:
@@ -220,6 +226,7 @@ async def serve_bulk(bind: str, port: int, *, ack: "str | AckPolicy" = "default"
     def create_protocol(quic: Any, stream_handler: Any = None) -> BulkServerProtocol:
         protocol = BulkServerProtocol(quic, stream_handler=stream_handler,
                                       on_terminated=lambda _p: stop.set())
+        protocol.tos = ECN_CODEPOINTS[settings.ecn]
         protocols.append(protocol)
         return protocol
 
@@ -269,6 +276,7 @@ async def _fetch(host, port, size, policy, settings, client_cfg, local_port, tim
 
     def create_protocol(quic: Any, stream_handler: Any = None) -> BulkClientProtocol:
         made.append(BulkClientProtocol(quic, stream_handler=stream_handler))
+        made[-1].tos = ECN_CODEPOINTS[settings.ecn]
         return made[-1]
 
     error: Optional[str] = None

@@ -30,7 +30,7 @@ from typing import Callable
 from satemu.base.ether import PREAMBLE, to_wire
 from satemu.quic.ackpolicy import TIMER_RESOLUTION
 from satemu.quic.transfer import Delivery, PacketRecord, Transfer
-from satemu.quic.packets import build_frame, parse_frame
+from satemu.quic.packets import build_frame, ecn_of, parse_frame
 
 __all__ = ["CoSim", "Pair", "PacketFate", "endpoints", "make_transfer", "packet_fates",
            "bod_dict", "write_run_capture", "differences"]
@@ -53,6 +53,7 @@ class Pair:
     after: int | None = None
     rng: object = None
     started: bool = False
+    ecn: int = 0                # its datagrams' ECN field (satemu.quic.settings.ECN_CODEPOINTS)
 
     def acting(self):
         if self.rng is None:
@@ -97,6 +98,10 @@ class PacketFate:
     # and the cycle the copy reached the host (None: dropped).
     copy: str | None = None
     copy_delivered: int | None = None
+    # The ECN field it (and its copy) arrived with, as satemu.quic.packets.ecn_of names it
+    # ("ce": the link marked it); None where it did not arrive decodable.
+    ecn: str | None = None
+    copy_ecn: str | None = None
 
 
 def decoded(e):
@@ -148,12 +153,13 @@ class CoSim:
     rtt: list[tuple[int, float]] = field(default_factory=list)
     pairs: list[Pair] = field(default_factory=list)
     rtts: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
+    ecn: int = 0                     # the ECN field of ``client`` and ``server``'s datagrams
 
     def __post_init__(self) -> None:
         if not self.pairs:
             if self.client is None or self.server is None:
                 raise ValueError("CoSim needs a client and a server, or pairs")
-            self.pairs = [Pair(self.client, self.server)]
+            self.pairs = [Pair(self.client, self.server, ecn=self.ecn)]
         self.client, self.server = self.pairs[0].client, self.pairs[0].server
         self.rtts = {i: (self.rtt if i == 0 else []) for i in range(len(self.pairs))}
         clients, servers = {}, {}
@@ -207,7 +213,8 @@ class CoSim:
                     out = peer.transmit(now)
                 for data, info in out:
                     self._ip_id[port] = (self._ip_id[port] + 1) & 0xFFFF
-                    frame = build_frame(peer.local, peer.remote, data, self._ip_id[port])
+                    frame = build_frame(peer.local, peer.remote, data, self._ip_id[port],
+                                        p.ecn)
                     wire = to_wire(frame)
                     self.eth.send(port, wire, self.now_cycle)
                     self.wires[port].append(wire if self.capture else wire[:WIRE_HEAD])
@@ -405,19 +412,22 @@ def packet_fates(sim: CoSim) -> list[PacketFate]:
             raise ValueError(f"the {direction} direction: {len(mine)} datagrams sent and "
                              f"{len(came)} delivered, {len(sim.wires[port])} frames on the "
                              f"wire and {len(left)} out of the engine")
-        def became(f) -> tuple[str, int | None]:
+        def became(f) -> tuple[str, int | None, str | None]:
             if f.egress is None:
-                return f"dropped:{CAUSES[f.fate][0]}", None
+                return f"dropped:{CAUSES[f.fate][0]}", None, None
             # (a frame handed to an endpoint, or routed to one, was decoded: parse again only
             # those addressed to no endpoint, whose frames may fail to decode)
             d = came[left[id(f.egress)]]
             bad = not f.egress.wire_ok or d.flow == -1 and decoded(f.egress) is None
-            return "undecodable" if bad else "delivered", d.cycle
+            if bad:
+                return "undecodable", d.cycle, None
+            return "delivered", d.cycle, ecn_of(f.egress.frame)
 
         for i, f in zip(mine, fates_of(traffic, port, sim.wires[port])):
             told = sim.told[i] or (None,) * 4
-            copy = became(f.copy) if f.copy is not None else (None, None)
-            out[i] = PacketFate(*became(f), *told, *copy)
+            fate, at, ecn = became(f)
+            copy, copy_at, copy_ecn = became(f.copy) if f.copy is not None else (None,) * 3
+            out[i] = PacketFate(fate, at, *told, copy, copy_at, ecn, copy_ecn)
     return out
 
 

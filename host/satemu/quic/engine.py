@@ -194,7 +194,7 @@ def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "defaul
     ``engine``: an Engine, or a name (``board`` then runs on the simulated board whose UART URL
     and Ethernet port ``board`` holds, ``url`` and ``eth_port``). ``profile``: a name, a path or
     a Profile. ``pcap``: where to write the run's capture (``write_run_capture``)."""
-    from satemu.quic.settings import EndpointSettings
+    from satemu.quic.settings import ECN_CODEPOINTS, EndpointSettings
     engine = make_engine(engine, board)
     settings = settings or EndpointSettings()
     link = profile if isinstance(profile, Profile) else load_profile(profile)
@@ -203,7 +203,8 @@ def run_transfer(engine: Engine | str, profile, size: int, *, ack: str = "defaul
             endpoints(size, ack, seed, settings, stacks, qlog_dir, keylog) as (client, server,
                                                                               policy):
         t0 = time.monotonic()
-        sim = CoSim(loaded.wire, loaded.f_clk, client, server, capture=pcap is not None)
+        sim = CoSim(loaded.wire, loaded.f_clk, client, server, capture=pcap is not None,
+                    ecn=ECN_CODEPOINTS[settings.ecn])
         sim.run(lambda: client.done or client.error is not None, max_seconds, progress)
         wall = time.monotonic() - t0
         outcome = engine.settle(sim)

@@ -90,10 +90,11 @@ def _udp_checksum(src_ip: bytes, dst_ip: bytes, udp: bytes) -> int:
     return check or 0xFFFF              # zero means "no checksum" in IPv4, so send all ones
 
 
-def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> bytes:
+def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int,
+                ecn: int = 0) -> bytes:
     """An Ethernet II frame (no FCS) carrying ``payload`` in one UDP datagram from src to dst,
     tagged with the VLAN of ``src``, else of ``dst`` (a terminal's, both ways), if either has
-    one."""
+    one; ``ecn``: its IPv4 header's ECN field (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE)."""
     udp_length = UDP_HEADER_BYTES + len(payload)
     total_length = IPV4_HEADER_BYTES + udp_length
     if total_length > 0xFFFF:
@@ -106,7 +107,7 @@ def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> byt
     check = _udp_checksum(src_ip, dst_ip, udp_header + payload)
     udp_header = _UDP.pack(src.port, dst.port, udp_length, check)
 
-    ip_header = _IPV4.pack(0x45, 0, total_length, ip_id, FLAG_DF, TTL, IPPROTO_UDP, 0,
+    ip_header = _IPV4.pack(0x45, ecn & 3, total_length, ip_id, FLAG_DF, TTL, IPPROTO_UDP, 0,
                            src_ip, dst_ip)
     ip_header = ip_header[:10] + struct.pack("!H", internet_checksum(ip_header)) + ip_header[12:]
 
@@ -115,6 +116,19 @@ def build_frame(src: Endpoint, dst: Endpoint, payload: bytes, ip_id: int) -> byt
     frame = (dst.mac + src.mac + tag + struct.pack("!H", ETHERTYPE_IPV4) + ip_header + udp_header
              + payload)
     return frame.ljust(MIN_FRAME, b"\0")
+
+
+ECN_NAMES = ("not-ect", "ect1", "ect0", "ce")          # an IPv4 header's ECN field, by value
+
+
+def ecn_of(frame: bytes) -> str | None:
+    """The ECN field of an IPv4 frame's header (untagged or in one 802.1Q tag), by its name
+    (:data:`ECN_NAMES`); None for a frame too short to hold it or not IPv4."""
+    at = ETH_HEADER_BYTES + (VLAN_TAG_BYTES if frame[12:14] == struct.pack("!H", ETHERTYPE_VLAN)
+                             else 0)
+    if len(frame) < at + 2 or frame[at - 2:at] != struct.pack("!H", ETHERTYPE_IPV4):
+        return None
+    return ECN_NAMES[frame[at + 1] & 3]
 
 
 def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:

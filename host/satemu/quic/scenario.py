@@ -43,7 +43,7 @@ from satemu.base.units import UnitError, parse_time
 from satemu.link.profile import Profile, load_profile
 from satemu.link.tables import ProfileError, shown
 from satemu.quic.packets import CLIENT, SERVER, Endpoint
-from satemu.quic.settings import SETTING_NAMES, EndpointSettings, parse_setting
+from satemu.quic.settings import ECN_CODEPOINTS, SETTING_NAMES, EndpointSettings, parse_setting
 from satemu.quic.workload import MAX_OBJECTS, Workload, parse_workload
 
 __all__ = ["ScenarioError", "FlowSpec", "Scenario", "parse_scenario", "load_scenario",
@@ -414,7 +414,7 @@ def flow_pairs(specs, f_clk: int, keylog=None, seeded: bool = True):
             pairs.append(Pair(client, server, flow=i,
                               start=round(f.start * f_clk),
                               after=len(pairs) - 1 if sequential else None,
-                              rng=rng if seeded else None))
+                              rng=rng if seeded else None, ecn=ECN_CODEPOINTS[f.settings.ecn]))
             run.clients.append(client)
             run.servers.append(server)
             run.pairs.append(len(pairs) - 1)

@@ -31,6 +31,8 @@ STACKS = ("aioquic", "quinn")
 # The congestion controllers each stack offers, by satemu's name for them.
 STACK_CONTROLLERS = {"aioquic": ("reno", "cubic"), "quinn": ("reno", "cubic", "bbr")}
 CONTROLLERS = ("reno", "cubic", "bbr")
+# The ECN field of the datagrams the endpoints send (RFC 3168): its codepoint by setting.
+ECN_CODEPOINTS = {"off": 0, "ect1": 1, "ect0": 2}
 QUINN_MAX_ACK_DELAY_MS = 25.0    # quinn-proto 0.11 advertises this, and nothing else
 MIN_DATAGRAM = 1200              # RFC 9000 section 14: QUIC's smallest maximum datagram size
 # RFC 9002 section 6.2.2's recommendation; docs/architecture.md ("Endpoint settings") gives the
@@ -71,6 +73,9 @@ class EndpointSettings:
     * ``stream_window``/``conn_window``: the flow-control credit each endpoint grants its peer
       per stream (initial_max_stream_data) and per connection (initial_max_data), in bytes.
     * ``max_ack_delay_ms``: the max_ack_delay each endpoint advertises (quinn: 25 ms only).
+    * ``ecn``: the ECN field of every datagram the endpoints send: ``off`` (Not-ECT), ``ect0``
+      or ``ect1`` (:data:`ECN_CODEPOINTS`), for a link's ECN marking to mark; neither stack
+      reacts to CE (aioquic keeps no ECN counts, quinn is not told), so it measures the marks.
     """
 
     max_datagram: int = MAX_UDP_PAYLOAD
@@ -80,6 +85,7 @@ class EndpointSettings:
     stream_window: int = 64 * MIB
     conn_window: int = 64 * MIB
     max_ack_delay_ms: float = 25.0
+    ecn: str = "off"
 
     def __post_init__(self) -> None:
         self.check()
@@ -113,6 +119,8 @@ class EndpointSettings:
         if not _finite(self.max_ack_delay_ms) or not 0 < self.max_ack_delay_ms < 1 << 14:
             raise ValueError(f"max_ack_delay {self.max_ack_delay_ms!r} ms is outside "
                              f"(0, 16384) ms")
+        if self.ecn not in ECN_CODEPOINTS:
+            raise ValueError(f"ecn {self.ecn!r}: one of {', '.join(ECN_CODEPOINTS)}")
 
     def check_stack(self, stack: str, server: bool = True) -> None:
         """Raise ValueError if ``stack`` is unknown or cannot take these settings as the server
@@ -257,6 +265,10 @@ SETTINGS = (
             "flow-control credit per connection (default %(default)s)", "BYTES"),
     Setting("max_ack_delay", "max_ack_delay_ms", lambda t: _ms(t, "max_ack_delay"), "a delay",
             "max_ack_delay both endpoints advertise (default %(default)s ms)", "MS"),
+    Setting("ecn", "ecn", lambda t: str(t).strip(), "an ECN codepoint",
+            "the ECN field of the datagrams the endpoints send: off, ect0 or ect1, for the "
+            "link's ecn_step to mark (no stack reacts to CE yet) (default %(default)s)",
+            "off|ect0|ect1"),
     Setting("stack", "stacks", parse_stacks, "a stack",
             "the QUIC stack of both endpoints, or of the client and the server, e.g. quinn or "
             f"aioquic/quinn: {', '.join(STACKS)} (default %(default)s)", "S|CLIENT/SERVER"),

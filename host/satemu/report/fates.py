@@ -11,7 +11,7 @@ __all__ = ["FATE_COLUMNS", "FIRST_RTT_LISTED", "known_fates", "fate_columns", "f
 
 # packets.csv's columns after time_s,direction,size,ack_only (see write_packets_csv).
 FATE_COLUMNS = ("fate", "delivered_s", "packet_numbers", "packet_types", "frame_types",
-                "largest_acked", "copy")
+                "largest_acked", "copy", "ecn")
 # The most datagrams result.json's first_rtt lists one by one (it counts them all).
 FIRST_RTT_LISTED = 32
 DIRECTIONS = ("forward", "return")
@@ -39,7 +39,7 @@ def fate_columns(t, fate, origin: int) -> list[str]:
     numbers = "" if fate.numbers is None else " ".join(map(str, fate.numbers))
     largest = "" if fate.largest_acked is None else str(fate.largest_acked)
     return [fate.fate, at, numbers, fate.types or "", fate.frames or "", largest,
-            fate.copy or ""]
+            fate.copy or "", fate.ecn or ""]
 
 
 def _tally(t, fates, copies: bool = False) -> dict:
@@ -68,6 +68,10 @@ def fate_summary(t) -> dict | None:
     out = {**tally, "disagreements": [], "error": None}
     if any(copies.values()):
         out["copies"] = copies              # duplication's copies, by fate
+    # The datagrams and copies that arrived marked CE, per direction (the link's ECN marking:
+    # ce_marked counts them where the endpoints sent ECT).
+    out["ce"] = {d: sum((f.ecn == "ce") + (f.copy_ecn == "ce") for r, f in zip(t.sent, fates)
+                        if r.direction == d) for d in DIRECTIONS}
     stats = t.board_stats or {}
     if all(stats.get(d) for d in DIRECTIONS):
         counts = {}

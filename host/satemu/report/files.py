@@ -31,7 +31,9 @@ def write_packets_csv(t, path) -> Path:
       delivery: every frame but PADDING, CONNECTION_CLOSE and PATH_RESPONSE. quinn tells
       none of them: empty for its datagrams;
     * ``copy``: where the channel's duplication copied it, its copy's fate as ``fate`` says
-      one (empty: not copied).
+      one (empty: not copied);
+    * ``ecn``: the ECN field it arrived with (``not-ect``, ``ect1``, ``ect0``, ``ce``: the
+      link marked it; empty where it did not arrive decodable).
 
     The fate columns are empty where the run knows no fates: a real-time run, whose captures
     are not matched datagram by datagram."""

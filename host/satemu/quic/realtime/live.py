@@ -20,6 +20,7 @@ import errno
 import json
 import selectors
 import socket
+import struct
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -116,9 +117,11 @@ class LiveSide:
             with p.acting():
                 out = ep.transmit(now)
             sock, dest = self.socks[ep.local.addr], ep.remote.addr
+            # The pair's ECN field, per datagram (pairs on one socket may differ).
+            tos = [(socket.IPPROTO_IP, socket.IP_TOS, struct.pack("i", p.ecn))] if p.ecn else []
             for data, info in out:
                 try:
-                    sock.sendto(data, dest)
+                    sock.sendmsg([data], tos, 0, dest)
                 except OSError:         # a full socket buffer, no route: the datagram is lost
                     self.send_errors += 1
                     continue
