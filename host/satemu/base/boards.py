@@ -236,11 +236,12 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           # board); the board's own FT2232H (USB 0403:6010) has JTAG on channel A.
           programmer=Programmer(None, "ft2232", "the board's own FT2232H (USB; JTAG on "
                                                 "channel A)"),
-          # nextpnr's static placer at seed 2, router2 with timing-driven ripup: with the
+          # nextpnr's static placer at seed 3, router2 with timing-driven ripup: with the
           # forward ring, the HeAP placer's placements diverged in router2 at seeds 1 to 8, and
-          # without the ripup port A's receive clock missed (docs/hardware.md).
+          # without the ripup port A's receive clock missed; protocol 16's netlist diverged at
+          # seed 2 and missed port A's receive clock at seed 1 (docs/hardware.md).
           bitstream=Bitstream("hw.versa_ecp5", "versa_ecp5", "satemu_versa_ecp5",
-                              "--router router2 --placer static --tmg-ripup", seed=2),
+                              "--router router2 --placer static --tmg-ripup", seed=3),
           timeline_entries=TIMELINE_ENTRIES),
     # The Colorlight 5A-75B, revision 8.0 (LFE5U-25F): SDR SDRAM M12L64322A (8 MiB, so 2 MiB
     # delay lines), SERV and small CPU memories, no BoD block, 512-frame queues and 32-bit
