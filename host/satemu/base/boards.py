@@ -257,11 +257,11 @@ BOARDS: dict[str, Board] = dict(map(_board, [
           # No programmer of its own: a JTAG adapter on the J27 pads. openFPGALoader's
           # "colorlight" entry names no cable, so one is named: a single-channel FT232H.
           programmer=Programmer("colorlight", "ft232", "a JTAG adapter wired to the J27 pads"),
-          # Seed 2: with protocol 14's netlist router2 diverged at seed 1 (overused wires near
-          # 10,000 at iteration 97), and seed 2 routed and met every clock; with protocol 13's
-          # it was the other way round (docs/hardware.md).
+          # Seed 4: with protocol 16's netlist seed 2 missed port B's receive clock, seed 1
+          # diverged in router2 and seed 3 missed the system clock; protocol 14's met at seed 2,
+          # protocol 13's at seed 1 (docs/hardware.md).
           bitstream=Bitstream("hw.colorlight_5a_75b", "colorlight_5a_75b",
-                              "satemu_colorlight_5a_75b", "--router router2", seed=2),
+                              "satemu_colorlight_5a_75b", "--router router2", seed=4),
           # The timeline store fills the DRAM's lower half (4 MiB).
           timeline_entries=TIMELINE_ENTRIES),
 ]))
