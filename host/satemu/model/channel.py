@@ -328,25 +328,22 @@ class Channel:
         cnt["rx_frames"] += 1
         cnt["rx_bytes"] += length
         self._settle(arrival)
-        r = self._decide(arrival, length, err, terminal, who, ecn, copy=False)
-        if self._copied:
+        r, copied = self._decide(arrival, length, err, terminal, who, ecn, copy=False)
+        if copied:
             cnt["duplicated"] += 1
             self._decide(arrival, length, err, terminal, who, ecn, copy=True)
         return r
 
     def _decide(self, arrival: int, length: int, err: bool, terminal: int | None, who: int,
-                ecn: int, copy: bool) -> FrameResult:
-        """A frame's (or its copy's) fate and schedule; sets ``_copied`` to whether it is to
-        be copied."""
+                ecn: int, copy: bool) -> tuple[FrameResult, bool]:
+        """A frame's (or its copy's) fate and schedule, and whether it is to be copied."""
         regs, params, cnt, table = self.regs, self.params, self.cnt, self.table
-        self._copied = False
         self._count(terminal, "rx_frames")           # (a terminal counts its copies too)
         self._count(terminal, "rx_bytes", length)
         own = table.framed[terminal] if self.separate and terminal is not None else regs
         cap = params.queue_cap(regs.bod)
         if self.separate:
             cap = params.terminal_cap(regs.bod, self.n)
-        fate = None
         if length < regs.min_len:
             fate = Fate.RUNT
         elif length > regs.max_len:
@@ -355,25 +352,25 @@ class Channel:
             fate = Fate.ERROR
         elif terminal is None and self.separate:
             fate = Fate.UNCLASSIFIED
-        elif not copy and regs.dup_p:
-            # A frame that passes these checks draws its duplication (its copy draws none).
-            self._copied = self.duplicate.draw(regs)
-        if fate is not None:
-            pass
-        elif self.loss.lost(own, who):
-            fate = Fate.LOSS
-        elif (self.q_frames[who] + 1 > min(own.queue_frames, cap)
-              or self.q_bytes[who] + length > own.queue_bytes):
-            fate = Fate.QUEUE
-        elif self.mem_words[who] + frame_words(length) > self.region(regs):
-            fate = Fate.MEM
         else:
-            fate = Fate.DELIVERED
+            fate = None
+        # A frame that passes these checks draws its duplication (its copy draws none).
+        copied = fate is None and not copy and bool(regs.dup_p) and self.duplicate.draw(regs)
+        if fate is None:
+            if self.loss.lost(own, who):
+                fate = Fate.LOSS
+            elif (self.q_frames[who] + 1 > min(own.queue_frames, cap)
+                  or self.q_bytes[who] + length > own.queue_bytes):
+                fate = Fate.QUEUE
+            elif self.mem_words[who] + frame_words(length) > self.region(regs):
+                fate = Fate.MEM
+            else:
+                fate = Fate.DELIVERED
         if fate is not Fate.DELIVERED:
             cnt[FATE_COUNTER[fate]] += 1
             self._count(terminal, FATE_COUNTER[fate])
             self.frames.append(r := FrameResult(fate, terminal=terminal, copy=copy))
-            return r
+            return r, copied
         queued = self.q_frames[who]               # (ECN marking's queue: the frames ahead)
         self.q_frames[who] += 1
         self.q_bytes[who] += length
@@ -390,7 +387,7 @@ class Channel:
             self.bod.push(len(self.frames), length, regs.overhead, who)
             self.frames.append(r := FrameResult(fate, length=length, terminal=terminal,
                                                 flip=flip, copy=copy))
-            return r
+            return r, copied
         departure = self.shaper.depart(arrival, length, regs)
         latency = regs.delay + (self.jitter.draw(regs) if regs.jit_sigma else 0)
         release = params.paced(departure + max(latency, params.latency_floor),
@@ -406,7 +403,7 @@ class Channel:
         self.timed.append(len(self.frames))
         self.frames.append(r := FrameResult(fate, departure, egress, terminal=terminal, flip=flip,
                                             copy=copy, ce=ce))
-        return r
+        return r, copied
 
     def region(self, regs: ChannelRegs) -> int:
         """Delay-line words each terminal's frames may hold: the region, or where the terminals

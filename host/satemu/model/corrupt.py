@@ -6,7 +6,7 @@ from __future__ import annotations
 from satemu.base.prng import Xoshiro128pp
 from satemu.base.regmap import CORRUPT_SEED_XOR
 
-__all__ = ["Corrupt", "flipped"]
+__all__ = ["Corrupt", "CorrelatedDecisions", "flipped"]
 
 
 def flipped(frame: bytes, bit: int | None) -> bytes:
@@ -19,26 +19,39 @@ def flipped(frame: bytes, bit: int | None) -> bytes:
     return bytes(out)
 
 
-class Corrupt:
-    """A channel's corruption draws, one each from three xoshiro128++ streams for every frame
-    it admits while ``cor_p`` is not 0, in admission order: the repeat ``r``, the decision ``u``
-    and the bit ``b``. The frame repeats the last frame's decision when ``r >> 16 < cor_corr``,
-    else it is corrupted when ``u < cor_p``; a corrupted frame of n bytes has bit ``(b x 8n) >>
-    32`` flipped. So each frame is corrupted with probability cor_p / 2^32 whatever the
-    correlation, which only repeats decisions (lag-k correlation (cor_corr / 2^16)^k), and the
-    bit is uniform over the frame's bits to within 8n / 2^32."""
+class CorrelatedDecisions:
+    """Yes/no decisions from xoshiro128++ streams of their own, seeded from ``seed`` xored with
+    each of ``xors``, one draw of each stream a decision: the repeat ``r``, the decision ``u``
+    and any more a caller uses. A decision repeats the last one when ``r >> 16 < corr``, else it
+    is ``u < p``; so it is yes with probability p / 2^32 whatever the correlation, which only
+    repeats decisions (lag-k correlation (corr / 2^16)^k). Corruption's and duplication's."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, xors):
+        self.xors = tuple(xors)
         self.reseed(seed)
 
     def reseed(self, seed: int) -> None:
-        self.streams = [Xoshiro128pp(seed ^ x) for x in CORRUPT_SEED_XOR]
+        self.streams = [Xoshiro128pp(seed ^ x) for x in self.xors]
         self.last = False
+
+    def decide(self, p: int, corr: int) -> tuple[bool, list[int]]:
+        """The next decision, and the draws of the streams after the first two."""
+        r, u, *rest = (s.next() for s in self.streams)
+        self.last = self.last if r >> 16 < corr else u < p
+        return self.last, rest
+
+
+class Corrupt(CorrelatedDecisions):
+    """A channel's corruption draws, one each from three xoshiro128++ streams for every frame
+    it admits while ``cor_p`` is not 0, in admission order: the repeat ``r``, the decision ``u``
+    and the bit ``b`` (CorrelatedDecisions). A corrupted frame of n bytes has bit ``(b x 8n)
+    >> 32`` flipped, uniform over the frame's bits to within 8n / 2^32."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed, CORRUPT_SEED_XOR)
 
     def draw(self, regs, length: int) -> int | None:
         """The bit the next admitted frame of ``length`` bytes has flipped under ``regs`` (its
         cor_* values), or None."""
-        r, u, b = (s.next() for s in self.streams)
-        hit = self.last if r >> 16 < regs.cor_corr else u < regs.cor_p
-        self.last = hit
+        hit, (b,) = self.decide(regs.cor_p, regs.cor_corr)
         return (b * 8 * length) >> 32 if hit else None
