@@ -111,7 +111,8 @@ def _consistency(t, sent_n, sent_bytes, delivered_n) -> dict:
       counter holds; a port drop therefore shows as a mismatch here);
     * ``frames_out``: frames delivered to the endpoints == tx_frames (a frame that left the board
       but could not be decoded, or was still in flight when the run stopped, shows here);
-    * ``frames_dropped``: sent - delivered == the sum of every ``drop_*`` counter.
+    * ``frames_dropped``: sent + the link's copies (``duplicated``) - delivered == the sum of
+      every ``drop_*`` counter.
 
     Without board counters (the real-time mode) there is nothing to compare: ``applicable`` is
     False and ``consistent`` None.
@@ -133,7 +134,8 @@ def _consistency(t, sent_n, sent_bytes, delivered_n) -> dict:
             "frames_in": (sent_n[d], None if rx is None else rx + sum(port)),
             "bytes_in": (sent_bytes[d], get("rx_bytes")),
             "frames_out": (delivered_n[d], get("tx_frames")),
-            "frames_dropped": (sent_n[d] - delivered_n[d], sum(drops) if board else None),
+            "frames_dropped": (sent_n[d] + (get("duplicated") or 0) - delivered_n[d],
+                               sum(drops) if board else None),
         }
         section = {}
         for name, (ours, theirs) in pairs.items():
