@@ -55,6 +55,11 @@ def test_serial_sweep_writes_a_row_per_point(serial):
     report = (serial / "report.md").read_text()
     assert "(sweep_return_bytes.png)" in report
     assert "(sweep_goodput_vs_return_rate.png)" in report
+    # Each run's plots, the packets' too, linked where drawn.
+    for r in got:
+        for name in ("forward_goodput", "return_size_cdf", "ack_sizes"):
+            assert (serial / r["run_dir"] / f"{name}.png").exists()
+            assert f"({r['run_dir']}/{name}.png)" in report
     assert (serial / "sweep_return_bytes.png").stat().st_size > 1000
     assert (serial / "sweep_goodput_vs_return_rate.png").stat().st_size > 1000
 

@@ -84,7 +84,7 @@ def cmd_experiment(args) -> int:
     from what OUT holds; results.csv/json, the table, report.md and its plots."""
     import json
     from satemu.base.boards import BOARDS
-    from satemu.report.plots import PLOT_NAMES
+    from satemu.report.plots import PACKET_PLOT_NAMES, PLOT_NAMES
     from satemu.report.sweep import sweep_markdown, write_results
     from satemu.report.tables import experiment_markdown, format_table
     from satemu.sweep import PRESETS, parse_sets, plan, split_values
@@ -130,7 +130,11 @@ def cmd_experiment(args) -> int:
             continue
         rows.append(record["row"])
         s = json.loads((out / p.run_rel / "result.json").read_text())
-        plots = PLOT_NAMES + (("demand_grant",) if s["bod"] else ())
+        # Every plot the run drew: the four, the packets' where they had something to show,
+        # the BoD demand and grants, the timeline.
+        plots = [name for name in PLOT_NAMES + PACKET_PLOT_NAMES + ("demand_grant",
+                                                                    "link_timeline")
+                 if (out / p.run_rel / f"{name}.png").exists()]
         table.append((s, {name: str(p.run_rel / f"{name}.png") for name in plots}))
     write_results(rows, out, failed)
     if table:
