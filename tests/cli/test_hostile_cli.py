@@ -56,7 +56,8 @@ def test_ack_n_bound_is_the_varint_bound_of_the_threshold():
         buf.push_uint_var(ACK_N_MAX)
     for bad in (f"ack-frequency:{ACK_N_MAX + 1}", f"ratio:{HUGE}", "ratio:" + "9" * 100_000,
                 "ratio:0", "ratio:\u00b2", "ack-frequency:-1"):
-        with pytest.raises(ValueError, match=rf"N in 1 \.\. {ACK_N_MAX} \(2\^62\)$"):
+        with pytest.raises(ValueError, match=rf"N in 1 \.\. {ACK_N_MAX} \(2\^62\), or neqo\[:R\] "
+                                     r"with R in 10 \.\. 255$"):
             AckPolicy.parse(bad)
     with pytest.raises(ValueError, match=r"N is outside 1 \.\. "):
         AckPolicy("ack-frequency", ACK_N_MAX + 1)
@@ -76,7 +77,8 @@ def test_quic_ack_out_of_range_is_a_usage_error(stack, policy, tmp_path, capsys,
     assert main(QUIC + ["--stack", stack, "--ack", policy, "--out", str(tmp_path / "o")]) == 2
     assert one_line(capsys) == (f"satemu: --ack: unknown ACK policy {policy[:40]!r}: expected "
                                 f"default, ratio:N, adaptive, ack-frequency:N, chromium, "
-                                f"picoquic or quicly:N with N in 1 .. {ACK_N_MAX} (2^62)")
+                                f"picoquic or quicly:N with N in 1 .. {ACK_N_MAX} (2^62), "
+                                f"or neqo[:R] with R in 10 .. 255")
     assert not (tmp_path / "o").exists()
 
 

@@ -216,7 +216,8 @@ def test_reordering_state_bounds_its_gaps():
 # ---- IMMEDIATE_ACK ---------------------------------------------------------------------------
 
 def transfer(policy, server_policy, size=200_000, **kwargs):
-    config_args = {k: kwargs.pop(k) for k in ("max_ack_delay_ms", "qlog") if k in kwargs}
+    config_args = {k: kwargs.pop(k) for k in ("max_ack_delay_ms", "qlog", "initial_rtt_ms")
+                   if k in kwargs}
     client_config, server_config = make_configs(**config_args)
     with deterministic(0):
         link = IdealLink(BulkClient(client_config, size, policy=policy),
@@ -340,7 +341,7 @@ OPTIONS = "expected +reorder, +reordering:R or +immediate-ack"
      f"ACK policy 'ack-frequency:10+reordering:{VARINT_MAX + 1}': {R_RANGE}"),
     ("ratio:0+reorder", "unknown ACK policy 'ratio:0+reorder': expected default, ratio:N, "
                         "adaptive, ack-frequency:N, chromium, picoquic or quicly:N with N in "
-                        "1 .. 4611686018427387904 (2^62)"),
+                        "1 .. 4611686018427387904 (2^62), or neqo[:R] with R in 10 .. 255"),
 ])
 def test_bad_spellings_are_refused_in_one_line(text, message):
     with pytest.raises(ValueError) as info:

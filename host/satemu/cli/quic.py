@@ -26,8 +26,8 @@ def add_quic(sub) -> None:
                       "workload (a TOML file: docs/scenarios.md); in place of --profile")
     quic.add_argument("--size", default="1MB", help="bytes to download, e.g. 100KB, 10MB")
     quic.add_argument("--ack", default="default", help="the client's ACK policy: default, "
-                      "ratio:N, adaptive, ack-frequency:N, chromium, picoquic or quicly:N (default "
-                      "%(default)s)")
+                      "ratio:N, adaptive, ack-frequency:N, chromium, picoquic, quicly:N or neqo[:R] "
+                      "(default %(default)s)")
     transfer_args(quic)
     quic.add_argument("--compare", action="store_true",
                       help="after the transfer on the board, run it on the model engine and "

@@ -66,7 +66,13 @@ ADAPTIVE_STARTUP_PACKETS = 100          # "adaptive": ACK 1:2 for this many pack
 PICOQUIC_RATE = 16e6                    # "picoquic": above this receive rate (bit/s) ACK less
 PICOQUIC_LONG_RTT = 0.100               # ... 1:10 over a longer RTT (s), 1:4 over a shorter
 QUICLY_ACK_DELAY = 0.025                # "quicly:N": its delayed-ACK timeout (s)
-NAMED = ("default", "adaptive", "chromium", "picoquic")      # the policies without an N
+# "neqo[:R]": neqo's sender rule (neqo-transport's ackrate.rs; ConnectionParameters::ack_ratio)
+NEQO_RATIO_SCALE = 10                   # its ack_ratio is in tenths of ACKs per round trip
+NEQO_RATIO = 4 * NEQO_RATIO_SCALE       # its default: aim at 4 ACKs per round trip
+NEQO_RATIO_MAX = 255                    # a u8
+NEQO_PACKETS = (2, 256)                 # ACK every 2 .. 256 packets
+NEQO_MAX_DELAY = 0.050                  # the delay it asks for is at most 50 ms
+NAMED = ("default", "adaptive", "chromium", "picoquic", "neqo")  # the policies without an N
 RECEIVER_RULES = ("ratio", "adaptive", "chromium", "picoquic", "quicly")   # take +reorder
 MISSING_RANGES = 256                    # gaps a ReorderingState remembers (the oldest go first)
 IMMEDIATE_ACK_ROOM = 4                  # bytes a packet must have left to carry IMMEDIATE_ACK
@@ -77,7 +83,8 @@ _ONE_RTT_EPOCHS = (Epoch.ONE_RTT, Epoch.ZERO_RTT)     # both land in the 1-RTT p
 @dataclass(frozen=True)
 class AckPolicy:
     """How the receiver of data paces its ACKs; parsed from "default", "ratio:N", "adaptive",
-    "ack-frequency:N", or a deployed stack's rule: "chromium", "picoquic", "quicly:N"; then
+    "ack-frequency:N", or a deployed stack's rule: "chromium", "picoquic", "quicly:N",
+    "neqo[:R]"; then
     options, each a "+" suffix (see :class:`PolicyConnection` for what they do):
 
     * ``+reorder`` (ratio:N, adaptive, chromium, picoquic, quicly:N): ACK every ack-eliciting
@@ -90,7 +97,7 @@ class AckPolicy:
     ``+reordering:1`` left out)."""
 
     kind: str
-    n: int = 2
+    n: int = 2                          # N; neqo's ack_ratio R
     reorder: bool = False               # +reorder
     reordering: int = 1                 # +reordering:R
     immediate_ack: bool = False         # +immediate-ack
@@ -101,6 +108,11 @@ class AckPolicy:
                 or not 1 <= self.n <= ACK_N_MAX):
             raise ValueError(f"ACK policy {self.kind}:{str(self.n)[:40]}: N is outside "
                              f"1 .. {ACK_N_MAX} (2^62)")
+        if self.kind == "neqo" and (isinstance(self.n, bool) or not isinstance(self.n, int)
+                                    or not NEQO_RATIO_SCALE <= self.n <= NEQO_RATIO_MAX):
+            raise ValueError(f"ACK policy neqo:{str(self.n)[:40]}: R is neqo's ack_ratio, "
+                             f"ACKs per round trip x {NEQO_RATIO_SCALE}, in {NEQO_RATIO_SCALE} "
+                             f".. {NEQO_RATIO_MAX}")
         if not isinstance(self.reorder, bool) or not isinstance(self.immediate_ack, bool):
             raise ValueError(f"ACK policy {self.kind}: reorder and immediate_ack are booleans")
         if isinstance(self.reordering, bool) or not isinstance(self.reordering, int) \
@@ -114,6 +126,13 @@ class AckPolicy:
         if (self.reordering != 1 or self.immediate_ack) and self.kind != "ack-frequency":
             raise ValueError(f"ACK policy {self.kind}: +reordering:R and +immediate-ack go "
                              f"with ack-frequency:N only (they are ACK_FREQUENCY's sender side)")
+
+    @property
+    def asks_peer(self) -> bool:
+        """Whether the data's sender asks the receiver's pace with ACK_FREQUENCY frames
+        (ack-frequency:N, neqo[:R]): both advertise min_ack_delay, and the receiver honours the
+        frames."""
+        return self.kind in ("ack-frequency", "neqo")
 
     @classmethod
     def parse(cls, text: "str | AckPolicy") -> "AckPolicy":
@@ -154,19 +173,25 @@ class AckPolicy:
     @classmethod
     def _parse_base(cls, spec: str, text: str) -> "AckPolicy":
         if spec in NAMED:
-            return cls(spec)
+            return cls(spec, NEQO_RATIO) if spec == "neqo" else cls(spec)
         kind, sep, arg = spec.partition(":")
-        if kind in ("ratio", "ack-frequency", "quicly") and sep and re.fullmatch(r"[0-9]+", arg):
+        if kind in ("ratio", "ack-frequency", "quicly", "neqo") and sep \
+                and re.fullmatch(r"[0-9]+", arg):
             digits = arg.lstrip("0") or "0"     # ASCII digits; more than 20 are never in range,
             n = int(digits) if len(digits) <= 20 else 0               # and go unconverted
+            if kind == "neqo":
+                return cls(kind, n)             # its own range, said by __post_init__
             if 1 <= n <= ACK_N_MAX:
                 return cls(kind, n)
         raise ValueError(f"unknown ACK policy {text[:40]!r}: expected default, ratio:N, adaptive, "
                          f"ack-frequency:N, chromium, picoquic or quicly:N with N in 1 .. "
-                         f"{ACK_N_MAX} (2^62)")
+                         f"{ACK_N_MAX} (2^62), or neqo[:R] with R in {NEQO_RATIO_SCALE} .. "
+                         f"{NEQO_RATIO_MAX}")
 
     def __str__(self) -> str:
         text = self.kind if self.kind in NAMED else f"{self.kind}:{self.n}"
+        if self.kind == "neqo" and self.n != NEQO_RATIO:
+            text = f"neqo:{self.n}"
         if self.reorder:
             text += "+reorder"
         if self.reordering != 1:
@@ -390,6 +415,17 @@ class PolicyConnection(QuicConnection):
       The frame's Reordering Threshold R is honoured as draft-ietf-quic-ack-frequency-12
       section 6.2 says: 0, out-of-order packets never make an ACK immediate; 1, RFC 9000's rule
       (as the ratio policies); R > 1, :class:`ReorderingState`'s test, per 1-RTT packet.
+    * ``neqo[:R]``: neqo's sender rule (neqo-transport, ``ackrate.rs``), on ack-frequency's
+      frames: the server asks for an ACK every P = clamp(cwnd x 10 / MTU / R, 2, 256)
+      ack-eliciting packets and a max_ack_delay of clamp(SRTT x 10 / R, the peer's
+      min_ack_delay, 50 ms), reordering threshold 1. R is neqo's ack_ratio (ACKs per round
+      trip x 10; 40, its default, unless given). The target is set when the peer's transport
+      parameters arrive (SRTT is then the initial RTT) and again whenever a congestion event
+      shrinks the window, never as it grows. A frame goes out only when the target's P differs
+      from the last one acknowledged, or its delay by more than a quarter; one at a time, and a
+      lost one is replaced by the target then in force. Until a frame is acknowledged the peer
+      is taken to ACK every 2 packets within its max_ack_delay. MTU is this endpoint's
+      max_datagram_size (neqo: its path MTU). The client acts as ``ack-frequency:N``'s.
 
     Options (:class:`AckPolicy`):
 
@@ -443,7 +479,13 @@ class PolicyConnection(QuicConnection):
         self._numbers_hooked = False
         self._reorder_until: Optional[float] = None     # +reorder: ACK at once until then
         self._immediate_ack_outstanding = False     # ours, neither acknowledged nor lost
-        if self.policy.kind == "ack-frequency":
+        # neqo: (packets per ACK, delay in us) acknowledged by the peer and wanted; a frame out
+        self._neqo_current: Optional[tuple[int, int]] = None
+        self._neqo_target: Optional[tuple[int, int]] = None
+        self._neqo_min_us = 0
+        self._af_outstanding = False
+        self._af_seq = 0
+        if self.policy.asks_peer:
             handlers = self._QuicConnection__frame_handlers
             handlers[FRAME_ACK_FREQUENCY] = (self._handle_ack_frequency_frame,
                                              frozenset([Epoch.ONE_RTT]))
@@ -461,6 +503,8 @@ class PolicyConnection(QuicConnection):
 
         self._loss.on_packet_sent = on_packet_sent
         self._count_handshake_losses()
+        if self.policy.kind == "neqo":
+            self._watch_congestion()
         if getattr(configuration, "initial_window", None) is not None:
             self._set_initial_window(configuration.initial_window
                                      * configuration.max_datagram_size)
@@ -505,6 +549,19 @@ class PolicyConnection(QuicConnection):
 
         loss._on_packets_lost = counted
         loss.on_loss_detection_timeout = timeout
+
+    def _watch_congestion(self) -> None:
+        """neqo: retarget when recovery's congestion event shrinks the window."""
+        loss = self._loss
+        on_packets_lost = loss._on_packets_lost
+
+        def watched(**kwargs: Any) -> None:
+            before = loss.congestion_window
+            on_packets_lost(**kwargs)
+            if loss.congestion_window < before and self._neqo_target is not None:
+                self._neqo_retarget()
+
+        loss._on_packets_lost = watched
 
     def _confirm_handshake(self) -> None:
         super()._confirm_handshake()
@@ -618,7 +675,7 @@ class PolicyConnection(QuicConnection):
         is_ack_eliciting, is_probing = super()._payload_received(
             context, plain, crypto_frame_required=crypto_frame_required)
         self._rx_packets.append((context.epoch, is_ack_eliciting))
-        if context.epoch in _ONE_RTT_EPOCHS and self.policy.kind == "ack-frequency":
+        if context.epoch in _ONE_RTT_EPOCHS and self.policy.asks_peer:
             self._rx_eliciting = is_ack_eliciting
             if not self._numbers_hooked:
                 self._hook_packet_numbers(self._spaces[Epoch.ONE_RTT])
@@ -678,7 +735,7 @@ class PolicyConnection(QuicConnection):
             return max(K_GRANULARITY, min(self.max_ack_delay, self._loss._rtt_min / 4))
         if self.policy.kind == "quicly":
             return min(QUICLY_ACK_DELAY, self.max_ack_delay)
-        if self.policy.kind == "ack-frequency" and self._af_max_ack_delay is not None:
+        if self.policy.asks_peer and self._af_max_ack_delay is not None:
             return self._af_max_ack_delay
         return self.max_ack_delay
 
@@ -702,7 +759,7 @@ class PolicyConnection(QuicConnection):
         # new largest, possibly above a gap, or older than the largest, i.e. reordered.
         out_of_order = (largest > largest_before + 1 and largest_before >= 0) \
             or largest <= largest_before
-        if self.policy.kind != "ack-frequency" or self._af_reordering == 1:
+        if not self.policy.asks_peer or self._af_reordering == 1:
             reordering_ack = out_of_order               # RFC 9000 section 13.2.1
         else:                                           # the draft's section 6.2: 0 or above 1
             reordering_ack = self._af_reordering > 1 and threshold_due
@@ -733,20 +790,20 @@ class PolicyConnection(QuicConnection):
             out.append((param_id, value))
         if not found:
             raise RuntimeError("aioquic no longer sends max_ack_delay")
-        if self.policy.kind == "ack-frequency":
+        if self.policy.asks_peer:
             out.append((TP_MIN_ACK_DELAY, _varint(round(self.min_ack_delay * 1e6))))
         if isinstance(self._quic_logger, VirtualTimeTrace):         # aioquic logged 25 ms
             event = self._quic_logger._events[-1]
             if event["name"] == "transport:parameters_set":
                 event["data"]["max_ack_delay"] = advertised_ms
-                if self.policy.kind == "ack-frequency":
+                if self.policy.asks_peer:
                     event["data"]["min_ack_delay"] = round(self.min_ack_delay * 1e6)
         return b"".join(_varint(pid) + _varint(len(value)) + value for pid, value in out)
 
     def _parse_transport_parameters(self, data: bytes, from_session_ticket: bool = False) -> None:
         super()._parse_transport_parameters(data, from_session_ticket=from_session_ticket)
         items = dict(tlv_items(data))
-        if TP_MIN_ACK_DELAY not in items or self.policy.kind != "ack-frequency":
+        if TP_MIN_ACK_DELAY not in items or not self.policy.asks_peer:
             return
         try:
             min_us = Buffer(data=items[TP_MIN_ACK_DELAY]).pull_uint_var()
@@ -760,16 +817,52 @@ class PolicyConnection(QuicConnection):
                                       reason_phrase="min_ack_delay is invalid or above "
                                                     "max_ack_delay")
         self.peer_min_ack_delay = min_us / 1e6
-        if not self._is_client and not from_session_ticket:
+        if self._is_client or from_session_ticket:
+            return
+        if self.policy.kind == "neqo":
+            self._neqo_current = (NEQO_PACKETS[0], max_ms * 1000)
+            self._neqo_min_us = min_us
+            self._neqo_retarget()
+        else:
             self._af_pending = True
 
     # ---- ACK_FREQUENCY frames ------------------------------------------------------------------
 
     def _ack_frequency_request(self) -> tuple[int, int, int, int]:
         """(sequence number, ack-eliciting threshold, request max ack delay in us, reordering)."""
+        if self.policy.kind == "neqo":
+            assert self._neqo_target is not None
+            packets, delay_us = self._neqo_target
+            return self._af_seq, packets - 1, delay_us, 1
         delay_us = max(round(self.max_ack_delay * 1e6),
                        round((self.peer_min_ack_delay or 0) * 1e6))
         return 0, self.policy.n - 1, delay_us, self.policy.reordering
+
+    def neqo_target(self, cwnd: int, mtu: int, srtt: float) -> tuple[int, int]:
+        """neqo's (packets per ACK, max ack delay in us) for a window, MTU and smoothed RTT."""
+        ratio = self.policy.n
+        packets = min(max(cwnd * NEQO_RATIO_SCALE // mtu // ratio, NEQO_PACKETS[0]),
+                      NEQO_PACKETS[1])
+        delay_us = round(srtt * 1e6) * NEQO_RATIO_SCALE // ratio
+        return packets, max(self._neqo_min_us, min(delay_us, round(NEQO_MAX_DELAY * 1e6)))
+
+    def _neqo_retarget(self) -> None:
+        """A new target from the window and SRTT now; a frame is due if it differs enough
+        from the one the peer acknowledged (neqo's AckRate::needs_update)."""
+        loss = self._loss
+        srtt = loss._rtt_smoothed if loss._rtt_initialized else loss._rtt_initial
+        self._neqo_target = self.neqo_target(loss.congestion_window, self._max_datagram_size,
+                                             srtt)
+        self._neqo_pending()
+
+    def _neqo_pending(self) -> None:
+        current, target = self._neqo_current, self._neqo_target
+        assert current is not None and target is not None
+        self._loss.max_ack_delay = max(current[1], target[1]) / 1e6   # neqo's peer_ack_delay
+        delta = target[1] // 4
+        self._af_pending = not self._af_outstanding and (
+            current[0] != target[0] or target[1] + delta < current[1]
+            or target[1] > current[1] + delta)
 
     def _write_connection_limits(self, builder: QuicPacketBuilder, space: Any) -> None:
         super()._write_connection_limits(builder=builder, space=space)
@@ -777,10 +870,12 @@ class PolicyConnection(QuicConnection):
             seq, threshold, delay_us, reordering = self._ack_frequency_request()
             buf = builder.start_frame(FRAME_ACK_FREQUENCY, capacity=ACK_FREQUENCY_CAPACITY,
                                       handler=self._on_ack_frequency_delivery,
-                                      handler_args=(delay_us / 1e6,))
+                                      handler_args=((threshold + 1, delay_us),))
             for value in (seq, threshold, delay_us, reordering):
                 buf.push_uint_var(value)
             self._af_pending = False
+            self._af_outstanding = True
+            self._af_seq += 1
             self._af_sent = True
             self.stats.ack_frequency_sent += 1
             if self._quic_logger is not None:
@@ -814,9 +909,16 @@ class PolicyConnection(QuicConnection):
     def _on_immediate_ack_delivery(self, delivery: QuicDeliveryState) -> None:
         self._immediate_ack_outstanding = False          # acknowledged or lost: send another
 
-    def _on_ack_frequency_delivery(self, delivery: QuicDeliveryState, max_ack_delay: float) -> None:
-        if delivery == QuicDeliveryState.ACKED:
-            self._loss.max_ack_delay = max_ack_delay      # the peer now delays ACKs this long
+    def _on_ack_frequency_delivery(self, delivery: QuicDeliveryState,
+                                   asked: tuple[int, int]) -> None:
+        """``asked``: (packets per ACK, max ack delay in us) of the frame."""
+        self._af_outstanding = False
+        if self.policy.kind == "neqo":
+            if delivery == QuicDeliveryState.ACKED:
+                self._neqo_current = asked
+            self._neqo_pending()                # a lost frame: the target now, if still due
+        elif delivery == QuicDeliveryState.ACKED:
+            self._loss.max_ack_delay = asked[1] / 1e6    # the peer now delays ACKs this long
         else:
             self._af_pending = True
 

@@ -363,7 +363,7 @@ def endpoints(size: int, ack: str, seed: int, settings=None, stacks="aioquic", q
     settings.check_stacks(pair)             # each name too
     client_stack, server_stack = pair
     policy = AckPolicy.parse(ack)
-    server_policy = policy if policy.kind == "ack-frequency" else "default"
+    server_policy = policy if policy.asks_peer else "default"
     if "quinn" in (client_stack, server_stack):
         from satemu.quic.quinn import QuinnClient, QuinnServer
     configs = []

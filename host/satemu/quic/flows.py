@@ -165,7 +165,7 @@ def flow_server(stack: str, settings, policy, seed: int, local: Endpoint, remote
     asks the client for it; every other policy is the client's own); ``protocol`` ``h3``:
     HTTP/3 messages (aioquic only)."""
     policy = AckPolicy.parse(policy)
-    server_policy = policy if policy.kind == "ack-frequency" else "default"
+    server_policy = policy if policy.asks_peer else "default"
     if stack == "aioquic":
         _, cfg = make_configs(settings)
         cls = H3Server if protocol == "h3" else BulkServer

@@ -102,11 +102,12 @@ def quinn_policy(policy: "str | AckPolicy") -> AckPolicy:
         raise ValueError(f"ACK policy {policy}: its options (+reorder, +reordering:R, "
                          f"+immediate-ack) are aioquic's; a quinn endpoint takes default, ratio:2 "
                          f"or ack-frequency:N without them")
-    if policy.kind in ("default", "ack-frequency") or (policy.kind == "ratio" and policy.n == 2):
+    if policy.kind in ("default", "ack-frequency", "neqo") \
+            or (policy.kind == "ratio" and policy.n == 2):
         return policy
     raise ValueError(f"ACK policy {policy} is a receiver policy implemented in aioquic's endpoint "
                      "only; quinn's receiver follows RFC 9000 (ratio:2) or its peer's "
-                     "ACK_FREQUENCY (default, ratio:2, ack-frequency:N)")
+                     "ACK_FREQUENCY (default, ratio:2, ack-frequency:N, neqo)")
 
 
 class _QuinnPeer:
@@ -202,6 +203,9 @@ class QuinnServer(_QuinnPeer, BulkAnswers):
                  seed: int = 0, local: Endpoint = SERVER, remote: Endpoint = CLIENT) -> None:
         BulkAnswers.__init__(self)
         self.policy = quinn_policy(policy)
+        if self.policy.kind == "neqo":
+            raise ValueError(f"ACK policy {self.policy}: neqo's rule is a sender's, run by an "
+                             f"aioquic server; a quinn server asks for a fixed ack-frequency:N")
         request = None
         if self.policy.kind == "ack-frequency":
             # satemu's aioquic server asks the same (ackpolicy.PolicyConnection): threshold N - 1,

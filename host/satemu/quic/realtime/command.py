@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     def quic_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--port", type=int, default=SERVER.port, help="server UDP port")
         p.add_argument("--ack", default="default", help="ACK policy: default, ratio:N, "
-                       "adaptive, ack-frequency:N, chromium, picoquic or quicly:N")
+                       "adaptive, ack-frequency:N, chromium, picoquic, quicly:N or neqo[:R]")
         p.add_argument("--settings", metavar="JSON", help="the endpoint settings "
                        "(satemu.quic.settings.EndpointSettings as a JSON object; default: its "
                        "defaults)")

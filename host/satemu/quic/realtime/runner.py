@@ -105,7 +105,7 @@ def run_realtime(client_if: str, server_if: str, size: int, ack: str = "default"
     if size < 1:
         raise RealtimeError("size must be at least 1 byte")
     policy = parse_policy(ack)
-    server_policy = policy if policy.kind == "ack-frequency" else AckPolicy("default")
+    server_policy = policy if policy.asks_peer else AckPolicy("default")
     settings = settings or EndpointSettings()
     endpoint_configs(settings)                  # validate before any set-up
     cc, max_ack_delay_ms = settings.cc, settings.max_ack_delay_ms
