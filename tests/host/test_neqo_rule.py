@@ -3,7 +3,7 @@
 would, and the client honouring them."""
 
 import pytest
-from test_ack_reordering import transfer
+from test_ack_reordering import qlog_events, transfer
 
 from satemu.quic.ackpolicy import NEQO_RATIO, AckPolicy, PolicyConnection
 from satemu.quic.bulk import make_configs
@@ -31,7 +31,6 @@ def test_target_is_neqos_arithmetic(cwnd, mtu, srtt, ratio, expected):
 
 def sent_frames(link):
     """(threshold + 1, delay in us) of each ACK_FREQUENCY frame the server sent."""
-    from test_ack_reordering import qlog_events
     return [(f["ack_eliciting_threshold"] + 1, f["request_max_ack_delay"])
             for e in qlog_events(link.server, "transport:packet_sent")
             for f in e["data"]["frames"] if f["frame_type"] == "ack_frequency"]

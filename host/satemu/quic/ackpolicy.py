@@ -503,8 +503,6 @@ class PolicyConnection(QuicConnection):
 
         self._loss.on_packet_sent = on_packet_sent
         self._count_handshake_losses()
-        if self.policy.kind == "neqo":
-            self._watch_congestion()
         if getattr(configuration, "initial_window", None) is not None:
             self._set_initial_window(configuration.initial_window
                                      * configuration.max_datagram_size)
@@ -524,7 +522,8 @@ class PolicyConnection(QuicConnection):
             cc.reset = reset_to_window
 
     def _count_handshake_losses(self) -> None:
-        """Count what recovery declares lost until the handshake is confirmed."""
+        """Count what recovery declares lost until the handshake is confirmed; neqo: retarget
+        when a congestion event shrinks the window."""
         loss = self._loss
         on_packets_lost = loss._on_packets_lost
         on_timeout = loss.on_loss_detection_timeout
@@ -539,8 +538,11 @@ class PolicyConnection(QuicConnection):
                         self.stats.handshake_congestion_events += 1
                 else:
                     self.stats.handshake_pto_resent += len(packets)
+            window = loss.congestion_window
             on_packets_lost(congestion_event=congestion_event, now=now, packets=packets,
                             persistent_congestion=persistent_congestion, space=space)
+            if self._neqo_target is not None and loss.congestion_window < window:
+                self._neqo_retarget()
 
         def timeout(*, now: float) -> None:
             if not loss.handshake_confirmed and loss._get_loss_space() is None:
@@ -549,19 +551,6 @@ class PolicyConnection(QuicConnection):
 
         loss._on_packets_lost = counted
         loss.on_loss_detection_timeout = timeout
-
-    def _watch_congestion(self) -> None:
-        """neqo: retarget when recovery's congestion event shrinks the window."""
-        loss = self._loss
-        on_packets_lost = loss._on_packets_lost
-
-        def watched(**kwargs: Any) -> None:
-            before = loss.congestion_window
-            on_packets_lost(**kwargs)
-            if loss.congestion_window < before and self._neqo_target is not None:
-                self._neqo_retarget()
-
-        loss._on_packets_lost = watched
 
     def _confirm_handshake(self) -> None:
         super()._confirm_handshake()
