@@ -85,7 +85,8 @@ def make_clean(dev, timeout: float = CLEAN_WAIT_S) -> None:
 
 def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
     """After the transfer: the endpoints stop; the board runs freely until every frame they
-    sent has left it or been dropped (by its own counters, read over the UART), and the
+    sent, and every copy its duplication made, has left it or been dropped (by its own
+    counters, read over the UART: rx_frames + duplicated = tx_frames + drops), and the
     frames still in flight are recorded as delivered, though no endpoint reads them."""
     sim.eth.release()
     deadline = time.monotonic() + timeout
@@ -95,7 +96,8 @@ def drain(sim: CoSim, dev, timeout: float = 600.0) -> None:
                  "return": dev.get_stats(P.CHANNEL_RETURN)}
         settled = all(
             s["rx_frames"] + s["drop_overrun"] + s["drop_preamble"] == sent[d] and
-            s["rx_frames"] == s["tx_frames"] + sum(s[k] for k in FATE_COUNTER.values())
+            s["rx_frames"] + s["duplicated"] ==
+            s["tx_frames"] + sum(s[k] for k in FATE_COUNTER.values())
             for d, s in stats.items())
         if settled or time.monotonic() > deadline:
             break

@@ -21,6 +21,11 @@ from satemu.base.terminals import frame_key
 from satemu.model.ecn import ce_marked, ecn_kind
 
 
+# The most cycles one lock-step exchange lets the board run (EthPorts.run): 0.67 s of the
+# simulated board's 6.25 MHz, a few seconds of Verilator even on a loaded machine.
+RUN_PIECE = 1 << 22
+
+
 class EthPorts:
     def __init__(self, port: int, host: str = "127.0.0.1", timeout: float = 30.0):
         self.sock = socket.create_connection((host, port), timeout=timeout)
@@ -28,6 +33,7 @@ class EthPorts:
         self.buf = b""
         self.traffic = Traffic()
         self._now = self._halted = None
+        self._at = None                 # the cycle the board halted before, while it is held
 
     def close(self):
         self.sock.close()
@@ -55,12 +61,27 @@ class EthPorts:
     def run(self, limit: int, halt_on_egress: bool = True) -> int:
         """Lock-step: let the board run until the cycle before ``limit`` (and, with
         ``halt_on_egress``, no further than the end of the next frame to leave a port); returns
-        the cycle it halted before. Every report of the cycles run has arrived by then."""
+        the cycle it halted before. Every report of the cycles run has arrived by then.
+
+        A long run goes in pieces of at most RUN_PIECE cycles, each ending in a halt (which
+        changes nothing on the board), so that the socket's timeout bounds one piece's wall
+        time, not the whole run's: an endpoint's next timer may be a second of link time away,
+        tens of seconds of Verilator."""
+        at = self._at if self._at is not None else self.now()
+        out = sum(map(len, self.traffic.egress.values()))
+        while True:
+            at = self._run_once(max(1, min(limit, at + RUN_PIECE)), halt_on_egress)
+            if at >= limit or (halt_on_egress and
+                               sum(map(len, self.traffic.egress.values())) != out):
+                return at
+
+    def _run_once(self, limit: int, halt_on_egress: bool) -> int:
         self._halted = None
         self.sock.sendall(struct.pack("<cQB", b"R", limit, int(halt_on_egress)))
         while self._halted is None:
             self.buf += self.sock.recv(65536)
             self._parse()
+        self._at = self._halted
         return self._halted
 
     def hold(self) -> int:
@@ -71,6 +92,7 @@ class EthPorts:
 
     def release(self) -> None:
         """Leave lock-step: the board runs freely again."""
+        self._at = None
         self.sock.sendall(struct.pack("<cQB", b"R", 0, 0))
 
     def _parse(self):

@@ -45,7 +45,7 @@ def test_a_scenario_in_real_time_through_the_simulated_board(tap_ready, board_st
     s = write_scenario(run, tmp_path / "rt")
     assert s["completed"], [f["error"] for f in s["flows"]]
     check = json.loads((tmp_path / "rt" / "realtime.json").read_text())["box_check"]
-    assert check["agrees"] and check["emptied"], check
+    assert check["agrees"] and check["emptied"], json.dumps(check)
     assert {n: r["box_received"] > 0 for n, r in check["terminals"].items()} == \
         {"client": True, "neighbour": True}
     rows = {t["terminal"]: t for t in s["terminals"]}
