@@ -10,10 +10,10 @@ from fractions import Fraction
 from pathlib import Path
 
 from satemu.base.params import TERMINAL_COUNTERS
+from satemu.box.control import load_into, terminal_counters, timeline_words
 from satemu.box.device import Device, DeviceError
 from satemu.link.profile import load_profile
-from satemu.base.protocol import (CHANNEL_FORWARD, CHANNEL_RETURN, Capability, Status,
-    TIMELINE_AHEAD_MAX_S, TimelineFault, TimelineRun)
+from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
 from satemu.base.regmap import BOD_ENABLE
 from satemu.base.units import format_time
 from satemu.cli.args import DAY, U32_MAX, given, output_file, seconds, whole
@@ -44,38 +44,12 @@ def add_load(sub) -> None:
 
 
 def cmd_load(args) -> int:
-    from satemu.link.timeline import compile_timeline
     p = load_profile(args.profile)          # a bad file fails here, before the box is asked
     with Device(args.port, timeout=args.timeout) as dev:
-        info = dev.hello()                  # the one HELLO, and the one check of the profile
-        hw = dev.hardware()
-        regs = p.check(hw)
-        compiled = None
-        if p.timeline is not None:
-            compiled = compile_timeline(p, hw, regs)        # every step checked first
-            if args.start_cycle is not None:                # ... and the start, as the box will
-                ahead = args.start_cycle - dev.now()
-                if ahead > TIMELINE_AHEAD_MAX_S * info["f_clk"]:
-                    raise DeviceError(f"--start-cycle {args.start_cycle}: "
-                                      f"{format_time(Fraction(ahead, info['f_clk']))} of box "
-                                      f"time ahead, more than the box takes "
-                                      f"({TIMELINE_AHEAD_MAX_S} s); nothing was loaded")
-        f_clk = info["f_clk"]
-        # A timeline running stops; this one is armed for the load, so the one commit applies
-        # the profile and starts its timeline: a load cut short leaves the old profile.
-        dev.load(p, reseed=args.reseed, stop_timeline=True, regs=regs, timeline=compiled,
-                 start=args.start_cycle, lead=round(Fraction(args.start_in) * f_clk))
-        print(f"loaded {p.name} into {args.port}: the whole profile is in force on both "
-              f"channels{' with its timeline' if compiled else ''}")
-        for name, ch in p.channels():
-            print(f"  {name:<8} {ch.describe()}")
-        if compiled is None:
-            return 0
-        start = dev.timeline_start
-    repeat = (f", repeating every {format_time(Fraction(compiled.period, f_clk))}"
-              if compiled.period else ", once")
-    print(f"timeline: {len(compiled.steps)} steps ({len(compiled.entries)} entries of the box's "
-          f"{dev.hardware().timeline_entries}), from cycle {start}{repeat}")
+        report = load_into(dev, p, reseed=args.reseed, start_in=args.start_in,
+                           start_cycle=args.start_cycle, start_name="--start-cycle")
+    for line in report.lines(args.port):
+        print(line)
     return 0
 
 
@@ -119,7 +93,7 @@ def cmd_stats(args) -> int:
             if info["capabilities"] & Capability.TERMINALS:
                 _terminal_lines(dev)
             if info["capabilities"] & Capability.TIMELINE:
-                print(f"  {_timeline_line(dev.timeline_status(), info['f_clk'])}")
+                print(f"  {timeline_words(dev.timeline_status(), info['f_clk'])}")
             link = dev.link_stats()
             print(f"  control link: {link['requests']} requests answered; discarded by the "
                   f"box: {_discards(link)}; by this host: {_discards(dev.deframer.errors)}")
@@ -136,36 +110,14 @@ def _terminal_lines(dev) -> None:
     """Each terminal's counters (TERMINAL_STATS) on each channel with a table in force: a line
     a terminal (by its index in the profile's [[terminal]] tables, those with frames), and one
     for the frames of no terminal."""
-    for ch, name in ((CHANNEL_FORWARD, "forward"), (CHANNEL_RETURN, "return")):
-        framed = dev.get_profile(ch)["term_framed"]
-        if not framed:
-            continue
+    for name, rows in terminal_counters(dev).items():
         print(f"  {name} channel, by terminal:")
-        for who in [*range(framed), None]:
-            c = dev.terminal_stats(ch, who)
+        for who, c in rows.items():
             drops = ", ".join(f"{n[5:]} {c[n]}" for n in TERMINAL_DROPS if c[n]) or "none"
-            label = "no terminal's" if who is None else f"terminal {who}"
+            label = "no terminal's" if who == "none" else f"terminal {who}"
             print(f"    {label:<16} rx {c['rx_frames']} frames {c['rx_bytes']} B, tx "
                   f"{c['tx_frames']} frames {c['tx_bytes']} B, late {c['late']}; dropped: "
                   f"{drops}")
-
-
-def _timeline_line(t: dict, f_clk: int) -> str:
-    """TIMELINE_STATUS in words: the run's state and the step in force."""
-    state = TimelineRun(t["state"]).name.lower()
-    if t["state"] == TimelineRun.IDLE and not t["applied"]:
-        return "timeline: none running"
-    since = (f", the last since cycle {t['in_force_cycle']} "
-             f"({t['in_force_cycle'] / f_clk:.3f} s)" if t["applied"] else "")
-    late = f", {t['late']} late" if t["late"] else ", none late"
-    lap = f" (lap {t['lap'] + 1})" if t["period"] else ""
-    out = (f"timeline: {state}, {t['applied']} steps taken{lap}{since}{late}; next entry "
-           f"{t['next']} of {t['entries']}")
-    if t["state"] == TimelineRun.FAILED:
-        verdict = Status(t["verdict"]).name if t["verdict"] in Status._value2member_map_ else ""
-        out += (f"; stopped at entry {t['fault_entry']}: {TimelineFault(t['fault']).name}"
-                + (f" ({verdict})" if t["fault"] == TimelineFault.PROFILE else ""))
-    return out
 
 
 def add_bod_trace(sub) -> None:
