@@ -48,6 +48,7 @@ read.
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -56,7 +57,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from satemu.base.params import ChannelRegs
+from satemu.base.params import ChannelRegs, ConfigError
 from satemu.link.channel import (CHANNEL_KEYS, BodProfile, ChannelProfile, check_meaning, explain,
                                  parse_channel)
 from satemu.link.tables import ProfileError, toml_key, toml_key_bare, toml_value
@@ -176,7 +177,12 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
     that starts with the field's path, for anything it cannot be. Trace files are found
     relative to ``base_dir`` (default: the file's folder)."""
     _check_text(text, path or name)
-    doc = _toml(text, path or name)
+    return _from_doc(_toml(text, path or name), name, path, base_dir)
+
+
+def _from_doc(doc: dict, name: str, path: Path | None, base_dir: Path | None) -> Profile:
+    """``parse_profile`` of the TOML document ``doc``, which it may change (a netem string is
+    replaced by its table)."""
     unknown = set(doc) - TOP_KEYS
     if unknown:
         raise ProfileError(f"{toml_key(sorted(unknown)[0])}: unknown top-level setting; "
@@ -206,6 +212,82 @@ def parse_profile(text: str, name: str = "", path: Path | None = None,
                    source=doc.get("source", ""), forward=forward, ret=ret, path=path,
                    timeline=_timeline.parse_timeline(doc, base_dir),
                    terminals=parse_terminals(doc, base_dir))
+
+
+# The most errors ``profile_errors`` lists: past them a profile is better fixed and checked again.
+MAX_ERRORS = 32
+# A field's path as a ProfileError starts with it: keys joined by dots, a step's index in [].
+_FIELD = re.compile(r"^((?:[A-Za-z0-9_-]+|\[\d+\])(?:\.[A-Za-z0-9_-]+|\[\d+\])*): ")
+
+
+def profile_errors(text: str, name: str = "", base_dir: Path | None = None,
+                   hw: Hardware | None = None) -> list[dict[str, str]]:
+    """Every error of profile TOML ``text`` that can be told apart, each as {"field": its path
+    (``forward.rate``, ``timeline[2].at``; "" for the text as a whole), "message": the line
+    ``parse_profile`` says}; none if it loads (and, with ``hw``, fits that hardware: the errors
+    of ``Profile.check``, whose fields are the channels'). The parser stops at its first error,
+    so each field it names is taken out (a table for a key missing from it) and the rest
+    parsed again, up to MAX_ERRORS."""
+    try:
+        _check_text(text, name)
+        doc = _toml(text, name or "the profile")
+    except ProfileError as e:
+        return [field_error(e, name)]
+    out: list[dict[str, str]] = []
+    while len(out) < MAX_ERRORS:
+        try:
+            p = _from_doc(copy.deepcopy(doc), name, None, base_dir)
+        except ProfileError as e:
+            err = field_error(e, name)
+            if any(_within(f["field"], err["field"]) for f in out):
+                return out          # the table of a field taken out: what taking it out did
+            out.append(err)
+            if not err["field"] or not _take_out(doc, err["field"], "missing;" in err["message"]):
+                return out
+            continue
+        if not out and hw is not None:
+            try:
+                p.check(hw)
+            except (ProfileError, ConfigError) as e:
+                out.append(field_error(e, name))
+        return out
+    return out
+
+
+def _within(field: str, table: str) -> bool:
+    """Whether ``field`` is ``table`` or lies within it."""
+    return field == table or field.startswith(table + ".") or field.startswith(table + "[")
+
+
+def field_error(e: Exception, name: str = "") -> dict[str, str]:
+    """A ProfileError (or ConfigError) as {"field": the path its message starts with ("" for
+    none, or for the profile ``name`` itself), "message": its message on one line}."""
+    message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    m = _FIELD.match(message)
+    field = m.group(1) if m and m.group(1) != name else ""
+    return {"field": field, "message": message}
+
+
+def _take_out(doc: dict, field: str, missing: bool) -> bool:
+    """Removes ``field`` from ``doc`` (its table, if the field is missing); False if it is not
+    a key of a table there, so that parsing again would say the same."""
+    parts = [int(k[1:-1]) if k.startswith("[") else k
+             for k in re.findall(r"\[\d+\]|[^.\[]+", field)]
+    if missing:
+        parts = parts[:-1]
+    if not parts:
+        return False
+    node = doc
+    for k in parts[:-1]:
+        try:
+            node = node[k]
+        except (KeyError, IndexError, TypeError):
+            return False
+    last = parts[-1]
+    if isinstance(node, dict) and last in node:
+        del node[last]
+        return True
+    return False                    # (a whole step: taking it out would renumber the rest)
 
 
 def override_value(raw: str):
