@@ -32,6 +32,11 @@ apt_install() {
 if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}"
 fi
+# Chromium, without what it recommends (a desktop's services), for the lab console's page
+# tests: Playwright drives Debian's browser and downloads none of its own.
+if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed"; then
+    apt_install --no-install-recommends chromium
+fi
 
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv

@@ -86,6 +86,8 @@ def main() -> int:
           f"{out / 'board'} (simulated board)")
     print(f"speed: {bench.relative_to(ROOT)} (model engine {model_wall:.0f} s for the table; "
           f"the board {board_wall:.0f} s for its {board_size})")
+    print("\nthe lab console on a simulated board of its own (docs/console.md): "
+          ".venv/bin/satemu serve --sim demo, then open http://127.0.0.1:8470/")
     return rc
 
 

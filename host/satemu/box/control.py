@@ -92,30 +92,34 @@ def timeline_words(t: dict, f_clk: int) -> str:
     return out
 
 
-def terminal_counters(dev: Device) -> dict[str, dict[str, dict[str, int]]]:
+def terminal_counters(dev: Device, profiles: list[dict] | None = None
+                      ) -> dict[str, dict[str, dict[str, int]]]:
     """Each terminal's counters (TERMINAL_STATS) on each channel with a terminal table in force,
     by channel name and then terminal index as text ("0", "1", ...; "none": the frames of no
-    terminal); channels without a table are left out."""
+    terminal); channels without a table are left out. ``profiles``: each channel's profile in
+    force (GET_PROFILE) as read already, else read here."""
     out = {}
     for ch, name in enumerate(CHANNEL_NAMES):
-        framed = dev.get_profile(ch)["term_framed"]
+        framed = (profiles[ch] if profiles else dev.get_profile(ch))["term_framed"]
         if framed:
             out[name] = {("none" if who is None else str(who)): dev.terminal_stats(ch, who)
                          for who in [*range(framed), None]}
     return out
 
 
-def snapshot(dev: Device, info: dict | None = None, terminals: bool = True) -> dict:
+def snapshot(dev: Device, info: dict | None = None, terminals: bool = True,
+             profiles: list[dict] | None = None) -> dict:
     """One reading of everything the box counts: each channel's counters and gauges
-    (GET_STATS), with ``terminals`` each terminal's where a table is in force, the timeline's
-    run (TIMELINE_STATUS, and the same in words) where the box has timelines, and the cycle and
-    the host's clock when it was read."""
+    (GET_STATS), with ``terminals`` each terminal's where a table is in force (``profiles``:
+    the channels' profiles in force, as ``terminal_counters`` takes them), the timeline's run
+    (TIMELINE_STATUS, and the same in words) where the box has timelines, and the cycle and the
+    host's clock when it was read."""
     info = info or dev.hello()
     channels = {name: dev.get_stats(ch) for ch, name in enumerate(CHANNEL_NAMES)}
     out = {"cycle": max(s["snapshot_cycle"] for s in channels.values()),
            "f_clk": info["f_clk"], "host_time": time.time(), "channels": channels}
     if terminals and info["capabilities"] & Capability.TERMINALS:
-        out["terminals"] = terminal_counters(dev)
+        out["terminals"] = terminal_counters(dev, profiles)
     if info["capabilities"] & Capability.TIMELINE:
         t = dev.timeline_status()
         out["timeline"] = {**t, "state_name": TimelineRun(t["state"]).name.lower(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from satemu import __version__
-from satemu.cli import box, experiment, flash, profiles, quic, sim
+from satemu.cli import box, experiment, flash, profiles, quic, serve, sim
 from satemu.cli.box import STAT_ROWS
 from satemu.cli.errors import UsageError, run
 # Importable from here as before the verbs had modules of their own (tests use them).
@@ -22,7 +22,7 @@ __all__ = ["main", "build_parser", "UsageError", "STAT_ROWS", "VERBS"]
 # Every verb's subparser, in the order `satemu --help` lists them.
 VERBS = (profiles.add_profiles, profiles.add_show, box.add_load, box.add_stats,
          box.add_bod_trace, quic.add_quic, experiment.add_experiment, box.add_capture,
-         sim.add_sim, flash.add_flash)
+         sim.add_sim, flash.add_flash, serve.add_serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

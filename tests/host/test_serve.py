@@ -1,0 +1,300 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The lab console's API (satemu.serve) over a fake box (the firmware's Python references behind
+a serial port, tests/host/test_bod_profiles.FakeBox, with counters that move): the token, the
+session lock, profile validation at each field, hostile names and bodies, the live stream, and
+a box that stops answering. tests/system/test_serve_board.py runs it on the simulated board."""
+
+import json
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from satemu.base import protocol as P
+from satemu.box import device as device_mod
+from satemu.serve.app import Console, create_app
+from satemu.serve.auth import Tokens, hash_token, new_token, verify
+from satemu.serve.boxes import Box
+
+from test_bod_profiles import FakeBox
+
+TOKEN = "lab-token-for-tests"
+
+
+class LiveBox(FakeBox):
+    """A box whose counters move: each GET_STATS finds 10 more frames in and out."""
+
+    def __init__(self, **kwargs):
+        super().__init__(bod=False, **kwargs)
+        self.frames = 0
+        self.silent = False
+
+    def write(self, data: bytes):
+        if not self.silent:
+            super().write(data)
+
+    def answer(self, op: int, p: bytes) -> bytes:
+        if op == P.Op.GET_STATS:
+            self.frames += 10
+            values = dict.fromkeys(P.STATS_FIELDS, 0)
+            values.update(rx_frames=self.frames, tx_frames=self.frames,
+                          snapshot_cycle=1000 * self.frames)
+            return bytes([P.Status.OK]) + P.STATS.pack(*values.values())
+        if op == P.Op.RESET_STATS:
+            self.frames = 0
+            return bytes([P.Status.OK])
+        return super().answer(op, p)
+
+
+@pytest.fixture
+def console(monkeypatch, tmp_path):
+    fake = LiveBox()
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    box = Box("bench", "fake://bench", poll_s=0.02, timeout=0.3)
+    hashed = hash_token(TOKEN)
+    c = Console({"bench": box}, tmp_path / "data", Tokens(hashed))
+    client = TestClient(create_app(c))
+    client.fake = fake
+    client.console = c
+    yield client
+    box.close()
+
+
+def auth(token=TOKEN):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_up(client, name="bench"):
+    deadline = time.monotonic() + 10
+    while client.get(f"/api/boxes/{name}").json()["state"] != "up":
+        assert time.monotonic() < deadline, client.get(f"/api/boxes/{name}").json()
+        time.sleep(0.02)
+
+
+def test_the_token_is_kept_hashed_and_checked(tmp_path):
+    token = new_token(tmp_path)
+    stored = (tmp_path / "token.scrypt").read_text()
+    assert token not in stored and stored.startswith("scrypt$")
+    assert (tmp_path / "token.scrypt").stat().st_mode & 0o777 == 0o600
+    assert verify(token, stored) and not verify(token + "x", stored)
+    assert Tokens.from_folder(tmp_path).check(token)
+    assert not Tokens.from_folder(tmp_path / "none").configured
+
+
+def test_changes_need_the_token_and_reads_do_not(console):
+    wait_up(console)
+    assert console.get("/api/boxes").json()[0]["hello"]["f_clk"] > 0
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"})
+    assert r.status_code == 401 and "Bearer" in r.json()["error"]
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"},
+                     headers=auth("wrong"))
+    assert r.status_code == 403
+    assert console.fake.commits == 0
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"}, headers=auth())
+    assert r.status_code == 200, r.json()
+    assert console.fake.commits == 1
+    assert r.json()["profile"] == "short-asym"
+    assert r.json()["lines"][0].startswith("loaded short-asym into fake://bench")
+    assert console.get("/api/boxes/bench").json()["loaded"]["profile"] == "short-asym"
+
+
+def test_a_console_without_a_token_changes_nothing(console):
+    console.console.tokens = Tokens(None)
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"}, headers=auth())
+    assert r.status_code == 403 and "--new-token" in r.json()["error"]
+    assert console.fake.commits == 0
+
+
+def test_reads_can_be_closed(console):
+    console.console.open_reads = False
+    assert console.get("/api/boxes").status_code == 401
+    assert console.get("/api/boxes", headers=auth()).status_code == 200
+
+
+def test_a_session_holds_the_box_against_other_writers(console):
+    wait_up(console)
+    s = console.post("/api/boxes/bench/session", json={"who": "alice"}, headers=auth()).json()
+    # a second claim and a change without the session are refused, and change nothing
+    r = console.post("/api/boxes/bench/session", json={"who": "bob"}, headers=auth())
+    assert r.status_code == 409 and "alice" in r.json()["error"]
+    r = console.post("/api/boxes/bench/load", json={"profile": "geo-testbed"}, headers=auth())
+    assert r.status_code == 409 and "nothing was changed" in r.json()["error"]
+    assert console.post("/api/boxes/bench/reset-stats", json={},
+                        headers=auth()).status_code == 409
+    assert console.fake.commits == 0
+    assert console.get("/api/boxes/bench").json()["session"]["who"] == "alice"
+    r = console.post("/api/boxes/bench/load", json={"profile": "geo-testbed",
+                                                    "session": s["session"]}, headers=auth())
+    assert r.status_code == 200 and console.fake.commits == 1
+    r = console.post("/api/boxes/bench/load", json={"profile": "geo-testbed",
+                                                    "session": "not-hers"}, headers=auth())
+    assert r.status_code == 409
+    assert console.delete(f"/api/boxes/bench/session?session={s['session']}",
+                          headers=auth()).status_code == 200
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"}, headers=auth())
+    assert r.status_code == 200 and console.fake.commits == 2
+
+
+def test_a_change_under_way_refuses_a_second(console):
+    wait_up(console)
+    box = console.console.boxes["bench"]
+    with box.change(None):          # another request's change, under way
+        r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"},
+                         headers=auth())
+    assert r.status_code == 409 and "another request" in r.json()["error"]
+    assert console.fake.commits == 0
+
+
+def test_validation_gives_every_error_at_its_field(console):
+    text = ('[forward]\nrate = "fast"\nbogus = 2\n[return]\nrate = "1 Mbit/s"\ndelay = -3\n'
+            '[[timeline]]\nat = "1 s"\nforward = { rate = "z" }\n')
+    r = console.post("/api/profiles/validate", json={"text": text})
+    assert r.status_code == 200
+    body = r.json()
+    assert not body["ok"]
+    assert [e["field"] for e in body["errors"]] == ["forward.bogus", "forward.rate",
+                                                   "return.delay", "timeline[0].forward.rate"]
+    assert all(e["message"].startswith(e["field"] + ": ") for e in body["errors"])
+    # each at the line that sets it, for the page to show it beside
+    assert [e["line"] for e in body["errors"]] == [3, 2, 6, 9]
+    # TOML that does not read: one error, for the text
+    r = console.post("/api/profiles/validate", json={"text": "[forward]\nrate =\n"})
+    assert r.json()["errors"][0]["field"] == "" and "not valid TOML" in \
+        r.json()["errors"][0]["message"]
+    assert r.json()["errors"][0]["line"] == 2
+    # a profile that reads but does not fit the board
+    big = '[forward]\nrate = "1 Gbit/s"\ndelay = "5 s"\n[return]\n'
+    r = console.post("/api/profiles/validate", json={"text": big, "board": "colorlight-5a-75b"})
+    assert r.json()["errors"][0]["field"] == "forward"
+    ok = console.post("/api/profiles/validate", json={"text": '[forward]\nrate = "2 Mbit/s"\n'
+                                                              '[return]\n'}).json()
+    assert ok["ok"] and any("board: sim" in line for line in ok["show"])
+
+
+def test_profiles_are_saved_shown_and_loaded(console):
+    wait_up(console)
+    text = 'name = "mine"\n[forward]\nrate = "2 Mbit/s"\ndelay = "100 ms"\n[return]\n'
+    assert console.put("/api/profiles/mine", json={"text": text},
+                       headers=auth()).status_code == 200
+    names = {p["name"]: p for p in console.get("/api/profiles").json()}
+    assert names["mine"]["saved"] and not names["geo-testbed"]["saved"]
+    shown = console.get("/api/profiles/mine").json()
+    assert shown["text"] == text and any("forward" in line for line in shown["show"])
+    # the same text as `satemu show` says, for a built-in
+    from satemu.report.show import show_hardware, show_lines
+    from satemu.link.profile import builtin_profiles
+    hw, lines = show_hardware("sim")
+    assert console.get("/api/profiles/geo-testbed").json()["show"] == \
+        show_lines(builtin_profiles()["geo-testbed"], hw, lines)
+    r = console.post("/api/boxes/bench/load", json={"profile": "mine"}, headers=auth())
+    assert r.status_code == 200 and r.json()["profile"] == "mine"
+    # a bad profile is not saved; a built-in's name is not taken
+    r = console.put("/api/profiles/bad", json={"text": '[forward]\nrate = "x"\n[return]\n'},
+                    headers=auth())
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "forward.rate"
+    assert console.put("/api/profiles/geo-testbed", json={"text": text},
+                       headers=auth()).status_code == 409
+    assert console.delete("/api/profiles/mine", headers=auth()).status_code == 200
+    assert console.get("/api/profiles/mine").status_code == 404
+
+
+def test_hostile_names_paths_and_bodies_are_refused(console, tmp_path):
+    secret = tmp_path / "secret.csv"
+    secret.write_text("0,1000000\n")
+    for name in ("..", ".hidden", "a b", "x" * 65, "a.tmp"):
+        r = console.put(f"/api/profiles/{name}", json={"text": "[forward]\n[return]\n"},
+                        headers=auth())
+        assert r.status_code in (400, 404, 405), (name, r.status_code)
+    assert console.put("/api/profiles/..%2F..%2Fescape", json={"text": "[forward]\n[return]\n"},
+                       headers=auth()).status_code in (400, 404)
+    assert not list((tmp_path / "data").rglob("*escape*"))
+    # a profile naming a file outside the console's files folder
+    for ref in (str(secret), "../secret.csv", "sub/x.csv"):
+        text = f'[forward]\ntrace = "{ref}"\n[return]\n'
+        r = console.post("/api/profiles/validate", json={"text": text})
+        assert r.json()["errors"][0]["field"] == "forward.trace", ref
+        r = console.post("/api/boxes/bench/load", json={"text": text}, headers=auth())
+        assert r.status_code == 400
+    assert console.fake.commits == 0
+    # a file stored here may be named
+    assert console.put("/api/files/rates.csv", content=b"time,rate\n0 s,2 Mbit/s\n1 s,1 Mbit/s\n",
+                       headers=auth()).status_code == 200
+    ok = console.post("/api/profiles/validate",
+                      json={"text": '[forward]\ntrace = "rates.csv"\n[return]\n'}).json()
+    assert ok["ok"], ok
+    assert console.put("/api/files/bin", content=b"\xff\xfe", headers=auth()).status_code == 400
+    # malformed JSON, a wrong type, an oversized body: one line each
+    r = console.post("/api/profiles/validate", content=b"{not json",
+                     headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+    r = console.post("/api/profiles/validate", json={"text": 3})
+    assert r.status_code == 400 and r.json()["error"].startswith("text:")
+    r = console.post("/api/profiles/validate", content=b"x" * (40 << 20),
+                     headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    r = console.get("/api/boxes/nope")
+    assert r.status_code == 404 and "bench" in r.json()["error"]
+    assert console.post("/api/boxes/bench/load", json={"profile": "a", "text": "b"},
+                        headers=auth()).status_code == 400
+
+
+def test_the_live_stream_carries_moving_counters(console):
+    wait_up(console)
+    readings = []
+    with console.stream("GET", "/api/boxes/bench/live?max_updates=5") as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                readings.append(json.loads(line[6:]))
+    assert len(readings) == 5
+    frames = [d["reading"]["channels"]["forward"]["rx_frames"] for d in readings]
+    assert frames == sorted(frames) and frames[-1] > frames[0]
+    assert set(readings[0]["reading"]["channels"]) == {"forward", "return"}
+    assert "timeline" in readings[0]["reading"]
+
+
+def test_a_box_that_stops_answering_is_reported_and_the_console_goes_on(console):
+    wait_up(console)
+    console.fake.silent = True
+    deadline = time.monotonic() + 10
+    while console.get("/api/boxes/bench").json()["state"] != "down":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    d = console.get("/api/boxes/bench").json()
+    assert d["error"] and "\n" not in d["error"]
+    seq, live = console.console.boxes["bench"].live()
+    assert live["error"] and live["reading"] is None
+    r = console.post("/api/boxes/bench/load", json={"profile": "short-asym"}, headers=auth())
+    assert r.status_code == 503
+    console.fake.silent = False                 # it answers again: the poller finds it
+    wait_up(console)
+    assert console.get("/api/openapi.json").json()["info"]["title"] == "satemu lab console"
+
+
+def test_a_field_is_found_at_its_line():
+    from satemu.serve.app import line_of
+    text = ('[forward]\nrate = "fast"\n[return]\ndelay = -3\n[return.bod]\ncra = "x"\n'
+            '[[timeline]]\nat = "1 s"\n[[timeline]]\nat = "2 s"\nforward = { rate = "z" }\n')
+    assert line_of(text, "forward.rate") == 2
+    assert line_of(text, "return.delay") == 4
+    assert line_of(text, "return.bod.superframe") == 5       # missing: its table's header
+    assert line_of(text, "timeline[1].forward.rate") == 11   # within an inline table
+    assert line_of(text, "timeline[0]") == 7
+    assert line_of(text, "terminals") is None
+
+
+def test_the_command_line(tmp_path, capsys):
+    from satemu.cli import main
+    assert main(["serve", "--data", str(tmp_path), "--new-token"]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    assert Tokens.from_folder(tmp_path).check(token)
+    assert main(["serve", "--data", str(tmp_path)]) == 2
+    assert "no box to serve" in capsys.readouterr().err
+    assert main(["serve", "--data", str(tmp_path), "--box", "a=socket://127.0.0.1:1",
+                 "--listen", "nowhere"]) == 2
+    assert "--listen" in capsys.readouterr().err
+    assert main(["serve", "--data", str(tmp_path), "--box", "a/b=socket://127.0.0.1:1"]) == 2
+    assert "box name" in capsys.readouterr().err
+    (tmp_path / "token.scrypt").write_text("garbage\n")
+    assert main(["serve", "--data", str(tmp_path), "--box", "a=socket://127.0.0.1:1"]) == 2
+    assert "not a token hash" in capsys.readouterr().err

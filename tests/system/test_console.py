@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The lab console (``satemu serve``) on the simulated board: its API loads a profile, its live
+state moves as frames cross the board, a second writer and a request without the token are
+refused; and a real browser (Debian's Chromium, driven by Playwright) uses its page: an error
+shown beside its field, a profile loaded from the editor, the dashboard's counters moving while
+frames cross. Screenshots of each step are left in the test's output folder."""
+
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from satemu.base.ether import to_wire
+from satemu.serve.app import Console, create_app
+from satemu.serve.auth import Tokens, hash_token
+from satemu.serve.boxes import Box
+from satemu.model.board import PORT_A, PORT_B
+from sim.frames import EthPorts
+
+TOKEN = "console-system-test"
+CHROMIUM = Path("/usr/bin/chromium")
+# Chromium as root, headless, with nothing that reaches outside this machine.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def frames(n: int, size: int = 200) -> list[bytes]:
+    """``n`` Ethernet frames of ``size`` bytes before the FCS, of the local experimental
+    EtherType (no terminal table is in force: any frame crosses)."""
+    head = bytes.fromhex("025341540001" "025341540002" "88b5")
+    return [to_wire(head + bytes([i & 0xFF]) * (size - len(head))) for i in range(n)]
+
+
+def send(eth_port: int, n: int) -> None:
+    """``n`` frames into each port, back to back; the board runs freely while they cross."""
+    with EthPorts(eth_port) as eth:
+        for wire in frames(n):
+            eth.send(PORT_B, wire)
+            eth.send(PORT_A, wire)
+        eth.now()                   # every frame sent has reached the board's wire
+
+
+def auth():
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def console(board_state, tmp_path):
+    box = Box("sim", board_state["url"], poll_s=0.1)
+    c = Console({"sim": box}, tmp_path / "console", Tokens(hash_token(TOKEN)))
+    yield c
+    box.close()                     # the UART is the next test's
+
+
+def wait(predicate, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_the_api_on_the_simulated_board(console, board_state):
+    from fastapi.testclient import TestClient
+    client = TestClient(create_app(console))
+    wait(lambda: client.get("/api/boxes/sim").json()["state"] == "up", "the box up")
+    r = client.post("/api/boxes/sim/load", json={"profile": "short-asym"})
+    assert r.status_code == 401
+    r = client.post("/api/boxes/sim/load", json={"profile": "short-asym", "reseed": True},
+                    headers=auth())
+    assert r.status_code == 200, r.json()
+    assert client.post("/api/boxes/sim/reset-stats", json={}, headers=auth()).status_code == 200
+    before = wait(lambda: client.get("/api/boxes/sim/state").json()["reading"], "a reading")
+    send(board_state["eth_port"], 20)
+    moved = wait(lambda: (lambda s: s["reading"] and s["reading"]["channels"]["forward"]
+                          ["tx_frames"] >= before["channels"]["forward"]["tx_frames"] + 20
+                          and s)(client.get("/api/boxes/sim/state").json()),
+                 "the forward channel's frames out")
+    got = moved["reading"]["channels"]
+    assert got["return"]["rx_frames"] >= 20 and got["forward"]["rx_frames"] >= 20
+    assert moved["loaded"]["profile"] == "short-asym"
+    assert moved["reading"]["timeline"]["words"] == "timeline: none running"
+    # a second writer, while a session holds the box, changes nothing
+    s = client.post("/api/boxes/sim/session", json={"who": "alice"}, headers=auth()).json()
+    r = client.post("/api/boxes/sim/load", json={"profile": "geo-testbed"}, headers=auth())
+    assert r.status_code == 409
+    prof = console.boxes["sim"].call(lambda dev: dev.get_profile(0))
+    from satemu.link.profile import load_profile
+    want = load_profile("short-asym").check(console.boxes["sim"].call(
+        lambda dev: dev.hardware()))["forward"]
+    assert prof["delay"] == want.delay          # still short-asym's
+    r = client.post("/api/boxes/sim/load", json={"profile": "geo-testbed",
+                                                 "session": s["session"]}, headers=auth())
+    assert r.status_code == 200
+    # a profile naming a file outside the console's folder
+    r = client.post("/api/boxes/sim/load", json={"text": '[forward]\ntrace = "/etc/passwd"\n'
+                                                         '[return]\n',
+                                                 "session": s["session"]}, headers=auth())
+    assert r.status_code == 400 and "forward.trace" in r.json()["error"]
+
+
+class Server:
+    """The console's app on uvicorn, on a free port of this machine, in a thread."""
+
+    def __init__(self, console):
+        import uvicorn
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(create_app(console), host="127.0.0.1",
+                                                    port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        wait(lambda: self.server.started, "the server up", 30)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
+                                                  "(make's set-up installs it)")
+def test_a_browser_uses_the_page(console, board_state, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with Server(console) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(base + "/")
+        expect(page.locator("#box-state")).to_contain_text("up", timeout=30_000)
+        page.screenshot(path=shots / "1-dashboard.png")
+        # the editor: a built-in opened, a field broken, the error beside its line
+        page.click("nav .tab[data-view=profiles]")
+        page.click("#profile-list li:has-text('short-asym')")
+        expect(page.locator("#text")).to_have_value(re.compile(r"\[forward\]"))
+        text = page.locator("#text").input_value()
+        page.fill("#text", text.replace('rate = "8.5 Mbit/s"', 'rate = "fast"', 1))
+        page.click("#validate")
+        note = page.locator("#notes .note-line[data-field='forward.rate']")
+        expect(note).to_contain_text("expected a rate")
+        line = int(note.get_attribute("data-line"))
+        assert page.locator("#text").input_value().splitlines()[line - 1].startswith("rate")
+        expect(page.locator("#gutter .bad")).to_have_count(1)
+        page.screenshot(path=shots / "2-error-beside-its-field.png")
+        # fixed, and loaded into the box with the token
+        page.fill("#text", text)
+        page.fill("#token", TOKEN)
+        page.dispatch_event("#token", "change")
+        page.click("#load")
+        expect(page.locator("#verdict")).to_contain_text("loaded", timeout=30_000)
+        page.screenshot(path=shots / "3-loaded.png")
+        # the dashboard's counters move while frames cross the board
+        page.click("nav .tab[data-view=dashboard]")
+        cell = page.locator("#counters tr[data-name=tx_frames] td[data-ch=forward]")
+        expect(cell).not_to_have_text("", timeout=30_000)
+        first = int(cell.inner_text())
+        send(board_state["eth_port"], 30)
+        page.wait_for_function(
+            f"() => Number(document.querySelector("
+            f"'#counters tr[data-name=tx_frames] td[data-ch=forward]').textContent) >= "
+            f"{first + 30}", timeout=60_000)
+        page.screenshot(path=shots / "4-counters-moving.png")
+        browser.close()
+    assert sorted(p.name for p in shots.iterdir()) == [
+        "1-dashboard.png", "2-error-beside-its-field.png", "3-loaded.png",
+        "4-counters-moving.png"]
