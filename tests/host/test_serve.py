@@ -6,6 +6,7 @@ a box that stops answering. tests/system/test_serve_board.py runs it on the simu
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -58,6 +59,7 @@ def console(monkeypatch, tmp_path):
     client.console = c
     yield client
     box.close()
+    c.experiments.close()
 
 
 def auth(token=TOKEN):
@@ -298,3 +300,55 @@ def test_the_command_line(tmp_path, capsys):
     (tmp_path / "token.scrypt").write_text("garbage\n")
     assert main(["serve", "--data", str(tmp_path), "--box", "a=socket://127.0.0.1:1"]) == 2
     assert "not a token hash" in capsys.readouterr().err
+
+
+def wait_status(client, ident, timeout=240):
+    deadline = time.monotonic() + timeout
+    while True:
+        d = client.get(f"/api/experiments/{ident}").json()
+        if d["status"] != "running":
+            return d
+        assert time.monotonic() < deadline, d
+        time.sleep(0.2)
+
+
+def test_an_experiment_runs_to_its_results_and_files(console):
+    fields = {"profile": ["short-asym"], "sizes": "20KB", "policies": "ratio:2,ratio:10",
+              "engine": "model", "jobs": 1}
+    assert console.post("/api/experiments", json=fields).status_code == 401
+    r = console.post("/api/experiments", json=fields, headers=auth())
+    assert r.status_code == 200, r.json()
+    ident = r.json()["id"]
+    d = wait_status(console, ident)
+    assert d["status"] == "done" and d["exit"] == 0, d
+    assert d["points"] == d["done"] == 2
+    assert {"results.csv", "results.json", "report.md"} <= set(d["files"])
+    rows = console.get(f"/api/experiments/{ident}/results").json()["rows"]
+    assert sorted(row["ack"] for row in rows) == ["ratio:10", "ratio:2"]
+    assert all(row["completed"] for row in rows)
+    report = console.get(f"/api/experiments/{ident}/files/report.md")
+    assert report.status_code == 200 and "ACK policy" in report.text
+    plot = next(Path(console.console.experiments.get(ident).folder).rglob("*.png"))
+    rel = plot.relative_to(console.console.experiments.get(ident).folder).as_posix()
+    got = console.get(f"/api/experiments/{ident}/files/{rel}")
+    assert got.status_code == 200 and got.content[:4] == b"\x89PNG"
+    for bad in ("../request.json", "..%2F..%2Fetc%2Fpasswd", "/etc/passwd", "nope.csv"):
+        assert console.get(f"/api/experiments/{ident}/files/{bad}").status_code == 404, bad
+
+
+def test_an_experiment_is_refused_or_cancelled(console):
+    for fields, field in (({"kind": "rm -rf"}, "kind"), ({"profile": ["/etc/passwd"]}, "profile"),
+                          ({"sizes": "--out=/tmp/x"}, "sizes"), ({"sizes": "1KB\n2KB"}, "sizes"),
+                          ({"jobs": 10_000}, "jobs")):
+        r = console.post("/api/experiments", json=fields, headers=auth())
+        assert r.status_code == 400 and r.json()["error"].startswith(field), (fields, r.json())
+    r = console.post("/api/experiments", json={"profile": ["geo-testbed"], "sizes": "50MB",
+                                               "policies": "ratio:2", "engine": "model",
+                                               "jobs": 1}, headers=auth())
+    ident = r.json()["id"]
+    time.sleep(1.0)
+    d = console.post(f"/api/experiments/{ident}/cancel", headers=auth()).json()
+    assert d["status"] == "cancelled"
+    proc = console.console.experiments.get(ident).proc
+    assert proc.poll() is not None
+    assert wait_status(console, ident)["status"] == "cancelled"

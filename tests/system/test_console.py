@@ -3,7 +3,8 @@
 state moves as frames cross the board, a second writer and a request without the token are
 refused; and a real browser (Debian's Chromium, driven by Playwright) uses its page: an error
 shown beside its field, a profile loaded from the editor, the dashboard's counters moving while
-frames cross. Screenshots of each step are left in the test's output folder."""
+frames cross, a small experiment run to its table and plots. Screenshots of each step are left
+in the test's output folder."""
 
 import re
 import socket
@@ -54,6 +55,7 @@ def console(board_state, tmp_path):
     c = Console({"sim": box}, tmp_path / "console", Tokens(hash_token(TOKEN)))
     yield c
     box.close()                     # the UART is the next test's
+    c.experiments.close()
 
 
 def wait(predicate, what: str, timeout: float = 60.0):
@@ -170,7 +172,22 @@ def test_a_browser_uses_the_page(console, board_state, tmp_path):
             f"'#counters tr[data-name=tx_frames] td[data-ch=forward]').textContent) >= "
             f"{first + 30}", timeout=60_000)
         page.screenshot(path=shots / "4-counters-moving.png")
+        # a small experiment, run from the page to its table and plots
+        page.click("nav .tab[data-view=experiments]")
+        page.select_option("#exp-profile", ["short-asym"])
+        page.fill("#exp-sizes", "20KB")
+        page.fill("#exp-policies", "ratio:2,ratio:10")
+        page.select_option("#exp-engine", "model")
+        page.click("#exp-run")
+        expect(page.locator("#exp-list td.status").first).to_have_text("done", timeout=180_000)
+        page.click("#exp-list button:has-text('Show')")
+        expect(page.locator("#exp-detail table tr")).to_have_count(3, timeout=30_000)
+        image = page.locator("#exp-detail img[alt$='sweep_return_bytes.png']")
+        expect(image).to_be_visible(timeout=30_000)
+        page.wait_for_function("() => [...document.querySelectorAll('#exp-detail img')]"
+                               ".every(i => i.complete && i.naturalWidth > 0)")
+        page.screenshot(path=shots / "5-experiment.png", full_page=True)
         browser.close()
     assert sorted(p.name for p in shots.iterdir()) == [
         "1-dashboard.png", "2-error-beside-its-field.png", "3-loaded.png",
-        "4-counters-moving.png"]
+        "4-counters-moving.png", "5-experiment.png"]

@@ -107,6 +107,7 @@ def cmd_serve(args) -> int:
     finally:
         for box in boxes.values():
             box.close()
+        console.experiments.close()
     return 0
 
 

@@ -34,6 +34,7 @@ from satemu.link.profile import (MAX_BYTES, ProfileError, builtin_profiles, fiel
 from satemu.report.show import show_hardware, show_lines
 from satemu.serve.auth import Tokens
 from satemu.serve.boxes import Box, BoxError
+from satemu.serve.experiments import ExperimentError, Experiments
 
 STATIC = Path(__file__).resolve().parent / "static"
 # A name a client gives a saved profile or file: no path in it.
@@ -56,6 +57,11 @@ class Console:
     tokens: Tokens
     open_reads: bool = True
     started: float = field(default_factory=time.time)
+    experiments: Experiments | None = None
+
+    def __post_init__(self):
+        if self.experiments is None:
+            self.experiments = Experiments(self.data / "experiments", self.profiles_dir)
 
     @property
     def profiles_dir(self) -> Path:
@@ -84,6 +90,24 @@ class LoadRequest(BaseModel):
 class ProfileText(BaseModel):
     text: str = Field(..., max_length=MAX_BYTES)
     board: str = DEFAULT_BOARD
+
+
+class ExperimentRequest(BaseModel):
+    """``satemu experiment``'s fields: its kind, profiles (built-in or saved here), sizes,
+    policies, congestion controllers, seeds, engine, stack, --set values, jobs, a Dask
+    scheduler and the time limit of a run."""
+    kind: str = "ack-policy"
+    profile: list[str] | None = None
+    sizes: str | None = None
+    policies: str | None = None
+    cc: str | None = None
+    seeds: str | None = None
+    engine: str | None = "model"
+    stack: str | None = None
+    set: list[str] | None = None
+    jobs: int | None = None
+    dask: str | None = None
+    max_time: float | None = None
 
 
 class Claim(BaseModel):
@@ -376,6 +400,58 @@ def create_app(console: Console) -> FastAPI:
         tmp.write_bytes(data)
         tmp.replace(console.files_dir / name)
         return {"saved": name, "bytes": len(data)}
+
+    # ---- experiments ----------------------------------------------------------------------------
+
+    def run_of(ident: str):
+        try:
+            return console.experiments.get(ident)
+        except KeyError:
+            raise ApiError(404, f"no experiment {ident[:40]!r}") from None
+
+    @app.post("/api/experiments", dependencies=[Depends(writer)])
+    def submit(body: ExperimentRequest) -> dict:
+        """Start a sweep, as ``satemu experiment`` with these fields (the model engine unless
+        ``engine`` says board); its id, status and progress."""
+        fields = {k: v for k, v in body.model_dump().items() if v is not None}
+        try:
+            return console.experiments.submit(fields).describe()
+        except ExperimentError as e:
+            raise ApiError(400, str(e)) from None
+
+    @app.get("/api/experiments", dependencies=[Depends(reader)])
+    def experiments() -> list[dict]:
+        return [r.describe() for r in console.experiments.runs.values()]
+
+    @app.get("/api/experiments/{ident}", dependencies=[Depends(reader)])
+    def experiment(ident: str) -> dict:
+        """Its status (running, done, failed, cancelled), points done of those planned, the
+        last lines it printed and its files."""
+        return run_of(ident).describe()
+
+    @app.post("/api/experiments/{ident}/cancel", dependencies=[Depends(writer)])
+    def cancel(ident: str) -> dict:
+        run_of(ident)
+        return console.experiments.cancel(ident).describe()
+
+    @app.get("/api/experiments/{ident}/results", dependencies=[Depends(reader)])
+    def results(ident: str) -> dict:
+        """results.json of a finished experiment: a row a point, and the points that failed."""
+        try:
+            path = console.experiments.file(run_of(ident).id, "results.json")
+        except KeyError:
+            raise ApiError(404, f"experiment {ident[:40]} has no results yet") from None
+        return json.loads(path.read_text())
+
+    @app.get("/api/experiments/{ident}/files/{rel:path}", dependencies=[Depends(reader)])
+    def download(ident: str, rel: str) -> FileResponse:
+        """A file an experiment wrote (results.csv, report.md, a run's plots, result.json,
+        packets.csv, capture.pcapng), by its path in the experiment's folder."""
+        try:
+            path = console.experiments.file(run_of(ident).id, rel)
+        except KeyError:
+            raise ApiError(404, f"experiment {ident[:40]} has no file {rel[:80]!r}") from None
+        return FileResponse(path, filename=path.name)
 
     return app
 

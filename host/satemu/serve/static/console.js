@@ -413,6 +413,93 @@ $("#load").addEventListener("click", async () => {
   }
 });
 
+// ---- experiments ------------------------------------------------------------------------------------
+
+const RESULT_COLUMNS = ["profile", "size_text", "ack", "cc", "seed", "completion_s",
+                        "goodput_mbps", "return_packets", "return_bytes", "ack_only_packets",
+                        "ack_ratio", "consistent"];
+let shownExperiment = null;
+
+async function listExperiments() {
+  let runs;
+  try { runs = await api("GET", "/api/experiments"); } catch (e) { return; }
+  const body = $("#exp-list tbody");
+  body.innerHTML = "";
+  for (const r of runs.slice().reverse()) {
+    const tr = document.createElement("tr");
+    const f = r.fields;
+    const total = r.points || 0;
+    tr.innerHTML = `<td>${r.id}</td><td class="status">${r.status}</td>` +
+      `<td><progress max="${total || 1}" value="${r.done}"></progress> ${r.done}/${total || "?"}` +
+      `</td><td>${[(f.profile || ["geo-testbed"]).join(" "), f.sizes || "", f.policies || ""]
+        .join(" · ")}</td><td></td>`;
+    tr.dataset.id = r.id;
+    const last = tr.lastChild;
+    if (r.status === "running") {
+      const b = document.createElement("button");
+      b.textContent = "Cancel";
+      b.addEventListener("click", async () => {
+        try { await api("POST", `/api/experiments/${r.id}/cancel`); }
+        catch (e) { say($("#exp-error"), e.message, "error"); $("#exp-error").hidden = false; }
+        listExperiments();
+      });
+      last.appendChild(b);
+    }
+    const v = document.createElement("button");
+    v.textContent = "Show";
+    v.addEventListener("click", () => { shownExperiment = r.id; showExperiment(r); });
+    last.appendChild(v);
+    body.appendChild(tr);
+    if (r.id === shownExperiment) showExperiment(r);
+  }
+}
+
+async function showExperiment(r) {
+  const div = $("#exp-detail");
+  const files = (name) => `/api/experiments/${r.id}/files/${name}`;
+  let html = `<h3>${r.id}: ${r.status}</h3><pre>${escapeHtml(r.log_tail.join("\n"))}</pre>`;
+  if (r.status === "done" || r.status === "failed") {
+    try {
+      const res = await api("GET", `/api/experiments/${r.id}/results`);
+      html += "<table><tr>" + RESULT_COLUMNS.map((c) => `<th>${c}</th>`).join("") + "</tr>" +
+        res.rows.map((row) => "<tr>" + RESULT_COLUMNS.map((c) =>
+          `<td class="n">${escapeHtml(cell(row[c]))}</td>`).join("") + "</tr>").join("") +
+        "</table>";
+    } catch (e) { html += `<p class="error">${escapeHtml(e.message)}</p>`; }
+    html += r.files.map((f) => `<a href="${files(f)}">${f}</a>`).join(" · ");
+    html += "<div>" + r.plots.filter((p) => /(sweep_return_bytes|forward_goodput|return_pps)\.png$/.test(p))
+      .slice(0, 12).map((p) => `<img alt="${p}" title="${p}" src="${files(p)}">`).join("") +
+      "</div>";
+  }
+  div.innerHTML = html;
+}
+
+function cell(v) {
+  if (typeof v === "number" && !Number.isInteger(v)) return v.toFixed(3);
+  return String(v ?? "");
+}
+
+function escapeHtml(t) {
+  return t.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+$("#exp-run").addEventListener("click", async () => {
+  const chosen = Array.from($("#exp-profile").selectedOptions).map((o) => o.value);
+  const fields = { profile: chosen.length ? chosen : ["geo-testbed"],
+                   sizes: $("#exp-sizes").value, policies: $("#exp-policies").value,
+                   cc: $("#exp-cc").value, seeds: $("#exp-seeds").value,
+                   engine: $("#exp-engine").value };
+  try {
+    const r = await api("POST", "/api/experiments", fields);
+    $("#exp-error").hidden = true;
+    shownExperiment = r.id;
+  } catch (e) {
+    say($("#exp-error"), e.message, "error");
+    $("#exp-error").hidden = false;
+  }
+  listExperiments();
+});
+
 // ---- tabs, start ----------------------------------------------------------------------------------
 
 document.querySelectorAll("nav .tab").forEach((tab) => tab.addEventListener("click", () => {
@@ -430,6 +517,13 @@ document.querySelectorAll("nav .tab").forEach((tab) => tab.addEventListener("cli
   say($("#auth-state"), about.token_configured ? "" : "no token configured: read-only");
   await refreshBoxes();
   await listProfiles();
+  for (const p of await api("GET", "/api/profiles")) {
+    const o = document.createElement("option");
+    o.value = p.name; o.textContent = p.name;
+    $("#exp-profile").appendChild(o);
+  }
   drawGutter([]);
+  listExperiments();
   setInterval(refreshBoxes, 2000);
+  setInterval(listExperiments, 1000);
 })();
