@@ -88,6 +88,14 @@ def test_the_api_on_the_simulated_board(console, board_state):
     assert got["return"]["rx_frames"] >= 20 and got["forward"]["rx_frames"] >= 20
     assert moved["loaded"]["profile"] == "short-asym"
     assert moved["reading"]["timeline"]["words"] == "timeline: none running"
+    # the box's frame log, as pcapng: every frame that crossed, in and out
+    r = client.get("/api/boxes/sim/capture.pcapng")
+    assert r.status_code == 200, r.text
+    from satemu.base.pcapng import read_pcapng
+    cap_path = console.data / "fetched.pcapng"
+    cap_path.write_bytes(r.content)
+    cap = read_pcapng(cap_path)
+    assert int(r.headers["x-satemu-records"]) >= 40 and len(cap.packets) >= 40
     # a second writer, while a session holds the box, changes nothing
     s = client.post("/api/boxes/sim/session", json={"who": "alice"}, headers=auth()).json()
     r = client.post("/api/boxes/sim/load", json={"profile": "geo-testbed"}, headers=auth())

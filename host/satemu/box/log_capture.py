@@ -283,3 +283,66 @@ def merge_log_capture(path: "str | Path", logs: dict[int, ChannelLog], f_clk: in
     out["merged"] = summary
     out["host_offset_ns"] = offset
     return out
+
+
+def log_ring(dev, url: str) -> tuple[dict, int]:
+    """The box's HELLO and the records of each channel's frame-log ring; DeviceError, one line,
+    if it has no frame log."""
+    from satemu.base.protocol import Capability
+    from satemu.box.device import DeviceError
+    info = dev.hello()
+    ring = info.get("log_records", 0)
+    if not info["capabilities"] & Capability.FRAME_LOG or not ring:
+        raise DeviceError(f"{url} has no frame log: its gateware was built without one (a "
+                          "build option; the Colorlight 5A-75B and the Versa-5G leave it out, "
+                          "see docs/hardware.md)")
+    return info, ring
+
+
+@dataclass
+class BoxCapture:
+    """``capture_box_log``'s account: the records read and logged, the ring, the bytes read
+    over the UART and how long it took, what the capture holds and what it lacks."""
+    records: int
+    logged: int
+    ring: int
+    uart_bytes: int
+    wall_s: float
+    summary: dict
+    problems: list[str]
+
+
+def capture_box_log(dev, path: "str | Path", url: str, merges: dict | None = None) -> BoxCapture:
+    """The frame logs of both channels of the box on ``dev`` (HELLO's FRAME_LOG) read over its
+    UART into the pcapng ``path``, the frames of a terminal table in force named by terminal,
+    ``merges`` (port: host capture) joined to them (``merge_log_capture``). DeviceError if the
+    box has no log; a capture that lacks records (overwritten in the ring, or still being
+    written) says so in its comment and in ``problems``."""
+    import time
+    from satemu.base.protocol import CHANNEL_NAMES, Capability
+    from satemu.box.device import DeviceError
+    t0 = time.monotonic()
+    info, ring = log_ring(dev, url)
+    logs = read_box_log(dev, ring)
+    f_clk = info["f_clk"]
+    # the channels with a terminal table in force: their frames' terminals are named
+    tables = [ch for ch in logs if dev.get_profile(ch)["term_match"]] \
+        if info["capabilities"] & Capability.TERMINALS else []
+    comment = (f"satemu frame log of {url}: timestamps are the box's cycles since its reset "
+               f"at {1e9 / f_clk:g} ns a cycle, a frame into a port at its arrival at the "
+               "channel, one out of a port at its egress start")
+    problems = [f"{CHANNEL_NAMES[ch]}: {p}" for ch, log in logs.items() for p in log.problems()]
+    if problems:
+        comment += "; PARTIAL: " + "; ".join(problems)
+    if merges:
+        try:
+            summary = merge_log_capture(path, logs, f_clk, merges, comment, tables)
+        except (ValueError, OSError) as e:
+            raise DeviceError(f"--merge: {e}") from None
+    else:
+        summary = write_log_capture(path, logs, f_clk, comment, tables)
+    return BoxCapture(records=sum(len(log.records) for log in logs.values()),
+                      logged=sum(log.count for log in logs.values()), ring=ring,
+                      uart_bytes=sum(16 * (len(log.records) + log.stale)
+                                     for log in logs.values()),
+                      wall_s=time.monotonic() - t0, summary=summary, problems=problems)

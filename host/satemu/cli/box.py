@@ -230,54 +230,29 @@ def _merge_spec(text: str) -> tuple[int, Path]:
 def cmd_capture(args) -> int:
     """`satemu capture`: the box's frame log read over the UART into a pcapng (or, with
     --clear, the log started afresh)."""
-    from satemu.box.log_capture import merge_log_capture, read_box_log, write_log_capture
-    from satemu.base.protocol import CHANNEL_NAMES
+    from satemu.box.log_capture import capture_box_log, log_ring
     merges = dict(_merge_spec(m) for m in args.merge or ())
     for port, path in merges.items():
         if not path.is_file():
             raise UsageError(f"--merge: {path}: no such file")
     if not args.clear:
         output_file(Path(args.out), "--out")      # before the log is read over the UART
-    t0 = time.monotonic()
     with Device(args.port, timeout=args.timeout) as dev:
-        info = dev.hello()
-        ring = info.get("log_records", 0)
-        if not info["capabilities"] & Capability.FRAME_LOG or not ring:
-            raise DeviceError(f"{args.port} has no frame log: its gateware was built without "
-                              "one (a build option; the Colorlight 5A-75B and the Versa-5G leave "
-                              "it out, see docs/hardware.md)")
         if args.clear:
+            _, ring = log_ring(dev, args.port)
             dev.clear_log()
             print(f"cleared the frame log of both channels ({ring} records each)")
             return 0
-        logs = read_box_log(dev, ring)
-        f_clk = info["f_clk"]
-        # the channels with a terminal table in force: their frames' terminals are named
-        tables = [ch for ch in logs if dev.get_profile(ch)["term_match"]] \
-            if info["capabilities"] & Capability.TERMINALS else []
-    nbytes = sum(16 * (len(log.records) + log.stale) for log in logs.values())
-    wall = time.monotonic() - t0
-    comment = (f"satemu frame log of {args.port}: timestamps are the box's cycles since its "
-               f"reset at {1e9 / f_clk:g} ns a cycle, a frame into a port at its arrival at the "
-               "channel, one out of a port at its egress start")
-    problems = [f"{CHANNEL_NAMES[ch]}: {p}" for ch, log in logs.items() for p in log.problems()]
-    if problems:
-        comment += "; PARTIAL: " + "; ".join(problems)
-    if merges:
-        try:
-            summary = merge_log_capture(args.out, logs, f_clk, merges, comment, tables)
-        except (ValueError, OSError) as e:
-            raise DeviceError(f"--merge: {e}") from None
-    else:
-        summary = write_log_capture(args.out, logs, f_clk, comment, tables)
-    records = sum(len(log.records) for log in logs.values())
-    print(f"read {records} records of {sum(l.count for l in logs.values())} logged since the "
-          f"last clear ({ring} records a channel's ring) in {wall:.1f} s "
-          f"({nbytes / max(wall, 1e-9) / 1000:.1f} kB/s over the UART)")
-    print(f"wrote {args.out}: " + ", ".join(f"{k} {n}" for k, n in summary["interfaces"].items()))
-    for key, m in summary.get("merged", {}).items():
+        cap = capture_box_log(dev, args.out, args.port, merges)
+    print(f"read {cap.records} records of {cap.logged} logged since the last clear ({cap.ring} "
+          f"records a channel's ring) in {cap.wall_s:.1f} s "
+          f"({cap.uart_bytes / max(cap.wall_s, 1e-9) / 1000:.1f} kB/s over the UART)")
+    print(f"wrote {args.out}: " + ", ".join(f"{k} {n}"
+                                           for k, n in cap.summary["interfaces"].items()))
+    for key, m in cap.summary.get("merged", {}).items():
         print(f"  port {key}: {m['matched']} of the host's {m['host']} frames matched the box's "
               f"{m['box']}")
+    problems = cap.problems
     if problems:
         print("the capture is PARTIAL: " + "; ".join(problems))
         return 1

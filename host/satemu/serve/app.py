@@ -29,6 +29,7 @@ from satemu.base.boards import BOARDS, DEFAULT_BOARD
 from satemu.base.distributions import NAMES as DISTRIBUTIONS
 from satemu.box.control import load_into
 from satemu.box.device import DeviceError
+from satemu.box.log_capture import capture_box_log
 from satemu.link.profile import (MAX_BYTES, ProfileError, builtin_profiles, field_error,
     parse_profile, profile_errors)
 from satemu.report.show import show_hardware, show_lines
@@ -257,6 +258,27 @@ def create_app(console: Console) -> FastAPI:
                 await asyncio.sleep(b.poll_s / 4)
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
+
+    @app.get("/api/boxes/{name}/capture.pcapng", dependencies=[Depends(reader)])
+    def capture(name: str) -> FileResponse:
+        """The box's frame log (both channels, every frame's arrival, fate and egress) as
+        pcapng, read over its UART now (as ``satemu capture`` does); 409 for a box built
+        without a log. The readings wait while it is read."""
+        b = box_of(name)
+        folder = console.data / "captures"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{b.name}-{time.strftime('%Y%m%d-%H%M%S')}.pcapng"
+        try:
+            cap = b.call(lambda dev: capture_box_log(dev, path, b.url))
+        except BoxError as e:
+            if "no frame log" in str(e):
+                raise ApiError(409, str(e)) from None
+            raise
+        headers = {"X-Satemu-Records": str(cap.records)}
+        if cap.problems:
+            headers["X-Satemu-Partial"] = "; ".join(cap.problems)[:500]
+        return FileResponse(path, filename=path.name, media_type="application/octet-stream",
+                            headers=headers)
 
     @app.post("/api/boxes/{name}/session", dependencies=[Depends(writer)])
     def claim(name: str, body: Claim) -> dict:
