@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "host" / "satemu"
 # Lowest first: a module may import from its own layer and those before it.
-LAYERS = ("base", "model", "link", "box", "quic", "report", "sweep", "serve", "cli")
+LAYERS = ("base", "model", "link", "box", "quic", "report", "sweep", "api", "serve", "cli")
 
 
 def _modules() -> dict[str, Path]:
