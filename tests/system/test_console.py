@@ -180,6 +180,18 @@ def test_a_browser_uses_the_page(console, board_state, tmp_path):
             f"'#counters tr[data-name=tx_frames] td[data-ch=forward]').textContent) >= "
             f"{first + 30}", timeout=60_000)
         page.screenshot(path=shots / "4-counters-moving.png")
+        # the box stops answering (its address now refuses): the page says so, and the
+        # console goes on; once the box answers again, the page shows it up
+        box = console.boxes["sim"]
+        url = box.url
+        with box.uart:
+            box._drop()
+            box.url = "socket://127.0.0.1:9"
+        expect(page.locator("#box-error")).to_contain_text("cannot open", timeout=30_000)
+        page.screenshot(path=shots / "4b-box-not-answering.png")
+        with box.uart:
+            box.url = url
+        expect(page.locator("#box-error")).to_be_hidden(timeout=30_000)
         # a small experiment, run from the page to its table and plots
         page.click("nav .tab[data-view=experiments]")
         page.select_option("#exp-profile", ["short-asym"])
@@ -198,4 +210,4 @@ def test_a_browser_uses_the_page(console, board_state, tmp_path):
         browser.close()
     assert sorted(p.name for p in shots.iterdir()) == [
         "1-dashboard.png", "2-error-beside-its-field.png", "3-loaded.png",
-        "4-counters-moving.png", "5-experiment.png"]
+        "4-counters-moving.png", "4b-box-not-answering.png", "5-experiment.png"]

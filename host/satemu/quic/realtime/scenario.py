@@ -354,6 +354,7 @@ class _Box:
     counters, each terminal's and the return channel's BoD records."""
 
     EMPTY_WAIT_S = 60.0
+    QUIET_S = 0.5           # how long the counters must hold still to be read (_still)
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -381,12 +382,34 @@ class _Box:
         regs = self.loaded.regs
         with Device(self.url) as dev:
             empty = dev.wait_empty(self.EMPTY_WAIT_S, poll=0.2)
-            self.read_ns = time.monotonic_ns()
-            stats, terminals = read_counters(dev, regs)
+            stats, terminals = self._still(dev, regs)
             bod = read_bod(dev, regs["return"], self.origin, self.loaded.commits)
         if bod is not None:
             bod["f_clk"] = self.loaded.f_clk
         return stats, bod, terminals, empty
+
+
+    def _still(self, dev, regs) -> tuple[dict, Optional[dict]]:
+        """The counters once they hold still: read again QUIET_S after each reading until two
+        agree (frames in and out of both channels, and each terminal's). The host's kernel may
+        send a frame of its own (an IPv6 router solicitation, say) at any time: a frame counted
+        between the channels' reading and the terminals', or captured before the reading but
+        counted after it, would set the capture and the box apart. Two equal readings mean
+        nothing arrived in between, so every frame captured before the first one ended
+        (``read_ns``) had been counted by it, and only those."""
+        def key(stats, terminals):
+            return ({d: (c["rx_frames"], c["tx_frames"]) for d, c in stats.items()},
+                    terminals)
+        reading = read_counters(dev, regs)
+        at = time.monotonic_ns()
+        deadline = time.monotonic() + self.EMPTY_WAIT_S
+        while True:
+            time.sleep(self.QUIET_S)
+            again = read_counters(dev, regs)
+            if key(*again) == key(*reading) or time.monotonic() > deadline:
+                self.read_ns = at
+                return reading
+            reading, at = again, time.monotonic_ns()
 
 
 def _frames_by_source(path, until_ns: int) -> dict[str, int]:
