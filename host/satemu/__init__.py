@@ -4,8 +4,7 @@
 ``base`` (units, parameter types, register map, protocol and record layouts, board registry,
 validator) → ``model`` (the frame path's reference models) → ``link`` (profiles, timelines,
 traces) → ``box`` (the device API, flashing, reading what a box recorded) → ``quic`` (engines,
-the co-simulation, the stacks, real time) → ``report`` → ``sweep`` → ``api`` (the documented
-Python API, docs/api.md) → ``serve`` (the lab console) → ``cli``.
+the co-simulation, the stacks, real time) → ``report`` → ``sweep`` → ``cli``.
 ``tests/host/test_layers.py`` holds the package to that order."""
 
 __version__ = "0.1.0"
