@@ -22,14 +22,17 @@ time.sleep(600)
 """
 
 
-def _child_of(pid: int, timeout: float = 10.0) -> int:
+def _child_of(pid: int, program: bytes, timeout: float = 10.0) -> int:
+    """``pid``'s child once it runs ``program``: a child seen between its fork and its exec
+    still shows its parent's command line."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        if children:
+        if children and Path(f"/proc/{children[0]}/cmdline").read_bytes().startswith(
+                program + b"\0"):
             return int(children[0])
         time.sleep(0.05)
-    raise AssertionError("the lifeline started no command")
+    raise AssertionError(f"the lifeline started no {program.decode()}")
 
 
 def _gone(pid: int, timeout: float = 20.0) -> bool:
@@ -51,8 +54,7 @@ def test_the_command_ends_when_its_launcher_is_killed():
     try:
         with launcher.stdout:
             watcher = int(launcher.stdout.readline())
-        command = _child_of(watcher)
-        assert Path(f"/proc/{command}/cmdline").read_bytes().startswith(b"sleep\0")
+        command = _child_of(watcher, b"sleep")
         os.kill(launcher.pid, signal.SIGKILL)        # no cleanup of its own can run
         launcher.wait()
         assert _gone(command), "the command outlived its launcher"
@@ -60,6 +62,7 @@ def test_the_command_ends_when_its_launcher_is_killed():
     finally:
         if launcher.poll() is None:
             launcher.kill()
+            launcher.wait()
 
 
 def test_the_command_s_status_is_the_lifeline_s():
