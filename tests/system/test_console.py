@@ -87,7 +87,9 @@ def test_the_api_on_the_simulated_board(console, board_state):
     got = moved["reading"]["channels"]
     assert got["return"]["rx_frames"] >= 20 and got["forward"]["rx_frames"] >= 20
     assert moved["loaded"]["profile"] == "short-asym"
-    assert moved["reading"]["timeline"]["words"] == "timeline: none running"
+    # no timeline runs (a load stops one; an earlier test's may have ended, "done")
+    assert moved["reading"]["timeline"]["state_name"] != "running"
+    assert moved["reading"]["timeline"]["words"].startswith("timeline: ")
     # the box's frame log, as pcapng: every frame that crossed, in and out
     r = client.get("/api/boxes/sim/capture.pcapng")
     assert r.status_code == 200, r.text
