@@ -92,6 +92,13 @@ def timeline_words(t: dict, f_clk: int) -> str:
     return out
 
 
+def terminal_rows(dev: Device, channel: int, framed: int) -> dict[str, dict[str, int]]:
+    """Channel ``channel``'s counters for each of its ``framed`` terminals (TERMINAL_STATS), by
+    the terminal's index as text, and "none" for the frames of no terminal."""
+    return {("none" if who is None else str(who)): dev.terminal_stats(channel, who)
+            for who in [*range(framed), None]}
+
+
 def terminal_counters(dev: Device, profiles: list[dict] | None = None
                       ) -> dict[str, dict[str, dict[str, int]]]:
     """Each terminal's counters (TERMINAL_STATS) on each channel with a terminal table in force,
@@ -102,8 +109,7 @@ def terminal_counters(dev: Device, profiles: list[dict] | None = None
     for ch, name in enumerate(CHANNEL_NAMES):
         framed = (profiles[ch] if profiles else dev.get_profile(ch))["term_framed"]
         if framed:
-            out[name] = {("none" if who is None else str(who)): dev.terminal_stats(ch, who)
-                         for who in [*range(framed), None]}
+            out[name] = terminal_rows(dev, ch, framed)
     return out
 
 
@@ -127,5 +133,5 @@ def snapshot(dev: Device, info: dict | None = None, terminals: bool = True,
     return out
 
 
-__all__ = ["LoadReport", "load_into", "snapshot", "terminal_counters", "timeline_words",
-           "TERMINAL_COUNTERS"]
+__all__ = ["LoadReport", "load_into", "snapshot", "terminal_counters", "terminal_rows",
+           "timeline_words", "TERMINAL_COUNTERS"]

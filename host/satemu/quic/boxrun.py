@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 from satemu.base import protocol as P
 from satemu.quic.cosim import bod_dict
-from satemu.quic.engine import terminal_counters
+from satemu.box.control import terminal_rows
 
 __all__ = ["TIMELINE_LEAD", "LinkLoaded", "load_link", "read_counters", "read_bod"]
 
@@ -60,15 +60,13 @@ def load_link(dev, link, max_seconds: float,
 
 def read_counters(dev, regs: dict) -> tuple[dict, Optional[dict]]:
     """Both channels' counters by direction, and with a terminal table each terminal's
-    (satemu.quic.engine.terminal_counters, by direction), else None."""
+    (satemu.box.control.terminal_rows, by direction), else None."""
     stats = {"forward": dev.get_stats(P.CHANNEL_FORWARD),
              "return": dev.get_stats(P.CHANNEL_RETURN)}
     terminals = None
     if regs["return"].term_match:
-        terminals = {name: terminal_counters(
-            {who: dev.terminal_stats(ch, who)
-             for who in [*range(regs[name].term_framed), None]})
-            for ch, name in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return"))}
+        terminals = {name: terminal_rows(dev, ch, regs[name].term_framed)
+                     for ch, name in ((P.CHANNEL_FORWARD, "forward"), (P.CHANNEL_RETURN, "return"))}
     return stats, terminals
 
 

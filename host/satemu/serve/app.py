@@ -303,8 +303,7 @@ def create_app(console: Console) -> FastAPI:
                                                       start_in=body.start_in))
             except ProfileError as e:
                 raise ApiError(400, str(e), errors=[field_error(e)]) from None
-            b.loaded = {"profile": p.name, "at": time.time(), "lines": report.lines(b.url)}
-            b.bod, b._bod_next, b._profiles = [], 0, None
+            b.after_load({"profile": p.name, "at": time.time(), "lines": report.lines(b.url)})
         return b.loaded
 
     @app.post("/api/boxes/{name}/reset-stats", dependencies=[Depends(writer)])
@@ -546,10 +545,18 @@ def _file_refs(console: Console, text: str) -> list[dict]:
 
 
 def _errors(console: Console, text: str, hw) -> list[dict]:
-    errors = _file_refs(console, text) or profile_errors(text, base_dir=console.files_dir,
-                                                         hw=hw)
-    return [{**e, "message": _bare(console, e["message"]), "line": line_of(text, e["field"], e["message"])}
-            for e in errors]
+    return _located(console, text, _file_refs(console, text) or
+                    profile_errors(text, base_dir=console.files_dir, hw=hw))
+
+
+def _located(console: Console, text: str, errors: list[dict]) -> list[dict]:
+    """Errors of profile ``text`` as a client gets them: each message without the console's
+    folders (``_bare``), each with the ``line`` of its field (``line_of``)."""
+    out = []
+    for e in errors:
+        message = _bare(console, e["message"])
+        out.append({**e, "message": message, "line": line_of(text, e["field"], message)})
+    return out
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -598,16 +605,14 @@ def _bare(console: Console, message: str) -> str:
 
 
 def _parse(console: Console, text: str, name: str):
-    refs = _file_refs(console, text)
-    if refs:
-        raise ApiError(400, refs[0]["message"], errors=refs)
-    try:
-        return parse_profile(text, name, base_dir=console.files_dir)
-    except ProfileError as e:
-        err = field_error(e)
-        err["message"] = _bare(console, err["message"])
-        err["line"] = line_of(text, err["field"], err["message"])
-        raise ApiError(400, err["message"], errors=[err]) from None
+    errors = _file_refs(console, text)
+    if not errors:
+        try:
+            return parse_profile(text, name, base_dir=console.files_dir)
+        except ProfileError as e:
+            errors = [field_error(e)]
+    errors = _located(console, text, errors)
+    raise ApiError(400, errors[0]["message"], errors=errors)
 
 
 def _profile_of(console: Console, name: str | None, text: str | None):

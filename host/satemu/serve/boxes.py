@@ -74,11 +74,9 @@ class Box:
         self.loaded: dict | None = None         # the last load through the console
         self.reading: dict | None = None        # the newest snapshot
         self.seq = 0
-        self.bod: list[dict] = []               # BoD records read since the last load
         self._profiles: list[dict] | None = None
         self._profiles_at = 0.0
         self._bod_next = 0
-        self._bod_start: int | None = None
         self._wake = threading.Event()
         self._closed = False
         self._thread = threading.Thread(target=self._poll, name=f"box {name}", daemon=True)
@@ -124,14 +122,8 @@ class Box:
             if self.url is not None:
                 try:
                     reading = self.call(self._read)
-                except BoxError as e:
-                    self.error = str(e)
-                    self._publish(None)
-                    self._wake.wait(RETRY_S)
-                    self._wake.clear()
-                    continue
-                except Exception as e:          # noqa: BLE001 (a reading the box garbled)
-                    self.error = f"box {self.name}: {e}"
+                except Exception as e:          # noqa: BLE001 (BoxError, or a garbled reading)
+                    self.error = str(e) if isinstance(e, BoxError) else f"box {self.name}: {e}"
                     self._publish(None)
                     self._wake.wait(RETRY_S)
                     self._wake.clear()
@@ -154,12 +146,10 @@ class Box:
 
     def _read_bod(self, dev: Device, prof: dict) -> dict:
         """The BoD records written since the last reading (at most BOD_PER_READING, oldest
-        first), kept in ``bod`` too."""
+        first)."""
         terminals = (prof["term_framed"] + prof["term_synthetic"]) if prof["term_match"] else 1
         trace = dev.bod_trace(first=self._bod_next, max_records=BOD_PER_READING,
                               terminals=terminals)
-        if trace.start != self._bod_start:                 # the block restarted: a new run
-            self._bod_start, self.bod = trace.start, []
         records = trace.records[:BOD_PER_READING]
         if records:
             self._bod_next = records[-1].sf + 1
@@ -168,10 +158,14 @@ class Box:
         # bod-trace --profile reads their records in each one's own)
         new = records_to_rows(records, trace.start, cycles, self.info["f_clk"],
                               prof["bod_slot_bytes"])
-        self.bod = (self.bod + new)[-4096:]
         return {"start": trace.start, "count": trace.count, "superframe_cycles": cycles,
                 "slot_bytes": prof["bod_slot_bytes"], "terminals": terminals,
                 "lost": trace.lost_count, "rows": new}
+
+    def after_load(self, loaded: dict) -> None:
+        """A load through the console took effect: ``loaded`` says which; the profiles in
+        force and the BoD records are read afresh from the next reading on."""
+        self.loaded, self._bod_next, self._profiles = loaded, 0, None
 
     def _publish(self, reading: dict | None) -> None:
         self.reading = reading

@@ -388,7 +388,6 @@ class _Box:
             bod["f_clk"] = self.loaded.f_clk
         return stats, bod, terminals, empty
 
-
     def _still(self, dev, regs) -> tuple[dict, Optional[dict]]:
         """The counters once they hold still: read again QUIET_S after each reading until two
         agree (frames in and out of both channels, and each terminal's). The host's kernel may

@@ -10,7 +10,7 @@ const COLOURS = ["#1f6fd1", "#d1741f", "#2e9e4f", "#b3261e", "#7a4fc0", "#8c6d1f
 const DROPS = ["drop_loss", "drop_queue", "drop_mem", "drop_error", "drop_runt",
                "drop_oversize", "drop_overrun", "drop_preamble", "drop_unclassified", "late"];
 
-// ---- the API ------------------------------------------------------------------------------
+// ---- the API -----------------------------------------------------------------------------------
 
 const tokenInput = $("#token");
 tokenInput.value = sessionStorage.getItem("satemu-token") || "";
@@ -44,7 +44,7 @@ function say(el, text, cls) {
   el.className = cls || "";
 }
 
-// ---- charts: lines on a canvas ----------------------------------------------------------------
+// ---- charts: lines on a canvas -----------------------------------------------------------------
 
 class Chart {
   constructor(canvas, opts) {
@@ -119,7 +119,7 @@ const charts = {
   bod: new Chart($("#chart-bod"), { window: 200, xlabel: "superframe" }),
 };
 
-// ---- the dashboard ------------------------------------------------------------------------------
+// ---- the dashboard -----------------------------------------------------------------------------
 
 let boxes = [];
 let current = null;
@@ -304,7 +304,7 @@ $("#reset").addEventListener("click", () => change(`/api/boxes/${current}/reset-
 $("#start").addEventListener("click", () => change(`/api/boxes/${current}/start`));
 $("#stop").addEventListener("click", () => change(`/api/boxes/${current}/stop`));
 
-// ---- the profile editor --------------------------------------------------------------------------
+// ---- the profile editor ------------------------------------------------------------------------
 
 const text = $("#text");
 const gutter = $("#gutter");
@@ -361,7 +361,8 @@ async function listProfiles() {
 async function openProfile(name, li) {
   document.querySelectorAll("#profile-list li").forEach((x) => x.classList.remove("active"));
   if (li) li.classList.add("active");
-  const p = await api("GET", `/api/profiles/${encodeURIComponent(name)}?board=${$("#board").value}`);
+  const board = $("#board").value;
+  const p = await api("GET", `/api/profiles/${encodeURIComponent(name)}?board=${board}`);
   text.value = p.text;
   $("#profile-name").value = p.saved ? name : `my-${name}`;
   $("#show").textContent = p.show.join("\n");
@@ -413,7 +414,7 @@ $("#load").addEventListener("click", async () => {
   }
 });
 
-// ---- experiments ------------------------------------------------------------------------------------
+// ---- experiments -------------------------------------------------------------------------------
 
 const RESULT_COLUMNS = ["profile", "size_text", "ack", "cc", "seed", "completion_s",
                         "goodput_mbps", "return_packets", "return_bytes", "ack_only_packets",
@@ -467,7 +468,8 @@ async function showExperiment(r) {
         "</table>";
     } catch (e) { html += `<p class="error">${escapeHtml(e.message)}</p>`; }
     html += r.files.map((f) => `<a href="${files(f)}">${f}</a>`).join(" · ");
-    html += "<div>" + r.plots.filter((p) => /(sweep_return_bytes|forward_goodput|return_pps)\.png$/.test(p))
+    const shown = /(sweep_return_bytes|forward_goodput|return_pps)\.png$/;
+    html += "<div>" + r.plots.filter((p) => shown.test(p))
       .slice(0, 12).map((p) => `<img alt="${p}" title="${p}" src="${files(p)}">`).join("") +
       "</div>";
   }
@@ -480,7 +482,8 @@ function cell(v) {
 }
 
 function escapeHtml(t) {
-  return t.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  const entities = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
+  return t.replace(/[&<>"]/g, (c) => entities[c]);
 }
 
 $("#exp-run").addEventListener("click", async () => {
@@ -500,7 +503,7 @@ $("#exp-run").addEventListener("click", async () => {
   listExperiments();
 });
 
-// ---- tabs, start ----------------------------------------------------------------------------------
+// ---- tabs, start -------------------------------------------------------------------------------
 
 document.querySelectorAll("nav .tab").forEach((tab) => tab.addEventListener("click", () => {
   document.querySelectorAll("nav .tab").forEach((t) => t.classList.toggle("active", t === tab));
