@@ -352,3 +352,41 @@ def test_an_experiment_is_refused_or_cancelled(console):
     proc = console.console.experiments.get(ident).proc
     assert proc.poll() is not None
     assert wait_status(console, ident)["status"] == "cancelled"
+
+
+def test_the_bod_trace_is_the_command_lines(monkeypatch, tmp_path, console):
+    """GET bod-trace.csv gives the rows `satemu bod-trace` writes, shaped by the profile the
+    console loaded; a box without BoD is a one-line 409."""
+    from satemu.cli import main
+    from test_bod_profiles import _model_records
+    wait_up(console)            # (its connection open on its fake box, before this one's)
+    records = _model_records()
+    fake = FakeBox(history=records, count=len(records))
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    out = tmp_path / "bod.csv"
+    assert main(["load", "geo-testbed-bod", "--port", "fake://bod"]) == 0
+    assert main(["bod-trace", "--port", "fake://bod", "--out", str(out), "--from", "3",
+                 "--profile", "geo-testbed-bod"]) == 0
+    box = Box("bod", "fake://bod", poll_s=0.02, timeout=0.3)
+    c = Console({"bod": box}, tmp_path / "data", Tokens(hash_token(TOKEN)))
+    try:
+        client = TestClient(create_app(c))
+        wait_up(client, "bod")
+        r = client.post("/api/boxes/bod/load", json={"profile": "geo-testbed-bod"},
+                        headers=auth())
+        assert r.status_code == 200, r.json()
+        got = client.get("/api/boxes/bod/bod-trace.csv?from=3")
+        assert got.status_code == 200 and got.headers["content-type"].startswith("text/csv")
+        assert got.text == out.read_text()
+        assert got.headers["x-satemu-shaped"] == "yes"
+        assert got.headers["x-satemu-superframes"] == str(len(records))
+        assert got.text.count("\n") == 1 + len(records) - 3
+        assert client.get("/api/boxes/bod/bod-trace.csv?from=-1").status_code == 400
+        assert client.get("/api/boxes/bod/bod-trace.csv?profile=nope").status_code == 404
+        r = client.get("/api/boxes/bod/bod-trace.csv?profile=geo-testbed")
+        assert r.status_code == 400 and "no BoD" in r.json()["error"], r.json()
+    finally:
+        box.close()
+        c.experiments.close()
+    r = console.get("/api/boxes/bench/bod-trace.csv")     # the fixture's box: no BoD hardware
+    assert r.status_code == 409 and "no Bandwidth-on-Demand" in r.json()["error"], r.json()

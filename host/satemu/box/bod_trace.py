@@ -27,6 +27,7 @@ A row per superframe record, columns (:data:`COLUMNS`, in this order):
 from __future__ import annotations
 
 import csv
+import io
 from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -34,7 +35,7 @@ from typing import Iterable, Sequence
 from satemu.base.records import BodRecord
 from satemu.base.regmap import BOD_RATE_ONE
 
-__all__ = ["COLUMNS", "records_to_rows", "write_csv", "superframe_segments", "superframe_at"]
+__all__ = ["COLUMNS", "csv_text", "records_to_rows", "write_csv", "superframe_segments", "superframe_at"]
 
 COLUMNS = ["sf", "terminal", "cycle", "time_s", "rbdc_req_kbps", "vbdc_req_bytes", "background_slots",
            "granted_cra", "granted_rbdc", "granted_vbdc", "granted_fca", "granted_slots",
@@ -104,11 +105,17 @@ def records_to_rows(records: Iterable[BodRecord], start: int, superframe_cycles:
     return [row(r) for r in records]
 
 
-def write_csv(rows: Sequence[dict], path) -> Path:
+def csv_text(rows: Sequence[dict]) -> str:
     """The rows as CSV with a header line, columns in :data:`COLUMNS` order."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def write_csv(rows: Sequence[dict], path) -> Path:
+    """The rows as CSV (``csv_text``) in file ``path``."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+    path.write_text(csv_text(rows), encoding="utf-8")
     return path

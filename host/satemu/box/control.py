@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """What the command line and the lab console (``satemu.serve``) both do to a box: load a profile
-with its timeline, and read one snapshot of everything a box counts."""
+with its timeline, read one snapshot of everything a box counts, and read its BoD records as
+rows."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from satemu.base.params import TERMINAL_COUNTERS
-from satemu.base.protocol import (CHANNEL_NAMES, TIMELINE_AHEAD_MAX_S, Capability, Status,
-    TimelineFault, TimelineRun)
+from satemu.base.protocol import (CHANNEL_NAMES, CHANNEL_RETURN, TIMELINE_AHEAD_MAX_S,
+    Capability, Status, TimelineFault, TimelineRun)
+from satemu.base.regmap import BOD_ENABLE
 from satemu.base.units import format_time
 from satemu.box.device import Device, DeviceError
 
@@ -133,5 +135,88 @@ def snapshot(dev: Device, info: dict | None = None, terminals: bool = True,
     return out
 
 
-__all__ = ["LoadReport", "load_into", "snapshot", "terminal_counters", "terminal_rows",
+class NoBod(DeviceError):
+    """A box without BoD hardware, or with BoD off on its return channel (one line)."""
+
+
+@dataclass
+class BodReading:
+    """The return channel's BoD records read from a box (``read_bod``), as CSV rows
+    (satemu.box.bod_trace.COLUMNS), with what a reader should know of them."""
+    rows: list[dict]
+    trace: object               # satemu.box.device.BodTrace
+    superframe: Fraction        # seconds, the shape in force now
+    f_clk: int
+    first: int                  # the superframe asked for first
+    shaped: bool                # each superframe took its shape from the profile's timeline
+    timeline_ran: bool          # a timeline ran on the box
+
+    def lines(self) -> list[str]:
+        """What was read, in words, as ``satemu bod-trace`` prints it."""
+        t = self.trace
+        out = []
+        if not self.shaped and self.timeline_ran:
+            out.append("note: a timeline ran; if its steps changed the superframe or the slot "
+                       "bytes, give the profile loaded with it, or the rows take the shape in "
+                       "force now for every superframe")
+        if t.records:
+            out.append(f"read superframes {t.records[0].sf} .. {t.records[-1].sf} of {t.count} "
+                       f"recorded (a superframe is {format_time(self.superframe)})"
+                       + (f", a record each for {t.terminals} terminals"
+                          if t.terminals > 1 else ""))
+        else:
+            out.append(f"no records from superframe {self.first} on; {t.count} recorded so far")
+        out.append(f"  superframe 0 began at cycle {t.start} "
+                   f"({t.start / self.f_clk:.3f} s of box time)")
+        if t.lost:
+            what = ("records (superframe x terminals + terminal)" if t.terminals > 1
+                    else "superframes")
+            out.append(f"  {t.lost_count} {what} were overwritten in the box's ring before "
+                       f"they were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in t.lost))
+        return out
+
+
+def read_bod(dev: Device, first: int = 0, link=None) -> BodReading:
+    """The return channel's BoD records from superframe ``first`` on, as rows. ``link``: the
+    profile loaded (a ``satemu.link.profile.Profile``), whose timeline's BoD steps give each
+    superframe its length and slot bytes; without it each takes the shape in force now.
+    NoBod (one line) for a box without BoD, or with BoD off; ValueError for a ``link``
+    whose return channel has none."""
+    from satemu.box.bod_trace import records_to_rows
+    info = dev.hello()
+    if not info["capabilities"] & Capability.BOD:
+        raise NoBod(f"{dev.url} has no Bandwidth-on-Demand hardware")
+    prof = dev.get_profile(CHANNEL_RETURN)
+    if not prof["bod_flags"] & BOD_ENABLE:
+        raise NoBod("BoD is off on the return channel: load a profile with a "
+                          "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
+    # a record a terminal a superframe where the profile in force declares terminals
+    trace = dev.bod_trace(first=first)
+    timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
+    segments = None
+    if link is not None:
+        segments = bod_segments(link, dev.hardware(), trace, timeline)
+    superframe_cycles = prof["bod_slots"] * prof["bod_slot_cycles"]
+    rows = records_to_rows(trace.records, trace.start, superframe_cycles, info["f_clk"],
+                           prof["bod_slot_bytes"], segments)
+    return BodReading(rows, trace, Fraction(superframe_cycles, info["f_clk"]), info["f_clk"],
+                      first, segments is not None, bool(timeline and timeline["applied"]))
+
+
+def bod_segments(link, hw, trace, timeline):
+    """The superframes' shapes (satemu.box.bod_trace.superframe_segments) from profile ``link``
+    as loaded, and its timeline's steps when one ran since the block started."""
+    from satemu.box.bod_trace import superframe_segments
+    regs = link.check(hw)["return"]
+    if not regs.bod:
+        raise ValueError(f"{link.name}: its return channel has no BoD")
+    commits = ()
+    if link.timeline is not None and timeline and timeline["start"] >= trace.start:
+        from satemu.link.timeline import compile_timeline
+        commits = compile_timeline(link, hw).commits(timeline["start"], "return",
+                                                     timeline["lap"] + 1)
+    return superframe_segments(regs, trace.start, commits, trace.records)
+
+
+__all__ = ["BodReading", "LoadReport", "NoBod", "bod_segments", "load_into", "read_bod", "snapshot", "terminal_counters", "terminal_rows",
            "timeline_words", "TERMINAL_COUNTERS"]

@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 
 from satemu.base.params import TERMINAL_COUNTERS
-from satemu.box.control import load_into, terminal_counters, timeline_words
+from satemu.box.control import load_into, read_bod, terminal_counters, timeline_words
 from satemu.box.device import Device, DeviceError
 from satemu.link.profile import load_profile
 from satemu.base.protocol import CHANNEL_FORWARD, CHANNEL_RETURN, Capability
-from satemu.base.regmap import BOD_ENABLE
-from satemu.base.units import format_time
 from satemu.cli.args import DAY, U32_MAX, given, output_file, seconds, whole
 from satemu.cli.errors import UsageError
 
@@ -138,67 +135,24 @@ def add_bod_trace(sub) -> None:
 
 
 def cmd_bod_trace(args) -> int:
-    from satemu.box.bod_trace import records_to_rows, write_csv
+    from satemu.box.bod_trace import write_csv
     from satemu.report.plots import plot_demand_grant
     output_file(Path(args.out), "--out")          # before the box's records are read
     if args.plot:
         output_file(Path(args.plot), "--plot")
+    link = load_profile(args.profile) if args.profile is not None else None
     with Device(args.port, timeout=args.timeout) as dev:
-        info = dev.hello()
-        if not info["capabilities"] & Capability.BOD:
-            raise DeviceError(f"{args.port} has no Bandwidth-on-Demand hardware")
-        prof = dev.get_profile(CHANNEL_RETURN)
-        if not prof["bod_flags"] & BOD_ENABLE:
-            raise DeviceError("BoD is off on the return channel: load a profile with a "
-                              "[return.bod] table first (e.g. satemu load geo-testbed-bod)")
-        # a record a terminal a superframe where the profile in force declares terminals
-        trace = dev.bod_trace(first=args.from_sf)
-        terminals = trace.terminals
-        timeline = dev.timeline_status() if info["capabilities"] & Capability.TIMELINE else None
-        segments = None
-        if args.profile is not None:
-            segments = _bod_segments(load_profile(args.profile), dev.hardware(), trace,
-                                     timeline)
-    superframe_cycles = prof["bod_slots"] * prof["bod_slot_cycles"]
-    superframe = Fraction(superframe_cycles, info["f_clk"])
-    rows = records_to_rows(trace.records, trace.start, superframe_cycles, info["f_clk"],
-                           prof["bod_slot_bytes"], segments)
-    if segments is None and timeline and timeline["applied"]:
-        print("note: a timeline ran; if its steps changed the superframe or the slot bytes, "
-              "give --profile with it, or the rows take the shape in force now for every "
-              "superframe", file=sys.stderr)
-    if trace.records:
-        print(f"read superframes {trace.records[0].sf} .. {trace.records[-1].sf} of "
-              f"{trace.count} recorded (a superframe is {format_time(superframe)})"
-              + (f", a record each for {terminals} terminals" if terminals > 1 else ""))
-    else:
-        print(f"no records from superframe {args.from_sf} on; {trace.count} recorded so far")
-    print(f"  superframe 0 began at cycle {trace.start} "
-          f"({trace.start / info['f_clk']:.3f} s of box time)")
-    if trace.lost:
-        what = "records (superframe x terminals + terminal)" if terminals > 1 else "superframes"
-        print(f"  {trace.lost_count} {what} were overwritten in the box's ring before they "
-              f"were read: " + ", ".join(f"{a} .. {b - 1}" for a, b in trace.lost))
-    print(f"wrote {write_csv(rows, args.out)}")
+        try:
+            got = read_bod(dev, args.from_sf, link)
+        except ValueError as e:
+            raise UsageError(f"--profile {e}") from None
+    for line in got.lines():
+        print(line, file=sys.stderr if line.startswith("note:") else sys.stdout)
+    print(f"wrote {write_csv(got.rows, args.out)}")
     if args.plot:
         title = f"BoD on the return channel: demand and grants ({args.port})"
-        print(f"wrote {plot_demand_grant(rows, args.plot, title)}")
+        print(f"wrote {plot_demand_grant(got.rows, args.plot, title)}")
     return 0
-
-
-def _bod_segments(link, hw, trace, timeline):
-    """The superframes' shapes (satemu.box.bod_trace.superframe_segments) from profile ``link`` as
-    loaded, and its timeline's steps when one ran since the block started."""
-    from satemu.box.bod_trace import superframe_segments
-    regs = link.check(hw)["return"]
-    if not regs.bod:
-        raise UsageError(f"--profile {link.name}: its return channel has no BoD")
-    commits = ()
-    if link.timeline is not None and timeline and timeline["start"] >= trace.start:
-        from satemu.link.timeline import compile_timeline
-        commits = compile_timeline(link, hw).commits(timeline["start"], "return",
-                                                     timeline["lap"] + 1)
-    return superframe_segments(regs, trace.start, commits, trace.records)
 
 
 def add_capture(sub) -> None:

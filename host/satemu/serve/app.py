@@ -17,9 +17,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -27,7 +27,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from satemu import __version__
 from satemu.base.boards import BOARDS, DEFAULT_BOARD
 from satemu.base.distributions import NAMES as DISTRIBUTIONS
-from satemu.box.control import load_into
+from satemu.box.bod_trace import csv_text
+from satemu.box.control import NoBod, load_into, read_bod
 from satemu.box.device import DeviceError
 from satemu.box.log_capture import capture_box_log
 from satemu.link.profile import (MAX_BYTES, ProfileError, builtin_profiles, field_error,
@@ -279,6 +280,38 @@ def create_app(console: Console) -> FastAPI:
             headers["X-Satemu-Partial"] = "; ".join(cap.problems)[:500]
         return FileResponse(path, filename=path.name, media_type="application/octet-stream",
                             headers=headers)
+
+    @app.get("/api/boxes/{name}/bod-trace.csv", dependencies=[Depends(reader)])
+    def bod_trace(name: str, first: int = Query(0, alias="from", ge=0, le=0xFFFF_FFFF),
+                  profile: str | None = Query(None, max_length=200)) -> Response:
+        """The return channel's BoD records from superframe ``from`` on, as ``satemu bod-trace``
+        writes them (a row a superframe, or a terminal a superframe): requests, grants by type,
+        slots used and the backlog. ``profile`` (built-in or saved here; by default the one
+        the console last loaded into the box) gives each superframe its shape where a timeline
+        changed it. 409 for a box without BoD, or with it off."""
+        b = box_of(name)
+        if profile is None and b.loaded is not None:
+            profile = b.loaded["profile"]
+        link = None
+        if profile is not None:
+            text, saved = _profile_text(console, profile)
+            link = _parse(console, text, profile) if saved else builtin_profiles()[profile]
+
+        def read(dev):
+            try:
+                return read_bod(dev, first, link)
+            except NoBod as e:
+                raise BoxError(409, f"box {b.name}: {one_line(str(e))}") from None
+            except ValueError as e:         # the profile does not fit the box, or has no BoD
+                raise ApiError(400, f"profile {one_line(str(e))}") from None
+        got = b.call(read)
+        t = got.trace
+        headers = {"Content-Disposition": f'attachment; filename="{b.name}-bod-trace.csv"',
+                   "X-Satemu-Superframes": str(t.count), "X-Satemu-Start-Cycle": str(t.start),
+                   "X-Satemu-Shaped": "yes" if got.shaped else "no"}
+        if t.lost:
+            headers["X-Satemu-Lost"] = str(t.lost_count)
+        return Response(csv_text(got.rows), media_type="text/csv", headers=headers)
 
     @app.post("/api/boxes/{name}/session", dependencies=[Depends(writer)])
     def claim(name: str, body: Claim) -> dict:

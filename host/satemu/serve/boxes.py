@@ -180,6 +180,9 @@ class Box:
                 "state": "up" if self.error is None and self.reading is not None else
                          ("stopped" if self.url is None else "down"),
                 "error": self.error, "hello": self.info, "loaded": self.loaded,
+                # what its HELLO says it has, by Capability's names: bod, frame_log, ...
+                "capabilities": [c.name.lower() for c in Capability
+                                 if self.info and self.info["capabilities"] & c],
                 "session": None if s is None else {"who": s.who,
                                                    "expires_in_s": round(s.until - now, 1)}}
 

@@ -157,6 +157,13 @@ function showBox() {
   st.className = "state " + b.state;
   $("#start").hidden = !b.simulated || b.state !== "stopped";
   $("#stop").hidden = !b.simulated || b.state === "stopped";
+  // the downloads the box's HELLO says it has: its frame log, its BoD records
+  const has = (c) => b.state === "up" && b.capabilities.includes(c);
+  const at = `/api/boxes/${encodeURIComponent(b.name)}`;
+  $("#dl-capture").hidden = !has("frame_log");
+  $("#dl-capture").href = `${at}/capture.pcapng`;
+  $("#dl-bod").hidden = !has("bod");
+  $("#dl-bod").href = `${at}/bod-trace.csv`;
   const held = session && session.box === b.name;
   $("#claim").hidden = held;
   $("#release").hidden = !held;
