@@ -390,3 +390,121 @@ def test_the_bod_trace_is_the_command_lines(monkeypatch, tmp_path, console):
         c.experiments.close()
     r = console.get("/api/boxes/bench/bod-trace.csv")     # the fixture's box: no BoD hardware
     assert r.status_code == 409 and "no Bandwidth-on-Demand" in r.json()["error"], r.json()
+
+
+SCENARIO = '''name = "mine"
+profile = "traced.toml"
+[[flow]]
+ack = "ratio:2"
+workload = {kind = "bulk", size = "20 KB"}
+'''
+
+
+def test_a_scenario_is_saved_checked_and_swept(console):
+    """A scenario saved on the console, naming a profile saved there that names a file saved
+    there, is swept as `satemu experiment scenario`: the three are copied into the experiment's
+    inputs/, and nothing outside the console's folders is read."""
+    rates = b"time,rate\n0 s,4 Mbit/s\n1 s,2 Mbit/s\n"
+    assert console.put("/api/files/rates.csv", content=rates, headers=auth()).status_code == 200
+    profile = ('name = "traced"\n[forward]\ntrace = "rates.csv"\ndelay = "20 ms"\n'
+               '[return]\nrate = "2 Mbit/s"\ndelay = "20 ms"\n')
+    r = console.put("/api/profiles/traced", json={"text": profile}, headers=auth())
+    assert r.status_code == 200, r.json()
+    for ref in ("../profiles/traced.toml", "/etc/passwd", "traced", "nope.toml"):
+        r = console.post("/api/scenarios/validate",
+                         json={"text": SCENARIO.replace("traced.toml", ref)}).json()
+        assert not r["ok"] and r["errors"][0]["field"] == "profile", (ref, r)
+        assert r["errors"][0]["line"] == 2
+    r = console.post("/api/scenarios/validate",
+                     json={"text": SCENARIO.replace('"ratio:2"', '"sometimes"')}).json()
+    assert not r["ok"] and r["errors"][0]["field"].startswith("flow.1"), r
+    ok = console.post("/api/scenarios/validate", json={"text": SCENARIO}).json()
+    assert ok["ok"] and ok["profile"] == "traced" and ok["flows"][0]["workload"] == "bulk", ok
+    assert console.put("/api/scenarios/mine", json={"text": SCENARIO}).status_code == 401
+    assert console.put("/api/scenarios/shared-return", json={"text": SCENARIO},
+                       headers=auth()).status_code == 409
+    assert console.put("/api/scenarios/mine", json={"text": SCENARIO},
+                       headers=auth()).status_code == 200
+    listed = {s["name"]: s for s in console.get("/api/scenarios").json()}
+    assert listed["mine"]["saved"] and not listed["shared-return"]["saved"]
+    assert listed["shared-return"]["profile"] == "geo-shared-bod"
+    assert console.get("/api/scenarios/mine").json()["text"] == SCENARIO
+    for fields, field in (({"kind": "scenario"}, "scenario"),
+                          ({"scenario": "mine"}, "scenario"),
+                          ({"kind": "scenario", "scenario": "../mine"}, "scenario")):
+        r = console.post("/api/experiments", json=fields, headers=auth())
+        assert r.status_code == 400 and r.json()["error"].startswith(field), (fields, r.json())
+    r = console.post("/api/experiments", json={"kind": "scenario", "scenario": "mine",
+                                               "set": ["flow.1.ack=ratio:2,ratio:10"],
+                                               "engine": "model", "jobs": 1}, headers=auth())
+    assert r.status_code == 200, r.json()
+    ident = r.json()["id"]
+    d = wait_status(console, ident)
+    assert d["status"] == "done" and d["exit"] == 0, d
+    assert d["points"] == d["done"] == 2
+    folder = console.console.experiments.get(ident).folder
+    assert sorted(p.name for p in (folder / "inputs").iterdir()) == \
+        ["mine.toml", "rates.csv", "traced.toml"]
+    assert (folder / "inputs" / "rates.csv").read_bytes() == rates
+    # a saved profile that names a file runs in a plain sweep too, from its copy
+    r = console.post("/api/experiments", json={"profile": ["traced"], "sizes": "20KB",
+                                               "policies": "ratio:2", "engine": "model",
+                                               "jobs": 1}, headers=auth())
+    d = wait_status(console, r.json()["id"])
+    assert d["status"] == "done" and d["points"] == d["done"] == 1, d
+    assert console.delete("/api/scenarios/mine", headers=auth()).status_code == 200
+    assert console.get("/api/scenarios/mine").status_code == 404
+
+
+def test_a_board_is_flashed_through_the_console(monkeypatch, tmp_path):
+    """POST flash runs `satemu flash`'s openFPGALoader command (a stand-in here) with the box's
+    connection closed, and the box answers again after; a board the box does not answer as, a
+    simulated board and a request without the token are refused, and nothing is run."""
+    from satemu.base.boards import BOARDS
+    from satemu.box import flash
+    from test_flash import fake_loader, make_bit, write_report
+    fake = LiveBox(hw=BOARDS["versa-ecp5"].hardware)
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    monkeypatch.setattr(flash, "RESULTS", tmp_path / "results")
+    args = fake_loader(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    bit = make_bit(tmp_path / "build" / "top.bit")
+    write_report(tmp_path / "results", bitstream=str(bit))
+    box = Box("versa", "fake://versa", poll_s=0.02, timeout=0.3)
+    sim = Box("simulated", sim=True, poll_s=0.02)
+    c = Console({"versa": box, "simulated": sim}, tmp_path / "data", Tokens(hash_token(TOKEN)))
+    try:
+        client = TestClient(create_app(c))
+        wait_up(client, "versa")
+        assert client.post("/api/boxes/versa/flash",
+                           json={"board": "versa-ecp5"}).status_code == 401
+        r = client.post("/api/boxes/versa/flash", json={"board": "versa-ecp5", "dry_run": True},
+                        headers=auth())
+        assert r.status_code == 200 and r.json()["command"] == \
+            ["openFPGALoader", "-c", "ft2232", "-m", str(bit)], r.json()
+        assert not args.exists()
+        for body, status in (({"board": "colorlight-5a-75b"}, 409), ({"board": "sim"}, 400),
+                             ({"board": "versa-ecp5", "mode": "rom"}, 400),
+                             ({"board": "versa-ecp5", "cable": "-x; rm"}, 400),
+                             ({"board": "versa-ecp5", "verify": True}, 400)):
+            r = client.post("/api/boxes/versa/flash", json=body, headers=auth())
+            assert r.status_code == status and "\n" not in r.json()["error"], (body, r.json())
+        r = client.post("/api/boxes/simulated/flash", json={"board": "versa-ecp5"},
+                        headers=auth())
+        assert r.status_code == 409 and "simulated" in r.json()["error"]
+        assert not args.exists()
+        hellos = fake.ops.count(P.Op.HELLO)
+        r = client.post("/api/boxes/versa/flash", json={"board": "versa-ecp5", "mode": "spi",
+                                                        "verify": True}, headers=auth())
+        assert r.status_code == 200, r.json()
+        assert r.json()["exit"] == 0 and r.json()["output"][-1] == "fake: programming"
+        assert args.read_text().splitlines() == ["-c", "ft2232", "-f", "--verify", str(bit)]
+        wait_up(client, "versa")
+        deadline = time.monotonic() + 10
+        while fake.ops.count(P.Op.HELLO) == hellos:        # its connection opened afresh
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        box.close()
+        sim.close()
+        c.experiments.close()

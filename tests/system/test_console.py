@@ -115,6 +115,16 @@ def test_the_api_on_the_simulated_board(console, board_state):
                                                          '[return]\n',
                                                  "session": s["session"]}, headers=auth())
     assert r.status_code == 400 and "forward.trace" in r.json()["error"]
+    # the BoD records, as `satemu bod-trace` writes them, shaped by the profile loaded
+    from satemu.box.bod_trace import COLUMNS
+    r = client.post("/api/boxes/sim/load", json={"profile": "geo-testbed-bod",
+                                                 "session": s["session"]}, headers=auth())
+    assert r.status_code == 200, r.json()
+    wait(lambda: client.get("/api/boxes/sim/bod-trace.csv").text.count("\n") > 3,
+         "BoD records", 120)
+    r = client.get("/api/boxes/sim/bod-trace.csv")
+    assert r.headers["x-satemu-shaped"] == "yes"
+    assert r.text.splitlines()[0] == ",".join(COLUMNS)
 
 
 class Server:
@@ -150,6 +160,9 @@ def test_a_browser_uses_the_page(console, board_state, tmp_path):
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(base + "/")
         expect(page.locator("#box-state")).to_contain_text("up", timeout=30_000)
+        # the simulated board has a frame log and BoD: both are offered for download
+        expect(page.locator("#dl-capture")).to_be_visible()
+        expect(page.locator("#dl-bod")).to_be_visible()
         page.screenshot(path=shots / "1-dashboard.png")
         # the editor: a built-in opened, a field broken, the error beside its line
         page.click("nav .tab[data-view=profiles]")

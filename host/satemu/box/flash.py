@@ -236,9 +236,11 @@ def plan_flash(board: str, mode: str = "sram", bitstream: Path | str | None = No
 def run_flash(board: str, mode: str = "sram", bitstream: Path | str | None = None, *,
               cable: str | None = None, ftdi_serial: str | None = None, freq: int | None = None,
               verify: bool = False, force: bool = False, results: Path | str | None = None,
-              root: Path | str | None = None, search_path: str | None = None) -> int:
+              root: Path | str | None = None, search_path: str | None = None,
+              output=None) -> int:
     """Program the board: openFPGALoader (looked for on ``search_path``, default PATH) runs with
-    its output going straight to ours; returns its exit status."""
+    its output going straight to ours, or into file ``output`` (with the command first);
+    returns its exit status."""
     exe = shutil.which(TOOL, path=search_path)
     if exe is None:
         raise FlashError(f"{TOOL} is not on PATH: install the Debian package {DEBIAN_PACKAGE} "
@@ -246,7 +248,8 @@ def run_flash(board: str, mode: str = "sram", bitstream: Path | str | None = Non
     argv = plan_flash(board, mode, bitstream, cable=cable, ftdi_serial=ftdi_serial, freq=freq,
                       verify=verify, force=force, results=results, root=root,
                       search_path=search_path)
-    print(f"$ {shlex.join(argv)}", flush=True)
+    print(f"$ {shlex.join(argv)}", file=output or sys.stdout, flush=True)
     sys.stderr.flush()
-    done = subprocess.run([exe, *argv[1:]])
+    done = subprocess.run([exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=output,
+                          stderr=None if output is None else subprocess.STDOUT)
     return done.returncode if done.returncode >= 0 else 128 - done.returncode

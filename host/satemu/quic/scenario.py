@@ -233,9 +233,11 @@ def _flow(i: int, table, profile: Profile, seed: int) -> FlowSpec:
                     workload)
 
 
-def parse_scenario(text: str, where: str = "scenario", base_dir: Path | None = None) -> Scenario:
+def parse_scenario(text: str, where: str = "scenario", base_dir: Path | None = None,
+                   resolve: Callable[[str], Profile] | None = None) -> Scenario:
     """The scenario in TOML ``text``; ScenarioError (one line, naming the key) for anything it
-    cannot be. Its profile is found by name, or as a path relative to ``base_dir``."""
+    cannot be. Its profile is found by name, or as a path relative to ``base_dir``; or, with
+    ``resolve``, is what ``resolve(ref)`` gives (ProfileError or ScenarioError if none)."""
     import tomllib
     if len(text) > MAX_SCENARIO_BYTES:
         raise ScenarioError(f"{where}: longer than {MAX_SCENARIO_BYTES} bytes")
@@ -257,11 +259,13 @@ def parse_scenario(text: str, where: str = "scenario", base_dir: Path | None = N
         raise ScenarioError("profile: a scenario names its link profile (a built-in name or a "
                             "TOML file)")
     ref = _text("profile", doc["profile"], "a profile's name or file")
-    if base_dir is not None and (ref.endswith(".toml") or "/" in ref):
+    if base_dir is not None and resolve is None and (ref.endswith(".toml") or "/" in ref):
         candidate = base_dir / ref
         ref = str(candidate) if candidate.exists() or not Path(ref).exists() else ref
     try:
-        profile = load_profile(ref)
+        profile = (resolve or load_profile)(ref)
+    except ScenarioError as e:
+        raise ScenarioError(f"profile: {e}") from None
     except ProfileError as e:
         raise ScenarioError(f"profile: {e}") from None
     seed = _int("seed", doc.get("seed", 0), 0, SEED_LIMIT - 1)

@@ -13,8 +13,8 @@ import asyncio
 import json
 import re
 import time
-import tomllib
 from dataclasses import dataclass, field
+from typing import Literal
 from pathlib import Path
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -26,27 +26,26 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from satemu import __version__
 from satemu.base.boards import BOARDS, DEFAULT_BOARD
-from satemu.base.distributions import NAMES as DISTRIBUTIONS
 from satemu.box.bod_trace import csv_text
 from satemu.box.control import NoBod, load_into, read_bod
 from satemu.box.device import DeviceError
+from satemu.box.flash import PROGRAMMERS, FlashError, plan_flash, run_flash
 from satemu.box.log_capture import capture_box_log
 from satemu.link.profile import (MAX_BYTES, ProfileError, builtin_profiles, field_error,
     parse_profile, profile_errors)
 from satemu.report.show import show_hardware, show_lines
 from satemu.serve.auth import Tokens
+from satemu.quic.scenario import (MAX_SCENARIO_BYTES, ScenarioError, builtin_scenarios,
+    parse_scenario)
 from satemu.serve.boxes import Box, BoxError
 from satemu.serve.experiments import ExperimentError, Experiments
+from satemu.serve.store import NAME, named_files, save_toml, saved_file
 
 STATIC = Path(__file__).resolve().parent / "static"
-# A name a client gives a saved profile or file: no path in it.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # The largest body a request may carry: a profile at its longest, with JSON's escapes.
 MAX_BODY = 2 * MAX_BYTES + 4096
 # The largest file a client may store (a trace, a jitter table, a demand trace).
 MAX_FILE = 4 << 20
-# Keys of a profile that name a file, found anywhere in its tables.
-FILE_KEYS = ("trace", "file", "jitter_distribution")
 
 
 @dataclass
@@ -63,7 +62,8 @@ class Console:
 
     def __post_init__(self):
         if self.experiments is None:
-            self.experiments = Experiments(self.data / "experiments", self.profiles_dir)
+            self.experiments = Experiments(self.data / "experiments", self.profiles_dir,
+                                           files=self.files_dir, scenarios=self.scenarios_dir)
 
     @property
     def profiles_dir(self) -> Path:
@@ -72,6 +72,10 @@ class Console:
     @property
     def files_dir(self) -> Path:
         return self.data / "files"
+
+    @property
+    def scenarios_dir(self) -> Path:
+        return self.data / "scenarios"
 
 
 class ApiError(Exception):
@@ -94,11 +98,17 @@ class ProfileText(BaseModel):
     board: str = DEFAULT_BOARD
 
 
+class ScenarioText(BaseModel):
+    text: str = Field(..., max_length=MAX_SCENARIO_BYTES)
+
+
 class ExperimentRequest(BaseModel):
-    """``satemu experiment``'s fields: its kind, profiles (built-in or saved here), sizes,
+    """``satemu experiment``'s fields: its kind, the scenario of kind ``scenario`` (built-in or
+    saved here), profiles (built-in or saved here), sizes,
     policies, congestion controllers, seeds, engine, stack, --set values, jobs, a Dask
     scheduler and the time limit of a run."""
     kind: str = "ack-policy"
+    scenario: str | None = None
     profile: list[str] | None = None
     sizes: str | None = None
     policies: str | None = None
@@ -110,6 +120,20 @@ class ExperimentRequest(BaseModel):
     jobs: int | None = None
     dask: str | None = None
     max_time: float | None = None
+
+
+class FlashRequest(BaseModel):
+    """``satemu flash``'s options: the board the box is (checked against its HELLO), SRAM or
+    SPI flash, and the programmer. The bitstream is the board's last build; no path is taken."""
+    board: str = Field(..., max_length=64)
+    mode: Literal["sram", "spi"] = "sram"
+    verify: bool = False
+    force: bool = False
+    dry_run: bool = False
+    cable: str | None = Field(None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    ftdi_serial: str | None = Field(None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    freq: int | None = Field(None, ge=1, le=100_000_000)
+    session: str | None = Field(None, max_length=64)
 
 
 class Claim(BaseModel):
@@ -361,6 +385,45 @@ def create_app(console: Console) -> FastAPI:
             b.stop()
         return {"stopped": True}
 
+    @app.post("/api/boxes/{name}/flash", dependencies=[Depends(writer)])
+    def flash(name: str, body: FlashRequest) -> dict:
+        """Program the board's last build into its FPGA's SRAM or SPI flash with
+        openFPGALoader, as ``satemu flash`` does (``dry_run``: only the command). The box must
+        answer as ``board`` if it answers at all; its connection is closed meanwhile and opened
+        afresh after. Its output's last lines, and its exit status, come back."""
+        import tempfile
+        b = box_of(name)
+        if b.sim:
+            raise ApiError(409, f"box {b.name} is a simulated board the console runs: it has "
+                                f"no bitstream to flash")
+        if body.board not in PROGRAMMERS:
+            raise ApiError(400, f"board: {body.board[:64]!r} cannot be flashed; the boards "
+                                f"with a programmer are {', '.join(sorted(PROGRAMMERS))}")
+        options = dict(cable=body.cable, ftdi_serial=body.ftdi_serial, freq=body.freq,
+                       verify=body.verify, force=body.force)
+        with b.change(body.session):
+            if b.info is not None:
+                want = BOARDS[body.board].hardware.limits()
+                if any(b.info.get(k) != v for k, v in want.items()):
+                    raise ApiError(409, f"box {b.name} answers as another board than "
+                                        f"{body.board} (its HELLO's limits differ); nothing "
+                                        f"was flashed")
+            try:
+                command = plan_flash(body.board, body.mode, **options)
+                if body.dry_run:
+                    return {"command": command, "dry_run": True}
+
+                def program():
+                    with tempfile.TemporaryFile("w+") as out:
+                        status = run_flash(body.board, body.mode, output=out, **options)
+                        out.seek(0)
+                        return status, out.read()
+                status, output = b.offline(program)
+            except FlashError as e:
+                raise ApiError(400, one_line(str(e))) from None
+        return {"command": command, "exit": status,
+                "output": [ln.rpartition("\r")[2] for ln in output.splitlines()][-40:]}
+
     # ---- profiles -----------------------------------------------------------------------------
 
     @app.get("/api/profiles", dependencies=[Depends(reader)])
@@ -411,21 +474,12 @@ def create_app(console: Console) -> FastAPI:
         errors = _errors(console, body.text, hw)
         if errors:
             raise ApiError(400, errors[0]["message"], errors=errors)
-        console.profiles_dir.mkdir(parents=True, exist_ok=True)
-        path = console.profiles_dir / f"{name}.toml"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(body.text)
-        tmp.replace(path)
+        save_toml(console.profiles_dir, name, body.text)
         return {"saved": name}
 
     @app.delete("/api/profiles/{name}", dependencies=[Depends(writer)])
     def delete(name: str) -> dict:
-        _name(name, "a profile")
-        path = console.profiles_dir / f"{name}.toml"
-        if not path.is_file():
-            raise ApiError(404, f"no saved profile named {name}")
-        path.unlink()
-        return {"deleted": name}
+        return _delete(console.profiles_dir, name, "profile")
 
     # ---- files a profile names ----------------------------------------------------------------
 
@@ -454,6 +508,63 @@ def create_app(console: Console) -> FastAPI:
         tmp.write_bytes(data)
         tmp.replace(console.files_dir / name)
         return {"saved": name, "bytes": len(data)}
+
+    # ---- scenarios ------------------------------------------------------------------------------
+
+    @app.get("/api/scenarios", dependencies=[Depends(reader)])
+    def scenarios() -> list[dict]:
+        """The built-in scenarios and those saved here, each with its profile and flows."""
+        out = []
+        texts = [(n, t, False) for n, t in builtin_scenarios().items()]
+        folder = console.scenarios_dir
+        texts += [(p.stem, p.read_text(errors="replace"), True)
+                  for p in sorted(folder.glob("*.toml"))] if folder.is_dir() else []
+        for name, text, saved in texts:
+            try:
+                out.append({**_scenario_summary(_scenario(console, text, name)),
+                            "saved": saved})
+            except ScenarioError as e:
+                out.append({"name": name, "saved": saved,
+                            "description": f"(does not load: {one_line(str(e))})"})
+        return out
+
+    @app.get("/api/scenarios/{name}", dependencies=[Depends(reader)])
+    def scenario(name: str) -> dict:
+        """A scenario's TOML, its profile and its flows."""
+        text, saved = _scenario_text(console, name)
+        try:
+            summary = _scenario_summary(_scenario(console, text, name))
+        except ScenarioError as e:
+            summary = {"name": name, "error": one_line(str(e))}
+        return {**summary, "saved": saved, "text": text}
+
+    @app.post("/api/scenarios/validate", dependencies=[Depends(reader)])
+    def validate_scenario(body: ScenarioText) -> dict:
+        """A scenario's error at its key (with its line), or its profile and flows. Its profile
+        is a built-in one by name, or one saved here as ``NAME.toml``."""
+        try:
+            sc = _scenario(console, body.text, "scenario")
+        except ScenarioError as e:
+            return {"ok": False, "errors": [_scenario_error(console, body.text, e)]}
+        return {"ok": True, "errors": [], **_scenario_summary(sc)}
+
+    @app.put("/api/scenarios/{name}", dependencies=[Depends(writer)])
+    def save_scenario(name: str, body: ScenarioText) -> dict:
+        """Save a scenario under ``name`` once it validates; a built-in's name is refused."""
+        _name(name, "a scenario")
+        if name in builtin_scenarios():
+            raise ApiError(409, f"{name} is a built-in scenario; save under another name")
+        try:
+            _scenario(console, body.text, name)
+        except ScenarioError as e:
+            error = _scenario_error(console, body.text, e)
+            raise ApiError(400, error["message"], errors=[error]) from None
+        save_toml(console.scenarios_dir, name, body.text)
+        return {"saved": name}
+
+    @app.delete("/api/scenarios/{name}", dependencies=[Depends(writer)])
+    def delete_scenario(name: str) -> dict:
+        return _delete(console.scenarios_dir, name, "scenario")
 
     # ---- experiments ----------------------------------------------------------------------------
 
@@ -553,28 +664,62 @@ def _profile_text(console: Console, name: str) -> tuple[str, bool]:
 def _file_refs(console: Console, text: str) -> list[dict]:
     """The errors of the files ``text`` names: each must be a bare name of a file saved here,
     so that no profile reads outside the console's files folder."""
-    try:
-        doc = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
-        return []                       # the parser says why
-    out = []
+    return [{"field": where, "message": f"{where}: {v[:64]!r} is not a file saved on this "
+             f"console (PUT /api/files/NAME; a bare name, no folder)"}
+            for where, v in named_files(text) if saved_file(console.files_dir, v) is None]
 
-    def walk(node, path):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                where = f"{path}.{k}" if path else k
-                if k in FILE_KEYS and isinstance(v, str) and v not in DISTRIBUTIONS:
-                    if not NAME.fullmatch(v) or not (console.files_dir / v).is_file():
-                        out.append({"field": where, "message": f"{where}: {v[:64]!r} is not a "
-                                    f"file saved on this console (PUT /api/files/NAME; a bare "
-                                    f"name, no folder)"})
-                else:
-                    walk(v, where)
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, f"{path}[{i}]")
-    walk(doc, "")
-    return out
+
+def _delete(folder: Path, name: str, what: str) -> dict:
+    """Delete the saved ``what`` (a profile, a scenario) ``name``: 404 if there is none."""
+    path = saved_file(folder, f"{_name(name, f'a {what}')}.toml")
+    if path is None:
+        raise ApiError(404, f"no saved {what} named {name}")
+    path.unlink()
+    return {"deleted": name}
+
+
+def _scenario_text(console: Console, name: str) -> tuple[str, bool]:
+    """A saved scenario's text, else a built-in's."""
+    path = saved_file(console.scenarios_dir, f"{name}.toml") if NAME.fullmatch(name) else None
+    if path is not None:
+        return path.read_text(errors="replace"), True
+    builtins = builtin_scenarios()
+    if name in builtins:
+        return builtins[name], False
+    raise ApiError(404, f"no scenario named {name[:64]!r} (built-in or saved here)")
+
+
+def _scenario(console: Console, text: str, name: str):
+    """Scenario ``text`` parsed as the console runs it: its profile a built-in one by name, or
+    one saved here as ``NAME.toml`` (reading only the files saved here); nothing else."""
+    def resolve(ref: str):
+        stem = ref[:-5] if ref.endswith(".toml") else None
+        if stem is not None and saved_file(console.profiles_dir, ref) is not None:
+            return _parse(console, (console.profiles_dir / ref).read_text(errors="replace"),
+                          stem)
+        if stem is None and ref in builtin_profiles():
+            return builtin_profiles()[ref]
+        raise ScenarioError(f"{ref[:64]!r} is neither a built-in profile's name nor "
+                            f"NAME.toml of a profile saved on this console")
+    try:
+        return parse_scenario(text, name, resolve=resolve)
+    except ApiError as e:                   # the saved profile no longer validates
+        raise ScenarioError(f"profile: {e}") from None
+
+
+def _scenario_summary(sc) -> dict:
+    return {"name": sc.name, "description": sc.description, "profile": sc.profile.name,
+            "flows": [{"name": f.name, "terminal": f.terminal, "ack": f.ack,
+                       "workload": f.workload.kind} for f in sc.flows]}
+
+
+def _scenario_error(console: Console, text: str, e: ScenarioError) -> dict:
+    """A ScenarioError as a client gets it: its key (the message's first word, when it names
+    one), the message, and the key's line."""
+    message = _bare(console, one_line(str(e)))
+    head = message.split(":", 1)[0]
+    key = head if re.fullmatch(r"[A-Za-z_][\w.\[\]-]*", head) else ""
+    return {"field": key, "message": message, "line": line_of(text, key, message)}
 
 
 def _errors(console: Console, text: str, hw) -> list[dict]:

@@ -105,6 +105,18 @@ class Box:
                 pass
         self.dev = None
 
+    def offline(self, fn: Callable[[], object]):
+        """``fn()`` with the box's connection closed and no request on it (programming the
+        FPGA, which restarts its firmware); the connection is opened afresh, with a new HELLO,
+        at the next reading."""
+        with self.uart:
+            self._drop()
+            self.info, self.loaded, self._profiles = None, None, None
+            try:
+                return fn()
+            finally:
+                self._wake.set()
+
     def call(self, fn: Callable[[Device], object]):
         """``fn(device)`` on the box's connection, opened if need be, alone on it; a box that
         does not answer is BoxError 503 (and its connection is opened afresh next time)."""

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Experiments the lab console runs: each is ``satemu experiment`` with the fields a client
 gave, as a process of its own (so a cancel stops it and its workers, and a failure stays in it),
-writing into ``DATA/experiments/<id>/``. The sweep's points run on the server's cores
+writing into ``DATA/experiments/<id>/``. The profiles and scenario it runs that were saved on the
+console are copied into its ``inputs/`` first, with the files they name, so that it reads
+nothing outside its folder and keeps what it ran. The sweep's points run on the server's cores
 (``jobs``) or on a Dask scheduler (``dask``), on the model engine or on simulated boards of
 their own; the boxes the console serves are not used. Progress is the points whose
 ``result.json`` has been written, of those the sweep planned."""
@@ -12,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +23,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The kinds `satemu experiment` runs from options alone (a scenario sweep needs a file).
-KINDS = ("ack-policy", "constrained-return", "shared-return", "satcom-objects")
+from satemu.serve.store import copy_profile, saved_file
+
+# The kinds of `satemu experiment` the console runs ("scenario": a scenario, built-in or saved
+# on the console, swept over ``set`` and ``seeds``).
+KINDS = ("ack-policy", "constrained-return", "shared-return", "satcom-objects", "scenario")
 # A value a client may give a field: no newline, no NUL, at most this long. Each goes to the
 # command as one argument of its own: no shell reads it.
 MAX_VALUE = 512
@@ -76,20 +82,42 @@ class Experiment:
 class Experiments:
     """The experiments of one console, running or finished, by id."""
 
-    def __init__(self, folder: Path, profiles: Path, satemu: list[str] | None = None):
+    def __init__(self, folder: Path, profiles: Path, satemu: list[str] | None = None,
+                 files: Path | None = None, scenarios: Path | None = None):
         self.folder, self.profiles = folder, profiles
+        self.files = files or profiles.parent / "files"
+        self.scenarios = scenarios or profiles.parent / "scenarios"
         self.satemu = satemu or [sys.executable, "-m", "satemu.cli"]
         self.runs: dict[str, Experiment] = {}
         self._lock = threading.Lock()
 
-    def argv(self, fields: dict, out: Path) -> list[str]:
-        """``satemu experiment``'s command line for ``fields``: each value checked, a profile
-        named by a built-in's name or a profile saved on the console, nothing else."""
+    def argv(self, fields: dict, out: Path) -> tuple[list[str], list[tuple[str, str]]]:
+        """``satemu experiment``'s command line for ``fields``, and the saved profiles and
+        scenario it runs (("profile" or "scenario", name)), to copy into ``out/inputs/``
+        (``inputs``): each value checked, a profile or scenario named by a built-in's name or
+        one saved on the console, nothing else."""
         from satemu.link.profile import builtin_profiles
+        from satemu.quic.scenario import builtin_scenarios
         kind = fields.get("kind", "ack-policy")
         if kind not in KINDS:
             raise ExperimentError(f"kind: {str(kind)[:40]!r} is not one of {', '.join(KINDS)}")
         argv = [*self.satemu, "experiment", kind, "--out", str(out)]
+        inputs: list[tuple[str, str]] = []
+        if (kind == "scenario") != bool(fields.get("scenario")):
+            raise ExperimentError("scenario: give one with kind scenario, and only then")
+        if kind == "scenario":
+            name = _value("scenario", fields["scenario"])
+            if saved_file(self.scenarios, f"{name}.toml") is not None:
+                argv += ["--scenario", str(out / "inputs" / f"{name}.toml")]
+                inputs.append(("scenario", name))
+                ref = _scenario_profile(self.scenarios / f"{name}.toml")
+                if ref and ref.endswith(".toml"):
+                    inputs.append(("profile", ref[:-5]))
+            elif name in builtin_scenarios():
+                argv += ["--scenario", name]
+            else:
+                raise ExperimentError(f"scenario: no scenario named {name[:64]!r} (built-in "
+                                      f"or saved on the console)")
         builtins = builtin_profiles()
         profiles = fields.get("profile") or []
         if isinstance(profiles, str):
@@ -98,9 +126,9 @@ class Experiments:
             argv.append("--profile")
             for name in profiles:
                 name = _value("profile", name)
-                saved = self.profiles / f"{name}.toml"
-                if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name) and saved.is_file():
-                    argv.append(str(saved))
+                if saved_file(self.profiles, f"{name}.toml") is not None:
+                    argv.append(str(out / "inputs" / f"{name}.toml"))
+                    inputs.append(("profile", name))
                 elif name in builtins:
                     argv.append(name)
                 else:
@@ -121,16 +149,26 @@ class Experiments:
                 if not isinstance(value, (int, float)) or not lo <= value <= hi:
                     raise ExperimentError(f"{key}: a number in {lo} .. {hi}")
                 argv += [option, str(value)]
-        unknown = set(fields) - {"kind", "profile", *options, "set", "jobs", "max_time"}
+        unknown = set(fields) - {"kind", "scenario", "profile", *options, "set", "jobs",
+                                 "max_time"}
         if unknown:
             raise ExperimentError(f"{sorted(unknown)[0][:40]}: not a field of an experiment")
-        return argv
+        return argv, inputs
 
     def submit(self, fields: dict) -> Experiment:
         ident = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
         out = self.folder / ident
-        argv = self.argv(fields, out)
+        argv, inputs = self.argv(fields, out)
         out.mkdir(parents=True)
+        for what, name in inputs:
+            if what == "scenario":
+                (out / "inputs").mkdir(exist_ok=True)
+                shutil.copyfile(self.scenarios / f"{name}.toml", out / "inputs" / f"{name}.toml")
+            else:
+                try:
+                    copy_profile(self.profiles, self.files, name, out / "inputs")
+                except FileNotFoundError:
+                    pass        # the scenario's check (in the sweep) says it is missing
         (out / "request.json").write_text(json.dumps(fields, indent=2) + "\n")
         log = open(out / "console.log", "wb")
         run = Experiment(ident, fields, out, argv)
@@ -195,6 +233,16 @@ class Experiments:
         for ident, run in list(self.runs.items()):
             if run.status == "running":
                 self.cancel(ident)
+
+
+def _scenario_profile(path: Path) -> str | None:
+    """The ``profile`` a scenario file names, if it can be read."""
+    import tomllib
+    try:
+        ref = tomllib.loads(path.read_text(errors="replace")).get("profile")
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    return ref if isinstance(ref, str) else None
 
 
 def _value(key: str, value) -> str:

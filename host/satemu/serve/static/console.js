@@ -426,6 +426,10 @@ $("#load").addEventListener("click", async () => {
 const RESULT_COLUMNS = ["profile", "size_text", "ack", "cc", "seed", "completion_s",
                         "goodput_mbps", "return_packets", "return_bytes", "ack_only_packets",
                         "ack_ratio", "consistent"];
+// a scenario sweep's rows: a point each, its flows together
+const SCENARIO_COLUMNS = ["scenario", "overrides", "seed", "completed", "flows_completed",
+                          "goodput_mbps_mean", "goodput_jain", "slots_granted_jain",
+                          "return_packets", "return_bytes"];
 let shownExperiment = null;
 
 async function listExperiments() {
@@ -439,8 +443,10 @@ async function listExperiments() {
     const total = r.points || 0;
     tr.innerHTML = `<td>${r.id}</td><td class="status">${r.status}</td>` +
       `<td><progress max="${total || 1}" value="${r.done}"></progress> ${r.done}/${total || "?"}` +
-      `</td><td>${[(f.profile || ["geo-testbed"]).join(" "), f.sizes || "", f.policies || ""]
-        .join(" · ")}</td><td></td>`;
+      `</td><td>${escapeHtml(f.kind === "scenario"
+        ? [`scenario ${f.scenario}`, ...(f.set || [])].join(" · ")
+        : [(f.profile || ["geo-testbed"]).join(" "), f.sizes || "", f.policies || ""]
+          .join(" · "))}</td><td></td>`;
     tr.dataset.id = r.id;
     const last = tr.lastChild;
     if (r.status === "running") {
@@ -469,13 +475,15 @@ async function showExperiment(r) {
   if (r.status === "done" || r.status === "failed") {
     try {
       const res = await api("GET", `/api/experiments/${r.id}/results`);
-      html += "<table><tr>" + RESULT_COLUMNS.map((c) => `<th>${c}</th>`).join("") + "</tr>" +
-        res.rows.map((row) => "<tr>" + RESULT_COLUMNS.map((c) =>
+      const columns = r.fields.kind === "scenario" ? SCENARIO_COLUMNS : RESULT_COLUMNS;
+      html += "<table><tr>" + columns.map((c) => `<th>${c}</th>`).join("") + "</tr>" +
+        res.rows.map((row) => "<tr>" + columns.map((c) =>
           `<td class="n">${escapeHtml(cell(row[c]))}</td>`).join("") + "</tr>").join("") +
         "</table>";
     } catch (e) { html += `<p class="error">${escapeHtml(e.message)}</p>`; }
     html += r.files.map((f) => `<a href="${files(f)}">${f}</a>`).join(" · ");
-    const shown = /(sweep_return_bytes|forward_goodput|return_pps)\.png$/;
+    // a sweep's own plots; a scenario sweep's flows' goodput, a plot a point
+    const shown = /(sweep_return_bytes|forward_goodput|return_pps|flows_goodput)\.png$/;
     html += "<div>" + r.plots.filter((p) => shown.test(p))
       .slice(0, 12).map((p) => `<img alt="${p}" title="${p}" src="${files(p)}">`).join("") +
       "</div>";
@@ -493,12 +501,23 @@ function escapeHtml(t) {
   return t.replace(/[&<>"]/g, (c) => entities[c]);
 }
 
+$("#exp-scenario").addEventListener("change", () => {
+  const scenario = !!$("#exp-scenario").value;
+  document.querySelectorAll("#exp-form .plain").forEach((e) => { e.hidden = scenario; });
+  document.querySelectorAll("#exp-form .scenario").forEach((e) => { e.hidden = !scenario; });
+});
+
 $("#exp-run").addEventListener("click", async () => {
   const chosen = Array.from($("#exp-profile").selectedOptions).map((o) => o.value);
-  const fields = { profile: chosen.length ? chosen : ["geo-testbed"],
-                   sizes: $("#exp-sizes").value, policies: $("#exp-policies").value,
-                   cc: $("#exp-cc").value, seeds: $("#exp-seeds").value,
-                   engine: $("#exp-engine").value };
+  const scenario = $("#exp-scenario").value;
+  const fields = scenario
+    ? { kind: "scenario", scenario, seeds: $("#exp-seeds").value,
+        engine: $("#exp-engine").value,
+        set: $("#exp-set").value.split(";").map((x) => x.trim()).filter((x) => x) }
+    : { profile: chosen.length ? chosen : ["geo-testbed"],
+        sizes: $("#exp-sizes").value, policies: $("#exp-policies").value,
+        cc: $("#exp-cc").value, seeds: $("#exp-seeds").value,
+        engine: $("#exp-engine").value };
   try {
     const r = await api("POST", "/api/experiments", fields);
     $("#exp-error").hidden = true;
@@ -531,6 +550,12 @@ document.querySelectorAll("nav .tab").forEach((tab) => tab.addEventListener("cli
     const o = document.createElement("option");
     o.value = p.name; o.textContent = p.name;
     $("#exp-profile").appendChild(o);
+  }
+  for (const sc of await api("GET", "/api/scenarios")) {
+    const o = document.createElement("option");
+    o.value = sc.name;
+    o.textContent = `scenario ${sc.name}` + (sc.profile ? ` (${sc.profile})` : "");
+    $("#exp-scenario").appendChild(o);
   }
   drawGutter([]);
   listExperiments();
