@@ -508,3 +508,38 @@ def test_a_board_is_flashed_through_the_console(monkeypatch, tmp_path):
         box.close()
         sim.close()
         c.experiments.close()
+
+
+def test_the_bod_rows_start_over_when_the_block_restarts_elsewhere(monkeypatch, tmp_path):
+    """The live stream's BoD rows follow a block restart the console did not cause (a load from
+    the command line, a timeline's layout step): from superframe 0 of the new start."""
+    from test_bod_profiles import _model_records
+    records = _model_records(superframes=20)
+    fake = FakeBox(history=records, count=10)
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    box = Box("bod", "fake://bod", poll_s=0.02, timeout=0.3)
+    published, publish = [], box._publish
+    box._publish = lambda reading: (published.append(reading), publish(reading))
+    c = Console({"bod": box}, tmp_path / "data", Tokens(hash_token(TOKEN)))
+
+    def rows_until(want_start, want_sf):
+        """The superframes of the rows published with ``want_start``, once ``want_sf`` is."""
+        deadline = time.monotonic() + 10
+        while True:
+            seen = [r["sf"] for reading in list(published) if reading and "bod" in reading
+                    and reading["bod"]["start"] == want_start for r in reading["bod"]["rows"]]
+            if want_sf in seen:
+                return seen
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.01)
+    try:
+        client = TestClient(create_app(c))
+        wait_up(client, "bod")
+        assert client.post("/api/boxes/bod/load", json={"profile": "geo-testbed-bod"},
+                           headers=auth()).status_code == 200
+        assert rows_until(fake.start, 9)[0] == 0
+        fake.count, fake.start = 4, fake.start + 123_456     # restarted, by another hand
+        assert rows_until(fake.start, 3) == [0, 1, 2, 3]
+    finally:
+        box.close()
+        c.experiments.close()

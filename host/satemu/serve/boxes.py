@@ -77,6 +77,7 @@ class Box:
         self._profiles: list[dict] | None = None
         self._profiles_at = 0.0
         self._bod_next = 0
+        self._bod_start: int | None = None      # the cycle the BoD block last (re)started
         self._wake = threading.Event()
         self._closed = False
         self._thread = threading.Thread(target=self._poll, name=f"box {name}", daemon=True)
@@ -162,6 +163,13 @@ class Box:
         terminals = (prof["term_framed"] + prof["term_synthetic"]) if prof["term_match"] else 1
         trace = dev.bod_trace(first=self._bod_next, max_records=BOD_PER_READING,
                               terminals=terminals)
+        if self._bod_start is not None and (trace.start != self._bod_start
+                                            or trace.count < self._bod_next):
+            # the block restarted since the last reading (a load from elsewhere, a timeline's
+            # layout step): its records from superframe 0 again
+            self._bod_next = 0
+            trace = dev.bod_trace(first=0, max_records=BOD_PER_READING, terminals=terminals)
+        self._bod_start = trace.start
         records = trace.records[:BOD_PER_READING]
         if records:
             self._bod_next = records[-1].sf + 1
@@ -177,7 +185,7 @@ class Box:
     def after_load(self, loaded: dict) -> None:
         """A load through the console took effect: ``loaded`` says which; the profiles in
         force and the BoD records are read afresh from the next reading on."""
-        self.loaded, self._bod_next, self._profiles = loaded, 0, None
+        self.loaded, self._bod_next, self._bod_start, self._profiles = loaded, 0, None, None
 
     def _publish(self, reading: dict | None) -> None:
         self.reading = reading

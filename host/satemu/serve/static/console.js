@@ -225,6 +225,8 @@ function update(live) {
     }
   }
   if (r.bod) {
+    // the block restarted (a load, a timeline's layout step): its superframes from 0 again
+    if (previous && previous.bod && previous.bod.start !== r.bod.start) charts.bod.clear();
     const bySf = new Map();
     for (const row of r.bod.rows) {
       const s = bySf.get(row.sf) || { req: 0, granted: 0, used: 0 };
