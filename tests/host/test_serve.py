@@ -543,3 +543,26 @@ def test_the_bod_rows_start_over_when_the_block_restarts_elsewhere(monkeypatch, 
     finally:
         box.close()
         c.experiments.close()
+
+
+def test_an_experiment_runs_on_dask(console):
+    """The dask field: the sweep's points on a Dask cluster (a local one here, as `satemu
+    experiment --dask local` makes), to the same results as on the server's cores."""
+    fields = {"profile": ["short-asym"], "sizes": "20KB", "policies": "ratio:10",
+              "engine": "model", "jobs": 1}
+    rows = {}
+    for dask in (None, "local"):
+        r = console.post("/api/experiments", json={**fields, **({"dask": dask} if dask else {})},
+                         headers=auth())
+        assert r.status_code == 200, r.json()
+        d = wait_status(console, r.json()["id"])
+        assert d["status"] == "done" and d["points"] == d["done"] == 1, d
+        got = console.get(f"/api/experiments/{d['id']}/results").json()["rows"]
+        rows[dask] = sorted((row["ack"], row["return_packets"], row["completion_s"])
+                            for row in got)
+        log = "\n".join(d["log_tail"])
+        assert ("Dask" in log) == (dask is not None), log
+    assert rows[None] == rows["local"]
+    r = console.post("/api/experiments", json={**fields, "dask": "inproc://x"}, headers=auth())
+    d = wait_status(console, r.json()["id"])
+    assert d["status"] == "failed" and "tcp://" in "\n".join(d["log_tail"]), d
