@@ -336,6 +336,40 @@ def test_an_experiment_runs_to_its_results_and_files(console):
         assert console.get(f"/api/experiments/{ident}/files/{bad}").status_code == 404, bad
 
 
+def test_a_console_started_later_lists_the_experiments_as_they_ended(console, tmp_path):
+    """Experiments outlive their console: a new one on the same folder lists each as it ended
+    (status.json), one that was running when its console went as interrupted, and serves their
+    results and files."""
+    r = console.post("/api/experiments", json={"profile": ["short-asym"], "sizes": "20KB",
+                                               "policies": "ratio:2", "engine": "model",
+                                               "jobs": 1}, headers=auth())
+    done = wait_status(console, r.json()["id"])
+    assert done["status"] == "done"
+    r = console.post("/api/experiments", json={"profile": ["geo-testbed"], "sizes": "50MB",
+                                               "policies": "ratio:2", "engine": "model",
+                                               "jobs": 1}, headers=auth())
+    running = r.json()["id"]
+    c = console.console
+    folder = c.experiments.folder
+    lost = folder / "20260101-000000-abcdef"         # its console died with it running
+    lost.mkdir()
+    (lost / "request.json").write_text('{"profile": ["geo-testbed"]}')
+    (folder / "not-an-experiment").mkdir()
+    c.experiments.close()                            # as the console stops: cancelled
+    again = Console({}, c.data, Tokens(hash_token(TOKEN)))
+    client = TestClient(create_app(again))
+    listed = {e["id"]: e for e in client.get("/api/experiments").json()}
+    assert set(listed) == {done["id"], running, lost.name}
+    assert (listed[done["id"]]["status"], listed[done["id"]]["exit"]) == ("done", 0)
+    assert listed[done["id"]]["points"] == listed[done["id"]]["done"] == 1
+    assert listed[running]["status"] == "cancelled"
+    assert listed[lost.name]["status"] == "interrupted"
+    rows = client.get(f"/api/experiments/{done['id']}/results").json()["rows"]
+    assert [row["ack"] for row in rows] == ["ratio:2"]
+    assert client.get(f"/api/experiments/{done['id']}/files/report.md").status_code == 200
+    assert "status.json" not in listed[done["id"]]["files"]
+
+
 def test_an_experiment_is_refused_or_cancelled(console):
     for fields, field in (({"kind": "rm -rf"}, "kind"), ({"profile": ["/etc/passwd"]}, "profile"),
                           ({"sizes": "--out=/tmp/x"}, "sizes"), ({"sizes": "1KB\n2KB"}, "sizes"),

@@ -33,6 +33,8 @@ KINDS = ("ack-policy", "constrained-return", "shared-return", "satcom-objects", 
 MAX_VALUE = 512
 # The plots an experiment's description lists at most (each run draws several).
 MAX_PLOTS = 200
+# An experiment's id: when it was submitted, and 6 hex digits.
+_IDENT = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 # The planned points, as the sweep's first line on stderr says them.
 _PLANNED = re.compile(r"^(\d+) (?:point|run)s?\b")
 
@@ -50,7 +52,7 @@ class Experiment:
     proc: subprocess.Popen | None = None
     started: float = field(default_factory=time.time)
     ended: float | None = None
-    status: str = "running"          # running, done, failed, cancelled
+    status: str = "running"          # running, done, failed, cancelled, interrupted
     planned: int | None = None
     exit: int | None = None
 
@@ -64,9 +66,17 @@ class Experiment:
                 **self.progress(), "log_tail": self.log_tail(),
                 "files": [p.relative_to(self.folder).as_posix()
                           for p in sorted(self.folder.glob("*")) if p.is_file()
-                          and p.name != "console.log"],
+                          and p.name not in ("console.log", "status.json")],
                 "plots": [p.relative_to(self.folder).as_posix()
                           for p in sorted(self.folder.rglob("*.png"))][:MAX_PLOTS]}
+
+    def record(self) -> None:
+        """Its end in ``status.json``, so that a console started later lists it as it ended."""
+        state = {"status": self.status, "exit": self.exit, "started": self.started,
+                 "ended": self.ended, "planned": self.planned}
+        tmp = self.folder / ".status.tmp"
+        tmp.write_text(json.dumps(state) + "\n")
+        tmp.replace(self.folder / "status.json")
 
     def log_tail(self, lines: int = 8) -> list[str]:
         path = self.folder / "console.log"
@@ -90,6 +100,28 @@ class Experiments:
         self.satemu = satemu or [sys.executable, "-m", "satemu.cli"]
         self.runs: dict[str, Experiment] = {}
         self._lock = threading.Lock()
+        self._recall()
+
+    def _recall(self) -> None:
+        """The experiments of earlier consoles on this folder, as they ended (``status.json``);
+        one that has none was running when its console stopped: ``interrupted``."""
+        if not self.folder.is_dir():
+            return
+        for sub in sorted(self.folder.iterdir()):
+            request = sub / "request.json"
+            if not (_IDENT.fullmatch(sub.name) and request.is_file()):
+                continue
+            try:
+                fields = json.loads(request.read_text())
+                state = json.loads((sub / "status.json").read_text()) \
+                    if (sub / "status.json").is_file() else {"status": "interrupted"}
+            except (OSError, ValueError):
+                continue
+            run = Experiment(sub.name, fields, sub, [], started=state.get("started") or
+                             request.stat().st_mtime, ended=state.get("ended"),
+                             status=state.get("status", "interrupted"),
+                             planned=state.get("planned"), exit=state.get("exit"))
+            self.runs[run.id] = run
 
     def argv(self, fields: dict, out: Path) -> tuple[list[str], list[tuple[str, str]]]:
         """``satemu experiment``'s command line for ``fields``, and the saved profiles and
@@ -196,6 +228,7 @@ class Experiments:
         run.exit, run.ended = run.proc.returncode, time.time()
         if run.status == "running":
             run.status = "done" if run.exit == 0 else "failed"
+        run.record()
 
     def get(self, ident: str) -> Experiment:
         run = self.runs.get(ident)
@@ -230,9 +263,12 @@ class Experiments:
         return path
 
     def close(self) -> None:
+        """Stop the experiments still running, each recorded as cancelled."""
         for ident, run in list(self.runs.items()):
             if run.status == "running":
                 self.cancel(ident)
+                run.exit, run.ended = run.proc.returncode, time.time()
+                run.record()
 
 
 def _scenario_profile(path: Path) -> str | None:
