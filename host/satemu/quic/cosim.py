@@ -85,10 +85,11 @@ class PacketFate:
                                 # "dropped:CAUSE", CAUSE as satemu.box.port_capture.CAUSES names it
     delivered: int | None       # the cycle it reached the host behind the port (its Delivery's);
                                 # None: the box dropped it
-    # Told by an aioquic sender (None: by a stack that tells none of it, quinn): its packets'
-    # numbers and types (qlog's names), each packet's frame types ("ack+stream"; the frames
-    # aioquic tracks for delivery, which are all but PADDING, CONNECTION_CLOSE and
-    # PATH_RESPONSE; "-": none of those), and the largest packet number its ACK frames
+    # Told by an aioquic sender, or read from a quinn sender's bytes with the connection's TLS
+    # secrets (satemu.quic.wire; None where they could not be): its packets' numbers and types
+    # (qlog's names), each packet's frame types ("ack+stream"; aioquic's: the frames it tracks
+    # for delivery, which are all but PADDING, CONNECTION_CLOSE and PATH_RESPONSE; read ones:
+    # all but PADDING; "-": none of those), and the largest packet number its ACK frames
     # acknowledge (None: it carries none).
     numbers: tuple[int, ...] | None = None
     types: str | None = None    # packets separated by spaces, as in ``frames``
@@ -146,8 +147,16 @@ class CoSim:
     capture: bool = False
     wires: dict[int, list[bytes]] = field(default_factory=lambda: {PORT_A: [], PORT_B: []})
     # For each record of ``sent``, what its sender's stack told of its QUIC packets:
-    # (numbers, types, frames, largest acknowledged) as in PacketFate, or None (quinn).
+    # (numbers, types, frames, largest acknowledged) as in PacketFate, or None (quinn's, until
+    # :meth:`read_untold` reads them from the wire).
     told: list = field(default_factory=list)
+    # With ``read_wire``, the datagrams whose stack told nothing: (index in ``sent``, pair,
+    # sent by its client, bytes), for :meth:`read_untold`; and each pair's client's first
+    # datagram (its Initial), by pair. (A scenario's run, which lists no datagram's packets,
+    # keeps none.)
+    read_wire: bool = True
+    untold: list = field(default_factory=list)
+    first: dict = field(default_factory=dict)
     # The data sender's (the first pair's server's) RTT estimate each time it changed:
     # (cycle, ms); ``rtts``: every pair's.
     rtt: list[tuple[int, float]] = field(default_factory=list)
@@ -170,6 +179,27 @@ class CoSim:
             clients[a] = i
             servers[a, b] = i
         self._clients, self._servers = clients, servers
+
+    def read_untold(self) -> str | None:
+        """What the datagrams of stacks that tell nothing (quinn) carried, into ``told``, read
+        from their bytes with the connection's TLS secrets (satemu.quic.wire; the key log of
+        the pair's quinn endpoint). None, or why some could not be read (one line; those stay
+        None)."""
+        from satemu.quic.wire import WireError, WireReader
+        readers: dict[int, WireReader] = {}
+        problem = None
+        for index, i, from_client, data in self.untold:
+            if i not in readers:
+                p = self.pairs[i]
+                logs = [e.endpoint.key_log().decode() for e in (p.client, p.server)
+                        if hasattr(getattr(e, "endpoint", None), "key_log")]
+                readers[i] = WireReader(logs[0] if logs else "", self.first.get(i))
+            try:
+                self.told[index] = readers[i].read(data, from_client).astuple()
+            except WireError as e:
+                problem = problem or f"datagram {index} (connection {i}): {e}"
+        self.untold.clear()
+        return problem
 
     def time(self, cycle: int) -> float:
         return (cycle - self.origin) / self.f_clk
@@ -220,7 +250,13 @@ class CoSim:
                     self.wires[port].append(wire if self.capture else wire[:WIRE_HEAD])
                     self.sent.append(PacketRecord(self.now_cycle, direction, len(frame),
                                                   len(data), bool(info.ack_only), p.flow))
-                    self.told.append(getattr(info, "told", None))     # None: quinn's
+                    told = getattr(info, "told", None)
+                    if self.read_wire:
+                        if told is None:                # quinn's: read from the wire after
+                            self.untold.append((len(self.sent) - 1, i, port == PORT_A, data))
+                        if port == PORT_A and i not in self.first:
+                            self.first[i] = data
+                    self.told.append(told)
             with p.acting():
                 self._timers[i] = tuple(None if t is None else self.cycle_of(t)
                                         for t in (p.client.timer(now), p.server.timer(now)))
@@ -450,6 +486,7 @@ def make_transfer(sim: CoSim, link, size: int, policy, settings, seed: int, f_cl
         engine=engine, origin=sim.origin, settings=settings.to_dict(),
         stacks={"client": client.stack, "server": server.stack},
         rtt=[list(sample) for sample in sim.rtt])
+    t.wire_error = sim.read_untold()         # quinn's datagrams: what they carried
     try:
         t.fates, t.fates_error = packet_fates(sim), None
     except ValueError as e:

@@ -442,7 +442,8 @@ def run_scenario(engine, sc: Scenario, *, max_seconds: float = 600.0,
     with engine.load(sc.profile, max_seconds) as loaded, deterministic(sc.seed):
         pairs, flows = flow_pairs(sc.flows, loaded.f_clk, keylog)
         t0 = time.monotonic()
-        sim = CoSim(loaded.wire, loaded.f_clk, pairs=pairs, capture=pcap is not None)
+        sim = CoSim(loaded.wire, loaded.f_clk, pairs=pairs, capture=pcap is not None,
+                    read_wire=False)
         sim.run(sim.finished, max_seconds, progress)
         wall = time.monotonic() - t0
         outcome = engine.settle(sim)

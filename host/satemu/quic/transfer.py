@@ -79,3 +79,6 @@ class Transfer:
     # (``fates_error`` says why).
     fates: list | None = None
     fates_error: str | None = None
+    # Where a datagram of a stack that tells nothing of its packets (quinn) could not be read
+    # from the wire with the connection's secrets (satemu.quic.wire): which, and why.
+    wire_error: str | None = None

@@ -32,7 +32,8 @@ def known_fates(t) -> list | None:
 
 def fate_columns(t, fate, origin: int) -> list[str]:
     """A datagram's values of :data:`FATE_COLUMNS` (``fate``: its PacketFate, or None: all
-    empty); what its sender's stack does not tell (quinn's) is empty too."""
+    empty); what its sender's stack did not tell, and its bytes could not tell either
+    (``Transfer.wire_error``), is empty too."""
     if fate is None:
         return [""] * len(FATE_COLUMNS)
     at = "" if fate.delivered is None else f"{_seconds(t, fate.delivered, origin):.9f}"
@@ -57,7 +58,8 @@ def fate_summary(t) -> dict | None:
     ``undecodable``, ``dropped:CAUSE``), and ``disagreements``: where those counts disagree
     with the channels' counters (``satemu.box.port_capture.check_counts``, as a capture's:
     tx_frames is delivered + undecodable, each drop_CAUSE its dropped:CAUSE); ``error`` where
-    the engine's reports did not add up. None where the run knows no fates (real time)."""
+    the engine's reports did not add up; ``wire_error`` where a datagram its stack did not
+    tell of could not be read back (satemu.quic.wire). None where the run knows no fates (real time)."""
     fates = known_fates(t)
     error = getattr(t, "fates_error", None)
     if fates is None:
@@ -66,6 +68,8 @@ def fate_summary(t) -> dict | None:
         return {"forward": None, "return": None, "disagreements": [], "error": error}
     tally, copies = _tally(t, fates), _tally(t, fates, copies=True)
     out = {**tally, "disagreements": [], "error": None}
+    if getattr(t, "wire_error", None):
+        out["wire_error"] = t.wire_error    # quinn's datagrams not all read back
     if any(copies.values()):
         out["copies"] = copies              # duplication's copies, by fate
     # The datagrams and copies that arrived marked CE, per direction (the link's ECN marking:
@@ -116,7 +120,7 @@ def carries_ack(fate) -> bool | None:
 
 def first_ack_cycle(t) -> tuple[int | None, bool | None]:
     """The cycle the first ACK reached the client: the first forward datagram delivered that
-    carries an ACK frame, or, where the server's stack does not say which do (quinn), the
+    carries an ACK frame, or, where it is not known which do (``wire_error``), the
     first forward datagram delivered (a server's first flight acknowledges the client's
     Initial); None if none did. With whether the server's stack told (None: it sent nothing):
     (cycle, told)."""
@@ -135,7 +139,8 @@ def first_rtt(t, origin: int) -> dict | None:
       client's first Initial), so the first RTT the client measured; None: no ACK ever reached
       it, and every datagram it sent counts;
     * ``ack_told``: False where the server's stack does not tell which datagrams carry ACK
-      frames (quinn), and the first one delivered is taken; None: the server sent nothing;
+      frames (quinn's, where its datagrams could not be read), and the first one delivered
+      is taken; None: the server sent nothing;
     * ``datagrams``, ``packets`` (QUIC packets; None where the client's stack does not tell),
       ``bytes`` (frame bytes) and ``udp_bytes``;
     * ``sent``: the first :data:`FIRST_RTT_LISTED` of them, each with its time, sizes, fate,

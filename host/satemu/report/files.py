@@ -29,7 +29,9 @@ def write_packets_csv(t, path) -> Path:
       (the largest packet number its ACK frames acknowledge), as its sender knows them;
       packets separated by spaces. aioquic tells them, the frame types as it tracks their
       delivery: every frame but PADDING, CONNECTION_CLOSE and PATH_RESPONSE. quinn tells
-      none of them: empty for its datagrams;
+      none of them: its datagrams are read back with the connection's TLS secrets
+      (satemu.quic.wire), every frame but PADDING; empty where one could not be (the
+      transfer's ``wire_error`` says why);
     * ``copy``: where the channel's duplication copied it, its copy's fate as ``fate`` says
       one (empty: not copied);
     * ``ecn``: the ECN field it arrived with (``not-ect``, ``ect1``, ``ect0``, ``ce``: the

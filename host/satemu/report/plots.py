@@ -170,7 +170,8 @@ def packet_figures(t) -> list[tuple[str, object]]:
       moment the first ACK reached the client (the first RTT's end) on, when it sent any (where
       a few are over twice the 99th percentile, the axis ends there, and a note counts them);
     * ``ack_sizes``: the client's ACK-only datagrams of one 1-RTT packet, their size against
-      the largest packet number they acknowledge, when its stack tells that (aioquic). The
+      the largest packet number they acknowledge (aioquic tells it; quinn's datagrams are read
+      back, satemu.quic.wire). The
       size is the UDP payload's, the ACK frame with the packet's header and AEAD tag: the
       ACK frame's own size is not recorded."""
     fates = known_fates(t)
