@@ -26,7 +26,8 @@ A download of 20 KB across it, on the model engine (the board's frame path, exac
 True
 
 A box (a board on a serial port, ``rfc2217://`` or a simulated board's ``socket://``) is
-:class:`Box`: ``with Box(url) as box: box.load("geo-testbed"); box.snapshot()``.
+:class:`Box`: ``with Box(url) as box: box.load("geo-testbed-bod"); box.snapshot();
+box.bod_trace().rows``.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ from pathlib import Path
 
 from satemu.base.boards import BOARDS, DEFAULT_BOARD
 from satemu.base.units import parse_size
-from satemu.box.control import LoadReport, load_into, snapshot
+from satemu.box.control import BodReading, LoadReport, NoBod, load_into, read_bod, snapshot
 from satemu.box.device import Device, DeviceError
 from satemu.box.log_capture import BoxCapture, capture_box_log
 from satemu.link.profile import (Profile as _Profile, ProfileError, builtin_profiles,
     load_profile, parse_profile, profile_errors)
 from satemu.report.show import show_hardware, show_lines
 
-__all__ = ["Profile", "ProfileError", "profile_errors", "Box", "DeviceError", "run_transfer",
-           "BOARDS"]
+__all__ = ["Profile", "ProfileError", "profile_errors", "Box", "DeviceError", "NoBod",
+           "run_transfer", "BOARDS"]
 
 
 class Profile(_Profile):
@@ -127,6 +128,16 @@ class Box:
     def capture(self, path: str | Path) -> BoxCapture:
         """The frame log of both channels into the pcapng ``path`` (boxes built with a log)."""
         return capture_box_log(self.device, path, self.url)
+
+    def bod_trace(self, first: int = 0, profile: str | _Profile | None = None) -> BodReading:
+        """The return channel's BoD records from superframe ``first`` on, as ``satemu
+        bod-trace`` writes them (``.rows``, a dict per superframe, or per terminal and
+        superframe; ``.lines()`` says what was read): requests, grants by type, slots used and
+        the backlog. ``profile`` (the one loaded) gives each superframe its shape where its
+        timeline changed it. NoBod (a DeviceError) for a box without BoD, or with it off."""
+        p = profile if profile is None or isinstance(profile, _Profile) \
+            else load_profile(profile)
+        return read_bod(self.device, first, p)
 
 
 def run_transfer(profile: str | _Profile, size: int | str, ack: str = "default",

@@ -36,6 +36,26 @@ def test_a_box_loads_and_reads(monkeypatch):
         assert box.hardware.f_clk > 0
 
 
+def test_a_box_gives_its_bod_records(monkeypatch):
+    """Box.bod_trace: the rows `satemu bod-trace` writes; NoBod for a box without BoD."""
+    import pytest
+    from satemu.box.bod_trace import COLUMNS
+    from test_bod_profiles import FakeBox, _model_records
+    records = _model_records(superframes=12)
+    fake = FakeBox(history=records, count=len(records))
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    with api.Box("fake://x") as box:
+        box.load("geo-testbed-bod")
+        got = box.bod_trace(2, profile="geo-testbed-bod")
+        assert [r["sf"] for r in got.rows] == list(range(2, len(records)))
+        assert list(got.rows[0]) == COLUMNS and got.shaped
+        assert got.lines()[0].startswith(f"read superframes 2 .. {len(records) - 1}")
+    fake = LiveBox()
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+    with api.Box("fake://y") as box, pytest.raises(api.NoBod, match="no Bandwidth-on-Demand"):
+        box.bod_trace()
+
+
 def test_a_transfer_writes_its_files(tmp_path):
     s = api.run_transfer(api.Profile.named("short-asym"), 20_000, ack="ratio:2", out=tmp_path)
     assert s["completed"] and (tmp_path / "result.json").is_file()
