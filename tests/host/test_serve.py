@@ -600,3 +600,23 @@ def test_an_experiment_runs_on_dask(console):
     r = console.post("/api/experiments", json={**fields, "dask": "inproc://x"}, headers=auth())
     d = wait_status(console, r.json()["id"])
     assert d["status"] == "failed" and "tcp://" in "\n".join(d["log_tail"]), d
+
+
+def test_a_simulated_board_that_is_not_there_is_told_in_the_console_s_words(tmp_path):
+    """A socket:// box that does not answer: the error says what to do in the console (start
+    it, or let the console run one), not the command line's `satemu sim start`."""
+    import socket
+    with socket.socket() as s:                    # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    box = Box("gone", f"socket://127.0.0.1:{port}", poll_s=0.02, timeout=0.3)
+    try:
+        deadline = time.monotonic() + 10
+        while box.describe()["error"] is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        error = box.describe()["error"]
+        assert box.describe()["state"] == "down"
+        assert "satemu serve --sim NAME" in error and "satemu sim start" not in error, error
+    finally:
+        box.close()

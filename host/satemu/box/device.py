@@ -86,10 +86,13 @@ class Device:
     """One connection to a box. Requests are retried on silence (the sequence number lets the
     box's answers be told apart from stale ones); every error answer raises DeviceError."""
 
-    def __init__(self, url: str, timeout: float = 5.0, retries: int = 2, baudrate: int = 115200):
+    def __init__(self, url: str, timeout: float = 5.0, retries: int = 2, baudrate: int = 115200,
+                 sim_hint: str = "satemu sim start"):
         self.url = url
         self.timeout = timeout
         self.retries = retries
+        # what a user does about a simulated board that does not answer, in the errors
+        self.sim_hint = sim_hint
         self.timeline_start: int | None = None    # the last load's timeline's start cycle
         try:
             # exclusive: a local serial port is locked (flock) for as long as it is open, so a
@@ -100,7 +103,8 @@ class Device:
             if "exclusively lock" in str(e):
                 raise DeviceError(f"{url} is in use by another program (another satemu, or a "
                                   f"terminal); close it first") from None
-            hint = " (for the simulated board: satemu sim start)" if url.startswith("socket://") else ""
+            hint = f" (for the simulated board: {sim_hint})" if url.startswith("socket://") \
+                else ""
             raise DeviceError(f"cannot open {url}: {e}{hint}") from None
         self.deframer = P.Deframer()
         # Sequence numbers start at random, so that an answer to an earlier session's request
@@ -155,7 +159,7 @@ class Device:
                         return body[1:]
         raise DeviceError(f"no answer from {self.url} to {opname} after "
                           f"{(self.retries + 1) * self.timeout:.0f} s: is the box running and "
-                          f"is this its port? (for the simulated board: satemu sim start)")
+                          f"is this its port? (for the simulated board: {self.sim_hint})")
 
     def _read(self) -> bytes:
         """What the port holds, or what arrives within its timeout. Never more than it holds:

@@ -90,7 +90,8 @@ class Box:
             if self.url is None:
                 raise BoxError(409, f"box {self.name}: the simulated board is not running; "
                                     f"start it first")
-            self.dev = Device(self.url, timeout=self.timeout)
+            self.dev = Device(self.url, timeout=self.timeout, sim_hint="start it, or let the "
+                              "console run one: satemu serve --sim NAME")
             try:
                 self.info = self.dev.hello()
             except BaseException:
