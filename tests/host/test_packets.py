@@ -29,6 +29,20 @@ def test_checksum_known_answer():
     assert internet_checksum(b"\x01") == ones_complement_checksum(b"\x01")
 
 
+def test_checksum_equals_the_word_by_word_sum():
+    """The sum taken at once (packets.internet_checksum) against the word-by-word one: random
+    data of every length to 64 and frame sizes, and the edges: no bits set, all set, words that
+    sum to a multiple of 0xFFFF."""
+    import random
+    rng = random.Random(5)
+    cases = [b"", b"\0", bytes(20), b"\xff" * 20, b"\xff\xff", b"\x00\x01\xff\xfe",
+             b"\x80\x00" * 2, b"\xff\xfe\x00\x01", b"\x12\x34" * 0xFFFF]
+    cases += [rng.randbytes(n) for n in list(range(65)) * 20 + [1472, 1500, 9000] * 50]
+    cases += [bytes(rng.choice((0, 0xFF)) for _ in range(n)) for n in range(1, 40)]
+    for data in cases:
+        assert internet_checksum(data) == ones_complement_checksum(data), data.hex()
+
+
 def test_round_trip():
     payload = bytes(range(256)) * 5 + b"tail"
     frame = build_frame(CLIENT, SERVER, payload, ip_id=7)

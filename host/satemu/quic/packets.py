@@ -74,13 +74,16 @@ SERVER = Endpoint(mac=bytes.fromhex("025341540001"), ipv4="10.0.0.1", port=4433)
 
 
 def internet_checksum(data: bytes) -> int:
-    """The 16-bit one's complement of the one's complement sum of ``data`` (RFC 1071)."""
+    """The 16-bit one's complement of the one's complement sum of ``data`` (RFC 1071).
+
+    The sum is taken at once: read as one big-endian integer N, the 16-bit words are its digits
+    in base 2^16, and 2^16 = 1 modulo 0xFFFF, so their sum is N modulo 0xFFFF; the one's
+    complement sum (end-around carries) is the representative in 1..0xFFFF, or 0 for no bits
+    set (tests/host/test_packets.py holds it to the word-by-word sum)."""
     if len(data) % 2:
         data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    n = int.from_bytes(data, "big")
+    return ~((n - 1) % 0xFFFF + 1) & 0xFFFF if n else 0xFFFF
 
 
 def _udp_checksum(src_ip: bytes, dst_ip: bytes, udp: bytes) -> int:
@@ -181,6 +184,12 @@ def parse_frame(frame: bytes) -> tuple[Endpoint, Endpoint, bytes]:
                          + udp) != 0:
         raise ValueError("bad UDP checksum")
 
-    src = Endpoint(src_mac, str(ipaddress.IPv4Address(src_ip)), src_port, vlan)
-    dst = Endpoint(dst_mac, str(ipaddress.IPv4Address(dst_ip)), dst_port, vlan)
-    return src, dst, udp[UDP_HEADER_BYTES:]
+    return (_endpoint(src_mac, src_ip, src_port, vlan), _endpoint(dst_mac, dst_ip, dst_port, vlan),
+            udp[UDP_HEADER_BYTES:])
+
+
+@functools.lru_cache(maxsize=4096)
+def _endpoint(mac: bytes, ip: bytes, port: int, vlan: int | None) -> Endpoint:
+    """The Endpoint of a frame's MAC, IPv4 address (4 bytes), port and VLAN: one object for the
+    same four (Endpoint is frozen), so a run's frames do not parse their addresses each."""
+    return Endpoint(mac, str(ipaddress.IPv4Address(ip)), port, vlan)
