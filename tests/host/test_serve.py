@@ -620,3 +620,40 @@ def test_a_simulated_board_that_is_not_there_is_told_in_the_console_s_words(tmp_
         assert "satemu serve --sim NAME" in error and "satemu sim start" not in error, error
     finally:
         box.close()
+
+
+def test_the_last_load_is_kept_while_the_box_holds_it(monkeypatch, tmp_path):
+    """A console started later on the same folder shows the last load through the console as
+    in force if the box still holds the profiles it left, and not once something else was
+    loaded."""
+    from satemu.base.params import ChannelRegs
+    fake = LiveBox()
+    monkeypatch.setattr(device_mod.serial, "serial_for_url", lambda url, **kw: fake)
+
+    def console_on(data):
+        box = Box("bench", "fake://bench", poll_s=0.02, timeout=0.3)
+        c = Console({"bench": box}, data, Tokens(hash_token(TOKEN)))
+        client = TestClient(create_app(c))
+        wait_up(client)
+        return box, c, client
+
+    def loaded_after_a_while(client):
+        time.sleep(0.3)                         # some readings: the comparison is made
+        return client.get("/api/boxes/bench").json()["loaded"]
+
+    box, c, client = console_on(tmp_path / "data")
+    assert client.post("/api/boxes/bench/load", json={"profile": "short-asym"},
+                       headers=auth()).status_code == 200
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "data" / "boxes" / "bench.json").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    box.close()
+    box, c, client = console_on(tmp_path / "data")
+    got = loaded_after_a_while(client)
+    assert got is not None and got["profile"] == "short-asym", got
+    box.close()
+    fake.regs[0] = ChannelRegs()                # loaded from elsewhere since
+    box, c, client = console_on(tmp_path / "data")
+    assert loaded_after_a_while(client) is None
+    box.close()

@@ -61,6 +61,9 @@ class Console:
     experiments: Experiments | None = None
 
     def __post_init__(self):
+        for name, box in self.boxes.items():
+            if box.memory is None:          # the last load through the console, kept
+                box.memory = self.data / "boxes" / f"{name}.json"
         if self.experiments is None:
             self.experiments = Experiments(self.data / "experiments", self.profiles_dir,
                                            files=self.files_dir, scenarios=self.scenarios_dir)

@@ -12,10 +12,12 @@ change is refused while another is under way. A change that is refused changes n
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable
 
 from satemu.base.protocol import CHANNEL_NAMES, CHANNEL_RETURN, Capability
@@ -72,6 +74,12 @@ class Box:
         self.changing = threading.Lock()        # a change under way
         self.session: Session | None = None
         self.loaded: dict | None = None         # the last load through the console
+        # Where the last load is kept across restarts, with the profiles in force after it
+        # (the console's data folder sets it): a console started later takes it as the last
+        # load if the box still holds those profiles.
+        self.memory: Path | None = None
+        self._recall = True                     # compare the box with ``memory`` at its reading
+        self._remember = False                  # write ``memory`` at the next reading
         self.reading: dict | None = None        # the newest snapshot
         self.seq = 0
         self._profiles: list[dict] | None = None
@@ -152,6 +160,8 @@ class Box:
         if self._profiles is None or now - self._profiles_at > PROFILE_S:
             self._profiles = [dev.get_profile(ch) for ch in range(len(CHANNEL_NAMES))]
             self._profiles_at = now
+        if self._remember or self._recall:
+            self._keep_load()
         reading = snapshot(dev, self.info, profiles=self._profiles)
         prof = self._profiles[CHANNEL_RETURN]
         if self.info["capabilities"] & Capability.BOD and prof["bod_flags"] & BOD_ENABLE:
@@ -185,8 +195,31 @@ class Box:
 
     def after_load(self, loaded: dict) -> None:
         """A load through the console took effect: ``loaded`` says which; the profiles in
-        force and the BoD records are read afresh from the next reading on."""
+        force and the BoD records are read afresh from the next reading on, and the load is
+        kept (``memory``) with them."""
         self.loaded, self._bod_next, self._bod_start, self._profiles = loaded, 0, None, None
+        self._remember, self._recall = True, False
+
+    def _keep_load(self) -> None:
+        """At a reading with the profiles in force just read: keep the last load with them
+        (after a load), or take the kept one as the last load if the box still holds its
+        profiles (the first reading after a start)."""
+        if self.memory is None:                 # not told yet where (or never)
+            return
+        if self._remember:
+            self._remember = False
+            self.memory.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.memory.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"loaded": self.loaded, "profiles": self._profiles}))
+            tmp.replace(self.memory)
+        elif self._recall:
+            self._recall = False
+            try:
+                kept = json.loads(self.memory.read_text())
+            except (OSError, ValueError):
+                return
+            if self.loaded is None and kept.get("profiles") == self._profiles:
+                self.loaded = kept.get("loaded")
 
     def _publish(self, reading: dict | None) -> None:
         self.reading = reading
