@@ -183,7 +183,7 @@ def read_bod(dev: Device, first: int = 0, link=None) -> BodReading:
     NoBod (one line) for a box without BoD, or with BoD off; ValueError for a ``link``
     whose return channel has none."""
     from satemu.box.bod_trace import records_to_rows
-    info = dev.hello()
+    info = dev.info or dev.hello()
     if not info["capabilities"] & Capability.BOD:
         raise NoBod(f"{dev.url} has no Bandwidth-on-Demand hardware")
     prof = dev.get_profile(CHANNEL_RETURN)

@@ -264,9 +264,7 @@ def parse_scenario(text: str, where: str = "scenario", base_dir: Path | None = N
         ref = str(candidate) if candidate.exists() or not Path(ref).exists() else ref
     try:
         profile = (resolve or load_profile)(ref)
-    except ScenarioError as e:
-        raise ScenarioError(f"profile: {e}") from None
-    except ProfileError as e:
+    except (ScenarioError, ProfileError) as e:
         raise ScenarioError(f"profile: {e}") from None
     seed = _int("seed", doc.get("seed", 0), 0, SEED_LIMIT - 1)
     flows = doc.get("flow")

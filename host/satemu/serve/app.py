@@ -39,7 +39,7 @@ from satemu.quic.scenario import (MAX_SCENARIO_BYTES, ScenarioError, builtin_sce
     parse_scenario)
 from satemu.serve.boxes import Box, BoxError
 from satemu.serve.experiments import ExperimentError, Experiments
-from satemu.serve.store import NAME, named_files, save_toml, saved_file
+from satemu.serve.store import NAME, named_files, save_toml, saved_file, write_atomic
 
 STATIC = Path(__file__).resolve().parent / "static"
 # The largest body a request may carry: a profile at its longest, with JSON's escapes.
@@ -66,7 +66,7 @@ class Console:
                 box.memory = self.data / "boxes" / f"{name}.json"
         if self.experiments is None:
             self.experiments = Experiments(self.data / "experiments", self.profiles_dir,
-                                           files=self.files_dir, scenarios=self.scenarios_dir)
+                                           self.files_dir, self.scenarios_dir)
 
     @property
     def profiles_dir(self) -> Path:
@@ -319,10 +319,7 @@ def create_app(console: Console) -> FastAPI:
         b = box_of(name)
         if profile is None and b.loaded is not None:
             profile = b.loaded["profile"]
-        link = None
-        if profile is not None:
-            text, saved = _profile_text(console, profile)
-            link = _parse(console, text, profile) if saved else builtin_profiles()[profile]
+        link = None if profile is None else _profile_of(console, profile, None)
 
         def read(dev):
             try:
@@ -506,10 +503,7 @@ def create_app(console: Console) -> FastAPI:
             data.decode("utf-8")
         except UnicodeDecodeError:
             raise ApiError(400, f"{name}: not UTF-8 text") from None
-        console.files_dir.mkdir(parents=True, exist_ok=True)
-        tmp = console.files_dir / f".{name}.tmp"
-        tmp.write_bytes(data)
-        tmp.replace(console.files_dir / name)
+        write_atomic(console.files_dir / name, data)
         return {"saved": name, "bytes": len(data)}
 
     # ---- scenarios ------------------------------------------------------------------------------
@@ -683,7 +677,7 @@ def _delete(folder: Path, name: str, what: str) -> dict:
 
 def _scenario_text(console: Console, name: str) -> tuple[str, bool]:
     """A saved scenario's text, else a built-in's."""
-    path = saved_file(console.scenarios_dir, f"{name}.toml") if NAME.fullmatch(name) else None
+    path = saved_file(console.scenarios_dir, f"{name}.toml")
     if path is not None:
         return path.read_text(errors="replace"), True
     builtins = builtin_scenarios()
@@ -696,12 +690,12 @@ def _scenario(console: Console, text: str, name: str):
     """Scenario ``text`` parsed as the console runs it: its profile a built-in one by name, or
     one saved here as ``NAME.toml`` (reading only the files saved here); nothing else."""
     def resolve(ref: str):
-        stem = ref[:-5] if ref.endswith(".toml") else None
-        if stem is not None and saved_file(console.profiles_dir, ref) is not None:
-            return _parse(console, (console.profiles_dir / ref).read_text(errors="replace"),
-                          stem)
-        if stem is None and ref in builtin_profiles():
-            return builtin_profiles()[ref]
+        if ref.endswith(".toml"):
+            path = saved_file(console.profiles_dir, ref)
+            if path is not None:
+                return _parse(console, path.read_text(errors="replace"), ref[:-5])
+        elif ref in (builtins := builtin_profiles()):
+            return builtins[ref]
         raise ScenarioError(f"{ref[:64]!r} is neither a built-in profile's name nor "
                             f"NAME.toml of a profile saved on this console")
     try:

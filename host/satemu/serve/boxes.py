@@ -25,6 +25,7 @@ from satemu.base.regmap import BOD_ENABLE
 from satemu.box.bod_trace import records_to_rows
 from satemu.box.control import snapshot
 from satemu.box.device import Device, DeviceError
+from satemu.serve.store import write_atomic
 
 # How often the poller reads a box (seconds), and how long a box that stopped answering rests
 # before the poller tries it again.
@@ -208,10 +209,8 @@ class Box:
             return
         if self._remember:
             self._remember = False
-            self.memory.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.memory.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"loaded": self.loaded, "profiles": self._profiles}))
-            tmp.replace(self.memory)
+            write_atomic(self.memory, json.dumps({"loaded": self.loaded,
+                                                  "profiles": self._profiles}))
         elif self._recall:
             self._recall = False
             try:

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from satemu.serve.store import copy_profile, saved_file
+from satemu.serve.store import copy_profile, saved_file, write_atomic
 
 # The kinds of `satemu experiment` the console runs ("scenario": a scenario, built-in or saved
 # on the console, swept over ``set`` and ``seeds``).
@@ -74,9 +74,7 @@ class Experiment:
         """Its end in ``status.json``, so that a console started later lists it as it ended."""
         state = {"status": self.status, "exit": self.exit, "started": self.started,
                  "ended": self.ended, "planned": self.planned}
-        tmp = self.folder / ".status.tmp"
-        tmp.write_text(json.dumps(state) + "\n")
-        tmp.replace(self.folder / "status.json")
+        write_atomic(self.folder / "status.json", json.dumps(state) + "\n")
 
     def log_tail(self, lines: int = 8) -> list[str]:
         path = self.folder / "console.log"
@@ -92,11 +90,9 @@ class Experiment:
 class Experiments:
     """The experiments of one console, running or finished, by id."""
 
-    def __init__(self, folder: Path, profiles: Path, satemu: list[str] | None = None,
-                 files: Path | None = None, scenarios: Path | None = None):
-        self.folder, self.profiles = folder, profiles
-        self.files = files or profiles.parent / "files"
-        self.scenarios = scenarios or profiles.parent / "scenarios"
+    def __init__(self, folder: Path, profiles: Path, files: Path, scenarios: Path,
+                 satemu: list[str] | None = None):
+        self.folder, self.profiles, self.files, self.scenarios = folder, profiles, files, scenarios
         self.satemu = satemu or [sys.executable, "-m", "satemu.cli"]
         self.runs: dict[str, Experiment] = {}
         self._lock = threading.Lock()

@@ -68,11 +68,18 @@ def copy_profile(profiles: Path, files: Path, name: str, into: Path) -> Path:
     return dst
 
 
-def save_toml(folder: Path, name: str, text: str) -> None:
-    """``text`` saved as ``folder/name.toml``, whole or not at all (written aside, then renamed
-    over the old one)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.toml"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """``data`` into file ``path``, whole or not at all: written aside (``.NAME.tmp``, a name
+    no client can give), then renamed over the old one; its folder made if need be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    if isinstance(data, str):
+        tmp.write_text(data)
+    else:
+        tmp.write_bytes(data)
     tmp.replace(path)
+
+
+def save_toml(folder: Path, name: str, text: str) -> None:
+    """``text`` saved as ``folder/name.toml`` (``write_atomic``)."""
+    write_atomic(folder / f"{name}.toml", text)
