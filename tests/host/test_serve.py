@@ -657,3 +657,25 @@ def test_the_last_load_is_kept_while_the_box_holds_it(monkeypatch, tmp_path):
     box, c, client = console_on(tmp_path / "data")
     assert loaded_after_a_while(client) is None
     box.close()
+
+
+def test_names_of_every_allowed_length_are_read_back(console):
+    """A profile or scenario saved under a name of the longest length a client may give (64)
+    is shown, named by a scenario, planned into an experiment and deleted: the store's ".toml"
+    is not counted in the name."""
+    long = "p" * 64
+    profile = 'name = "x"\n[forward]\nrate = "2 Mbit/s"\ndelay = "20 ms"\n[return]\n'
+    assert console.put(f"/api/profiles/{long}", json={"text": profile},
+                       headers=auth()).status_code == 200
+    assert console.get(f"/api/profiles/{long}").json()["saved"]
+    scenario = SCENARIO.replace("traced.toml", f"{long}.toml")
+    assert console.post("/api/scenarios/validate", json={"text": scenario}).json()["ok"]
+    assert console.put(f"/api/scenarios/{'s' * 64}", json={"text": scenario},
+                       headers=auth()).status_code == 200
+    assert console.get(f"/api/scenarios/{'s' * 64}").json()["saved"]
+    experiments = console.console.experiments
+    argv, inputs = experiments.argv({"kind": "scenario", "scenario": "s" * 64},
+                                    experiments.folder / "x")
+    assert inputs == [("scenario", "s" * 64), ("profile", long)]
+    assert console.delete(f"/api/scenarios/{'s' * 64}", headers=auth()).status_code == 200
+    assert console.delete(f"/api/profiles/{long}", headers=auth()).status_code == 200

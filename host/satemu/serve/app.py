@@ -648,10 +648,9 @@ def _board(board: str) -> str:
 
 def _profile_text(console: Console, name: str) -> tuple[str, bool]:
     """A saved profile's text, else a built-in's (the file shipped with the package)."""
-    if NAME.fullmatch(name):
-        path = console.profiles_dir / f"{name}.toml"
-        if path.is_file():
-            return path.read_text(errors="replace"), True
+    path = saved_file(console.profiles_dir, name, ".toml")
+    if path is not None:
+        return path.read_text(errors="replace"), True
     if name in builtin_profiles():
         from importlib import resources
         return resources.files("satemu").joinpath("profiles", f"{name}.toml").read_text(), False
@@ -668,7 +667,7 @@ def _file_refs(console: Console, text: str) -> list[dict]:
 
 def _delete(folder: Path, name: str, what: str) -> dict:
     """Delete the saved ``what`` (a profile, a scenario) ``name``: 404 if there is none."""
-    path = saved_file(folder, f"{_name(name, f'a {what}')}.toml")
+    path = saved_file(folder, _name(name, f"a {what}"), ".toml")
     if path is None:
         raise ApiError(404, f"no saved {what} named {name}")
     path.unlink()
@@ -677,7 +676,7 @@ def _delete(folder: Path, name: str, what: str) -> dict:
 
 def _scenario_text(console: Console, name: str) -> tuple[str, bool]:
     """A saved scenario's text, else a built-in's."""
-    path = saved_file(console.scenarios_dir, f"{name}.toml")
+    path = saved_file(console.scenarios_dir, name, ".toml")
     if path is not None:
         return path.read_text(errors="replace"), True
     builtins = builtin_scenarios()
@@ -691,7 +690,7 @@ def _scenario(console: Console, text: str, name: str):
     one saved here as ``NAME.toml`` (reading only the files saved here); nothing else."""
     def resolve(ref: str):
         if ref.endswith(".toml"):
-            path = saved_file(console.profiles_dir, ref)
+            path = saved_file(console.profiles_dir, ref[:-5], ".toml")
             if path is not None:
                 return _parse(console, path.read_text(errors="replace"), ref[:-5])
         elif ref in (builtins := builtin_profiles()):

@@ -135,7 +135,7 @@ class Experiments:
             raise ExperimentError("scenario: give one with kind scenario, and only then")
         if kind == "scenario":
             name = _value("scenario", fields["scenario"])
-            if saved_file(self.scenarios, f"{name}.toml") is not None:
+            if saved_file(self.scenarios, name, ".toml") is not None:
                 argv += ["--scenario", str(out / "inputs" / f"{name}.toml")]
                 inputs.append(("scenario", name))
                 ref = _scenario_profile(self.scenarios / f"{name}.toml")
@@ -154,7 +154,7 @@ class Experiments:
             argv.append("--profile")
             for name in profiles:
                 name = _value("profile", name)
-                if saved_file(self.profiles, f"{name}.toml") is not None:
+                if saved_file(self.profiles, name, ".toml") is not None:
                     argv.append(str(out / "inputs" / f"{name}.toml"))
                     inputs.append(("profile", name))
                 elif name in builtins:

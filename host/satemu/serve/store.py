@@ -43,18 +43,19 @@ def named_files(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def saved_file(folder: Path, name: str) -> Path | None:
-    """``folder/name`` if ``name`` is a bare name (NAME) of a file there, else None."""
+def saved_file(folder: Path, name: str, suffix: str = "") -> Path | None:
+    """``folder/name`` + ``suffix`` (a saved profile's or scenario's ``.toml``) if ``name`` is
+    a bare name (NAME, as a client gives it) and that is a file there, else None."""
     if not isinstance(name, str) or not NAME.fullmatch(name) or name.endswith(".tmp"):
         return None
-    path = folder / name
+    path = folder / f"{name}{suffix}"
     return path if path.is_file() else None
 
 
 def copy_profile(profiles: Path, files: Path, name: str, into: Path) -> Path:
     """Saved profile ``name`` copied into folder ``into`` with the files it names beside it,
     as a profile file finds them (``satemu.link.profile.load_profile``); its copy's path."""
-    src = saved_file(profiles, f"{name}.toml")
+    src = saved_file(profiles, name, ".toml")
     if src is None:
         raise FileNotFoundError(name)
     into.mkdir(parents=True, exist_ok=True)
